@@ -1,0 +1,1 @@
+"""AdmissionReview in, AdmissionReview out: parsing, dispatch and response building."""

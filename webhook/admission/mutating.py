@@ -1,0 +1,60 @@
+"""The mutating webhook: defaults for best-effort pods (Pod CREATE only)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from webhook.admission.review import AdmissionRequest, AdmissionResponse
+from webhook.cluster.state import ClusterState
+from webhook.core.config import Config
+from webhook.core.defaults import (
+    NAMESPACE_DEFAULTS_ANNOTATION,
+    NotAPod,
+    best_effort_patch,
+    namespace_defaults,
+    skips_defaults,
+)
+from webhook.core.verdict import warning
+
+log = logging.getLogger(__name__)
+
+
+class Mutator:
+    """Answers `POST /mutate`. Never denies: a broken object is left for the apiserver to reject."""
+
+    def __init__(self, state: ClusterState, config: Config) -> None:
+        self.state = state
+        self.config = config
+
+    def __call__(self, request: AdmissionRequest) -> AdmissionResponse:
+        defaults = self.config.best_effort_defaults
+        if not (request.group == "" and request.target == "pods" and request.operation == "CREATE"):
+            return AdmissionResponse(True, "not-checked")
+        if not defaults.enabled:
+            return AdmissionResponse(True, "disabled")
+        pod: Any = request.object
+        metadata = pod.get("metadata") if isinstance(pod, Mapping) else None
+        namespace = request.namespace or (metadata.get("namespace", "") if isinstance(metadata, Mapping) else "")
+        if namespace in self.config.excluded_namespaces:
+            return AdmissionResponse(True, "excluded")
+        warnings: tuple[str, ...] = ()
+        namespace_record = self.state.namespace(namespace)
+        if namespace_record is not None:
+            if skips_defaults(namespace_record.annotations):
+                return AdmissionResponse(True, "namespace-opt-out")
+            defaults, problem = namespace_defaults(
+                defaults, namespace_record.annotations.get(NAMESPACE_DEFAULTS_ANNOTATION)
+            )
+            if problem:
+                log.warning("namespace %s: %s; using cluster defaults", namespace, problem)
+                warnings = (warning(f"limitguard: namespace {namespace}: bad {NAMESPACE_DEFAULTS_ANNOTATION}"),)
+        try:
+            patch = best_effort_patch(pod, defaults)
+        except NotAPod as error:
+            log.info("not defaulting a malformed pod", extra={"uid": request.uid, "problem": str(error)})
+            return AdmissionResponse(True, "malformed")
+        if not patch:
+            return AdmissionResponse(True, "not-best-effort", warnings=warnings)
+        return AdmissionResponse(True, "defaulted", warnings=warnings, patch=patch, action="mutate")

@@ -1,0 +1,145 @@
+"""AdmissionReview parsing and response building (the Request / Response split of controller-runtime).
+
+Both admission.k8s.io/v1 and v1beta1 are read, and every response is written in the version the
+request came in, echoing its uid.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from webhook.core.verdict import Verdict
+
+API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
+_STATUS_REASONS = {400: "BadRequest", 403: "Forbidden", 422: "Invalid"}
+
+
+class ReviewError(ValueError):
+    """A body that is not an AdmissionReview we can answer (HTTP 400)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionRequest:
+    api_version: str
+    uid: str
+    group: str
+    resource: str
+    sub_resource: str
+    kind: str
+    operation: str
+    namespace: str
+    name: str
+    object: Any
+    old_object: Any
+    dry_run: bool
+
+    @property
+    def target(self) -> str:
+        """`resource/subresource` as webhooks rules name it (e.g. `pods/binding`)."""
+        return f"{self.resource}/{self.sub_resource}" if self.sub_resource else self.resource
+
+    def describe(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionResponse:
+    allowed: bool
+    reason: str = ""
+    code: int = 200
+    message: str = ""
+    warnings: tuple[str, ...] = ()
+    patch: list[dict[str, Any]] | None = None
+    action: str = "allow"
+
+    @classmethod
+    def from_verdict(cls, verdict: Verdict) -> AdmissionResponse:
+        return cls(
+            allowed=verdict.allowed,
+            reason=verdict.reason,
+            code=verdict.code,
+            message=verdict.message,
+            warnings=verdict.warnings,
+            action=verdict.action,
+        )
+
+
+def _text(value: Any, where: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ReviewError(f"{where} must be a string")
+    return value
+
+
+def _mapping(value: Any, where: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ReviewError(f"{where} must be an object")
+    return value
+
+
+def decode_review(body: bytes) -> AdmissionRequest:
+    """Parse a request body; raises ReviewError with a message fit for the caller."""
+    if not body:
+        raise ReviewError("empty body: expected an AdmissionReview")
+    try:
+        review = orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        raise ReviewError(f"body is not valid JSON: {error}") from None
+    if not isinstance(review, dict):
+        raise ReviewError("body must be a JSON object (an AdmissionReview)")
+    api_version = review.get("apiVersion")
+    if review.get("kind") != "AdmissionReview" or api_version not in API_VERSIONS:
+        raise ReviewError(f"expected kind AdmissionReview with apiVersion in {', '.join(API_VERSIONS)}")
+    request = review.get("request")
+    if not isinstance(request, dict):
+        raise ReviewError("AdmissionReview has no request object")
+    uid = request.get("uid")
+    if not isinstance(uid, str) or not uid:
+        raise ReviewError("request.uid must be a non-empty string")
+    resource = _mapping(request.get("resource"), "request.resource")
+    kind = _mapping(request.get("kind"), "request.kind")
+    dry_run = request.get("dryRun")
+    if dry_run is not None and not isinstance(dry_run, bool):
+        raise ReviewError("request.dryRun must be a boolean")
+    operation = _text(request.get("operation"), "request.operation")
+    if not operation:
+        raise ReviewError("request.operation is required")
+    return AdmissionRequest(
+        api_version=api_version,
+        uid=uid,
+        group=_text(resource.get("group"), "request.resource.group"),
+        resource=_text(resource.get("resource"), "request.resource.resource"),
+        sub_resource=_text(request.get("subResource"), "request.subResource"),
+        kind=_text(kind.get("kind"), "request.kind.kind"),
+        operation=operation,
+        namespace=_text(request.get("namespace"), "request.namespace"),
+        name=_text(request.get("name"), "request.name"),
+        object=request.get("object"),
+        old_object=request.get("oldObject"),
+        dry_run=bool(dry_run),
+    )
+
+
+def encode_response(request: AdmissionRequest, response: AdmissionResponse) -> bytes:
+    """The AdmissionReview answering *request*, as JSON bytes."""
+    body: dict[str, Any] = {"uid": request.uid, "allowed": response.allowed}
+    if not response.allowed:
+        body["status"] = {
+            "code": response.code,
+            "message": response.message,
+            "reason": _STATUS_REASONS.get(response.code, "BadRequest"),
+        }
+    if response.warnings:
+        body["warnings"] = list(response.warnings)
+    if response.patch:
+        body["patchType"] = "JSONPatch"
+        body["patch"] = base64.b64encode(orjson.dumps(response.patch)).decode()
+    return orjson.dumps({"apiVersion": request.api_version, "kind": "AdmissionReview", "response": body})

@@ -1,0 +1,129 @@
+"""Certificates for the webhook's TLS endpoint: a private CA and a serving certificate.
+
+The apiserver only talks to webhooks over TLS and verifies the serving certificate against the
+`caBundle` of the webhook configuration, so the CA is kept beside the serving pair.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+CA_CERT, CA_KEY, TLS_CERT, TLS_KEY = "ca.crt", "ca.key", "tls.crt", "tls.key"
+
+
+@dataclass(frozen=True)
+class CertificateSet:
+    ca_cert: bytes
+    ca_key: bytes
+    tls_cert: bytes
+    tls_key: bytes
+
+
+def service_hostnames(service: str, namespace: str) -> list[str]:
+    """The names the apiserver may use to reach a Service-backed webhook."""
+    return [service, f"{service}.{namespace}", f"{service}.{namespace}.svc", f"{service}.{namespace}.svc.cluster.local"]
+
+
+def _name(common_name: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name[:64])])
+
+
+def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+
+
+def generate(hostnames: list[str], valid_days: int = 365) -> CertificateSet:
+    """A fresh CA and a serving certificate for *hostnames* (DNS names or IP addresses)."""
+    now = datetime.datetime.now(datetime.UTC)
+    not_before = now - datetime.timedelta(minutes=5)  # tolerate clock skew between nodes
+    not_after = now + datetime.timedelta(days=valid_days)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = _name("limitguard-ca")
+    ca_cert = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(not_before)
+        .not_valid_after(not_after)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(
+            x509.KeyUsage(False, False, False, False, False, True, True, False, False), critical=True
+        )
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    names: list[x509.GeneralName] = []
+    for host in hostnames:
+        try:
+            names.append(x509.IPAddress(ipaddress.ip_address(host)))
+        except ValueError:
+            names.append(x509.DNSName(host))
+    tls_key = ec.generate_private_key(ec.SECP256R1())
+    tls_cert = (
+        x509.CertificateBuilder()
+        .subject_name(_name(hostnames[0]))
+        .issuer_name(ca_name)
+        .public_key(tls_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(not_before)
+        .not_valid_after(not_after)
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(True, False, True, False, False, False, False, False, False), critical=True
+        )
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    pem = serialization.Encoding.PEM
+    return CertificateSet(ca_cert.public_bytes(pem), _key_pem(ca_key), tls_cert.public_bytes(pem), _key_pem(tls_key))
+
+
+def _write(path: Path, data: bytes, mode: int) -> None:
+    """Write atomically (readers never see half a file) with *mode* from the first byte."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    try:
+        os.write(fd, data)
+        os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+    os.replace(temporary, path)
+
+
+def write(certificates: CertificateSet, directory: str | Path) -> None:
+    """Write the set; private keys are 0600, the serving key is replaced last... and atomically."""
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    _write(out / CA_CERT, certificates.ca_cert, 0o644)
+    _write(out / CA_KEY, certificates.ca_key, 0o600)
+    _write(out / TLS_KEY, certificates.tls_key, 0o600)
+    _write(out / TLS_CERT, certificates.tls_cert, 0o644)
+
+
+def ensure_serving_certificates(directory: str | Path, hostnames: list[str]) -> bool:
+    """Use `tls.crt`/`tls.key` in *directory* when present, else generate a self-signed set there.
+
+    Returns True when new certificates were generated.
+    """
+    out = Path(directory)
+    if (out / TLS_CERT).exists() and (out / TLS_KEY).exists():
+        return False
+    write(generate(hostnames), out)
+    return True

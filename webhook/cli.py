@@ -1,0 +1,33 @@
+"""The `limitguard` command: each subcommand lives in its own module with add_arguments/run."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+SUBCOMMANDS = {
+    "serve": ("webhook.server.run", "run the admission webhook server (HTTPS)"),
+    "certs": ("webhook.certs_command", "generate a CA and a serving certificate for the webhook Service"),
+    "validate": ("webhook.schedcfg.cli", "validate KubeSchedulerConfiguration files or ConfigMaps"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="limitguard", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        module = importlib.import_module(module_name)
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(sub)
+        sub.set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""Bindings approved but not yet seen bound (SPEC 4).
+
+The cache lags the apiserver, so two bindings approved back to back for one node would both see
+the old sum. Each approved binding is held here, counted toward its node, until the cache shows the
+pod bound or the TTL expires. The ledger is per process: with several replicas, two bindings
+routed to different replicas within one watch round-trip can still both pass.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from webhook.core.podlimits import ResourceAmounts
+
+
+@dataclass(slots=True)
+class _Entry:
+    node: str
+    limits: ResourceAmounts
+    expires_at: float
+
+
+class BindingLedger:
+    def __init__(self, ttl_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self._ttl = ttl_seconds
+        self._clock = clock
+        self._entries: dict[str, _Entry] = {}  # pod key -> entry
+        self._by_node: dict[str, set[str]] = {}
+        self._totals: dict[str, ResourceAmounts] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def reserve(self, node: str, pod_key: str, limits: Mapping[str, int]) -> None:
+        self.release(pod_key)
+        self._entries[pod_key] = _Entry(node, dict(limits), self._clock() + self._ttl)
+        self._by_node.setdefault(node, set()).add(pod_key)
+        totals = self._totals.setdefault(node, {})
+        for resource, amount in limits.items():
+            totals[resource] = totals.get(resource, 0) + amount
+
+    def release(self, pod_key: str) -> None:
+        entry = self._entries.pop(pod_key, None)
+        if entry is None:
+            return
+        keys = self._by_node[entry.node]
+        keys.discard(pod_key)
+        totals = self._totals[entry.node]
+        for resource, amount in entry.limits.items():
+            totals[resource] -= amount
+        if not keys:
+            del self._by_node[entry.node]
+            del self._totals[entry.node]
+
+    def held(self, node: str) -> Mapping[str, int]:
+        """What approved-but-unseen bindings hold on *node*, after dropping expired entries."""
+        keys = self._by_node.get(node)
+        if not keys:
+            return {}
+        now = self._clock()
+        for key in [key for key in keys if self._entries[key].expires_at <= now]:
+            self.release(key)
+        return self._totals.get(node, {})
+
+    def expire(self) -> int:
+        """Drop every expired entry; returns how many."""
+        now = self._clock()
+        expired = [key for key, entry in self._entries.items() if entry.expires_at <= now]
+        for key in expired:
+            self.release(key)
+        return len(expired)

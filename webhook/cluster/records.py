@@ -1,0 +1,138 @@
+"""Compact records of Nodes, Pods and Namespaces: only what policy needs, parsed once on arrival.
+
+The cache holds up to hundreds of thousands of pods, so a record keeps limits as exact integers
+and drops the rest of the object.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from webhook.core.eligibility import NodeTraits, parse_taints
+from webhook.core.podlimits import PodSpecError, ResourceAmounts, pod_limits
+from webhook.core.quantity import to_units
+from webhook.core.ratios import RATIO_ANNOTATION, RatioError, RatioMap, parse_ratio_annotation
+
+log = logging.getLogger(__name__)
+
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+@dataclass(slots=True)
+class NodeRecord:
+    traits: NodeTraits
+    allocatable: ResourceAmounts
+    ratio_override: RatioMap | None  # from a valid annotation; None means the cluster default applies
+    ratio_problem: str | None  # why the annotation was ignored
+
+    @property
+    def name(self) -> str:
+        return self.traits.name
+
+    def ratios(self, default: RatioMap) -> RatioMap:
+        return self.ratio_override if self.ratio_override is not None else default
+
+
+@dataclass(slots=True, frozen=True)
+class PodRecord:
+    namespace: str
+    name: str
+    uid: str
+    node_name: str
+    limits: ResourceAmounts
+    daemonset: bool
+    active: bool  # phase is not Succeeded/Failed
+    terminating: bool
+    nominated_node: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def counted_node(self) -> str:
+        """The node whose allocated sum this pod adds to ('' when none)."""
+        return self.node_name if self.active else ""
+
+
+@dataclass(slots=True, frozen=True)
+class NamespaceRecord:
+    name: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+
+
+def node_ratio_override(annotations: Mapping[str, Any]) -> tuple[RatioMap | None, str | None]:
+    """The annotation's ratio map, or (None, problem) when it is malformed."""
+    text = annotations.get(RATIO_ANNOTATION)
+    if text is None:
+        return None, None
+    if not isinstance(text, str):
+        return None, "annotation value is not a string"
+    try:
+        return parse_ratio_annotation(text), None
+    except RatioError as error:
+        return None, str(error)
+
+
+def node_record(node: Mapping[str, Any]) -> NodeRecord:
+    metadata = _map(node.get("metadata"))
+    spec = _map(node.get("spec"))
+    name = str(metadata.get("name") or "")
+    allocatable: ResourceAmounts = {}
+    for resource, quantity in _map(_map(node.get("status")).get("allocatable")).items():
+        try:
+            allocatable[resource] = to_units(resource, quantity)
+        except ValueError as error:
+            log.warning("node %s: ignoring allocatable %s: %s", name, resource, error)
+    override, problem = node_ratio_override(_map(metadata.get("annotations")))
+    if problem:
+        log.warning("node %s: malformed %s annotation, using the cluster default: %s", name, RATIO_ANNOTATION, problem)
+    labels = {str(key): str(value) for key, value in _map(metadata.get("labels")).items()}
+    traits = NodeTraits(name, labels, parse_taints(spec.get("taints")), bool(spec.get("unschedulable")))
+    return NodeRecord(traits, allocatable, override, problem)
+
+
+def is_daemonset_pod(metadata: Mapping[str, Any]) -> bool:
+    owners = metadata.get("ownerReferences")
+    return isinstance(owners, list) and any(_map(owner).get("kind") == "DaemonSet" for owner in owners)
+
+
+def pod_record(pod: Mapping[str, Any]) -> PodRecord:
+    metadata = _map(pod.get("metadata"))
+    spec = _map(pod.get("spec"))
+    status = _map(pod.get("status"))
+    namespace = str(metadata.get("namespace") or "")
+    name = str(metadata.get("name") or "")
+    try:
+        limits = pod_limits(spec)
+    except PodSpecError as error:
+        log.warning("pod %s/%s: limits not counted: %s", namespace, name, error)
+        limits = {}
+    return PodRecord(
+        namespace=namespace,
+        name=name,
+        uid=str(metadata.get("uid") or ""),
+        node_name=str(spec.get("nodeName") or ""),
+        limits=limits,
+        daemonset=is_daemonset_pod(metadata),
+        active=status.get("phase") not in TERMINAL_PHASES,
+        terminating=metadata.get("deletionTimestamp") is not None,
+        nominated_node=str(status.get("nominatedNodeName") or ""),
+    )
+
+
+def namespace_record(namespace: Mapping[str, Any]) -> NamespaceRecord:
+    metadata = _map(namespace.get("metadata"))
+    return NamespaceRecord(
+        name=str(metadata.get("name") or ""),
+        labels={str(k): str(v) for k, v in _map(metadata.get("labels")).items()},
+        annotations={str(k): str(v) for k, v in _map(metadata.get("annotations")).items()},
+    )

@@ -1,0 +1,157 @@
+"""The in-memory cluster state: nodes, pods, namespaces and per-node allocated-limit sums.
+
+Every feed (a file, the list/watch of a live cluster) goes through the same upsert/delete/replace
+calls, so policy never knows where the data came from. Sums change incrementally: a pod event
+touches one node in O(containers); nothing rescans pods on the request path.
+Everything runs on the event loop thread, so a check and the ledger entry it makes are atomic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from webhook.cluster.ledger import BindingLedger
+from webhook.cluster.records import (
+    NamespaceRecord,
+    NodeRecord,
+    PodRecord,
+    namespace_record,
+    node_record,
+    pod_record,
+)
+from webhook.core.podlimits import ResourceAmounts
+
+KINDS = ("nodes", "pods", "namespaces")
+
+
+def _key(obj: Mapping[str, Any]) -> str:
+    metadata = obj.get("metadata")
+    metadata = metadata if isinstance(metadata, Mapping) else {}
+    return f"{metadata.get('namespace') or ''}/{metadata.get('name') or ''}"
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    metadata = obj.get("metadata")
+    return str(metadata.get("name") or "") if isinstance(metadata, Mapping) else ""
+
+
+class ClusterState:
+    def __init__(self, ledger_ttl_seconds: float = 60.0) -> None:
+        self._nodes: dict[str, NodeRecord] = {}
+        self._pods: dict[str, PodRecord] = {}
+        self._namespaces: dict[str, NamespaceRecord] = {}
+        self._allocated: dict[str, ResourceAmounts] = {}
+        self.ledger = BindingLedger(ledger_ttl_seconds)
+        self._synced: set[str] = set()
+
+    # -- readiness --------------------------------------------------------------------------
+    def mark_synced(self, kind: str, synced: bool = True) -> None:
+        """A feed says a full list of *kind* has (or has no longer) been applied."""
+        if synced:
+            self._synced.add(kind)
+        else:
+            self._synced.discard(kind)
+
+    @property
+    def ready(self) -> bool:
+        return self._synced.issuperset(KINDS)
+
+    # -- reads ------------------------------------------------------------------------------
+    def node(self, name: str) -> NodeRecord | None:
+        return self._nodes.get(name)
+
+    def nodes(self) -> Iterator[NodeRecord]:
+        return iter(self._nodes.values())
+
+    def pod(self, namespace: str, name: str) -> PodRecord | None:
+        return self._pods.get(f"{namespace}/{name}")
+
+    def pods(self) -> Iterator[PodRecord]:
+        return iter(self._pods.values())
+
+    def namespace(self, name: str) -> NamespaceRecord | None:
+        return self._namespaces.get(name)
+
+    def committed(self, node: str) -> Mapping[str, int]:
+        """Summed limits of the active pods the cache shows bound to *node*."""
+        return self._allocated.get(node, {})
+
+    def allocated(self, node: str) -> ResourceAmounts:
+        """Committed sums plus what the ledger holds for *node* (SPEC 2 'allocated limit')."""
+        committed = self._allocated.get(node, {})
+        held = self.ledger.held(node)
+        if not held:
+            return committed
+        total = dict(committed)
+        for resource, amount in held.items():
+            total[resource] = total.get(resource, 0) + amount
+        return total
+
+    def counts(self) -> dict[str, int]:
+        return {"nodes": len(self._nodes), "pods": len(self._pods), "namespaces": len(self._namespaces)}
+
+    # -- pods -------------------------------------------------------------------------------
+    def _count(self, pod: PodRecord, sign: int) -> None:
+        node = pod.counted_node
+        if not node or not pod.limits:
+            return
+        sums = self._allocated.setdefault(node, {})
+        for resource, amount in pod.limits.items():
+            sums[resource] = sums.get(resource, 0) + sign * amount
+
+    def upsert_pod(self, obj: Mapping[str, Any]) -> PodRecord:
+        record = pod_record(obj)
+        previous = self._pods.get(record.key)
+        if previous is not None:
+            self._count(previous, -1)
+        self._pods[record.key] = record
+        self._count(record, +1)
+        if record.node_name:
+            self.ledger.release(record.key)
+        return record
+
+    def delete_pod(self, obj: Mapping[str, Any]) -> None:
+        self.remove_pod(_key(obj))
+
+    def remove_pod(self, key: str) -> None:
+        previous = self._pods.pop(key, None)
+        if previous is not None:
+            self._count(previous, -1)
+        self.ledger.release(key)
+
+    def replace_pods(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        """Make the pod set exactly *objects* (a relist), keeping sums consistent."""
+        seen: set[str] = set()
+        for obj in objects:
+            seen.add(self.upsert_pod(obj).key)
+        for key in [key for key in self._pods if key not in seen]:
+            self.remove_pod(key)
+
+    # -- nodes ------------------------------------------------------------------------------
+    def upsert_node(self, obj: Mapping[str, Any]) -> NodeRecord:
+        record = node_record(obj)
+        self._nodes[record.name] = record
+        return record
+
+    def delete_node(self, obj: Mapping[str, Any]) -> None:
+        self._nodes.pop(_name(obj), None)
+
+    def replace_nodes(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        seen = {self.upsert_node(obj).name for obj in objects}
+        for name in [name for name in self._nodes if name not in seen]:
+            del self._nodes[name]
+
+    # -- namespaces -------------------------------------------------------------------------
+    def upsert_namespace(self, obj: Mapping[str, Any]) -> NamespaceRecord:
+        record = namespace_record(obj)
+        self._namespaces[record.name] = record
+        return record
+
+    def delete_namespace(self, obj: Mapping[str, Any]) -> None:
+        self._namespaces.pop(_name(obj), None)
+
+    def replace_namespaces(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        seen = {self.upsert_namespace(obj).name for obj in objects}
+        for name in [name for name in self._namespaces if name not in seen]:
+            del self._namespaces[name]

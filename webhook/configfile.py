@@ -1,0 +1,54 @@
+"""Reading limitguard's configuration file: YAML, JSON Schema, then the typed core config."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jsonschema import Draft202012Validator
+
+from webhook.core.config import Config, ConfigError, config_from_mapping
+
+SCHEMA_DIR = Path(__file__).resolve().parent / "_schemas"
+
+
+@cache
+def schema_validator(name: str) -> Draft202012Validator:
+    """A validator for one of the JSON Schemas shipped in `schemas/`."""
+    schema = json.loads((SCHEMA_DIR / name).read_text())
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def _path(parts: Any) -> str:
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "<root>"
+
+
+def parse_config(raw: Any) -> Config:
+    """Validate a decoded document against the schema, then build the Config."""
+    if raw is None:
+        raw = {"apiVersion": "limitguard.io/v1alpha1", "kind": "LimitGuardConfiguration"}
+    errors = sorted(schema_validator("limitguard-config.schema.json").iter_errors(raw), key=lambda e: list(e.path))
+    if errors:
+        raise ConfigError([f"{_path(error.absolute_path)}: {error.message}" for error in errors])
+    return config_from_mapping(raw)
+
+
+def load_config(path: str | Path | None) -> Config:
+    """The configuration in *path*, or the defaults when no file is given."""
+    if path is None:
+        return Config()
+    try:
+        text = Path(path).read_text()
+    except OSError as error:
+        raise ConfigError([f"{path}: cannot read: {error.strerror}"]) from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ConfigError([f"{path}: not valid YAML: {error}"]) from None
+    return parse_config(raw)

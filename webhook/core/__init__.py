@@ -1,0 +1,1 @@
+"""The pure policy core: plain functions over plain data, no I/O."""

@@ -1,0 +1,130 @@
+"""limitguard's own configuration: typed, defaulted, validated (the kube-scheduler args pattern).
+
+Structure is checked by `schemas/limitguard-config.schema.json` before this module sees the data;
+here live the defaults and the rules a JSON Schema cannot state.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from webhook.core.quantity import QuantityError, format_units, to_units
+from webhook.core.ratios import RatioError, RatioMap, parse_ratio_map
+
+
+class ConfigError(ValueError):
+    """Invalid configuration; each entry of `problems` is `field.path: what is wrong`."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("invalid configuration:\n  " + "\n  ".join(problems))
+        self.problems = problems
+
+
+class Enforcement(enum.StrEnum):
+    DENY = "Deny"
+    WARN = "Warn"
+    DRY_RUN = "DryRun"
+
+
+class UnboundPolicy(enum.StrEnum):
+    DENY = "Deny"
+    WARN = "Warn"
+    IGNORE = "Ignore"
+
+
+class NotReadyPolicy(enum.StrEnum):
+    ALLOW = "Allow"
+    DENY = "Deny"
+
+
+@dataclass(frozen=True)
+class LimitAwareConfig:
+    default_ratios: RatioMap = field(default_factory=dict)
+    enforcement: Enforcement = Enforcement.DENY
+    unbound_pods: UnboundPolicy = UnboundPolicy.WARN
+    exempt_daemonset_pods: bool = True
+    binding_ledger_ttl_seconds: float = 60.0
+
+
+@dataclass(frozen=True)
+class BestEffortDefaults:
+    """Per-container defaults in exact units (millicores, bytes), plus the text they came from."""
+
+    enabled: bool = True
+    limits: Mapping[str, str] = field(default_factory=lambda: {"cpu": "500m", "memory": "512Mi"})
+    requests: Mapping[str, str] = field(default_factory=lambda: {"cpu": "100m", "memory": "200Mi"})
+
+
+@dataclass(frozen=True)
+class Config:
+    limit_aware: LimitAwareConfig = field(default_factory=LimitAwareConfig)
+    excluded_namespaces: frozenset[str] = frozenset({"kube-system"})
+    best_effort_defaults: BestEffortDefaults = field(default_factory=BestEffortDefaults)
+    while_not_ready: NotReadyPolicy = NotReadyPolicy.ALLOW
+
+
+def defaults_problems(defaults: Mapping[str, Any], where: str) -> list[str]:
+    """Rules for a {limits, requests} pair: quantities parse and no request exceeds its limit."""
+    problems: list[str] = []
+    parsed: dict[str, dict[str, int]] = {"limits": {}, "requests": {}}
+    for kind in ("limits", "requests"):
+        for resource, quantity in (defaults.get(kind) or {}).items():
+            try:
+                amount = to_units(resource, quantity)
+            except QuantityError as error:
+                problems.append(f"{where}.{kind}.{resource}: {error}")
+                continue
+            if amount <= 0:
+                problems.append(f"{where}.{kind}.{resource}: must be greater than 0, got {quantity!r}")
+            parsed[kind][resource] = amount
+    for resource, request in parsed["requests"].items():
+        limit = parsed["limits"].get(resource)
+        if limit is not None and request > limit:
+            problems.append(
+                f"{where}.requests.{resource}: default request {format_units(resource, request)} "
+                f"exceeds default limit {format_units(resource, limit)}"
+            )
+    return problems
+
+
+def config_from_mapping(raw: Mapping[str, Any]) -> Config:
+    """Build a Config from schema-valid data, applying defaults; raises ConfigError."""
+    problems: list[str] = []
+    limit_aware_raw = raw.get("limitAware") or {}
+    try:
+        ratios = parse_ratio_map(limit_aware_raw.get("defaultLimitToAllocatableRatio") or {})
+    except RatioError as error:
+        problems.append(f"limitAware.defaultLimitToAllocatableRatio: {error}")
+        ratios = {}
+    base = LimitAwareConfig()
+    limit_aware = LimitAwareConfig(
+        default_ratios=ratios,
+        enforcement=Enforcement(limit_aware_raw.get("enforcement", base.enforcement)),
+        unbound_pods=UnboundPolicy(limit_aware_raw.get("unboundPods", base.unbound_pods)),
+        exempt_daemonset_pods=bool(limit_aware_raw.get("exemptDaemonSetPods", base.exempt_daemonset_pods)),
+        binding_ledger_ttl_seconds=float(
+            limit_aware_raw.get("bindingLedgerTTLSeconds", base.binding_ledger_ttl_seconds)
+        ),
+    )
+    defaults_raw = raw.get("bestEffortDefaults") or {}
+    base_defaults = BestEffortDefaults()
+    best_effort = BestEffortDefaults(
+        enabled=bool(defaults_raw.get("enabled", base_defaults.enabled)),
+        limits={**base_defaults.limits, **(defaults_raw.get("limits") or {})},
+        requests={**base_defaults.requests, **(defaults_raw.get("requests") or {})},
+    )
+    problems += defaults_problems(
+        {"limits": best_effort.limits, "requests": best_effort.requests}, "bestEffortDefaults"
+    )
+    if problems:
+        raise ConfigError(problems)
+    excluded = raw.get("excludedNamespaces")
+    return Config(
+        limit_aware=limit_aware,
+        excluded_namespaces=frozenset(excluded) if excluded is not None else Config().excluded_namespaces,
+        best_effort_defaults=best_effort,
+        while_not_ready=NotReadyPolicy(raw.get("whileNotReady", NotReadyPolicy.ALLOW)),
+    )

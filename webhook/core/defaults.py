@@ -1,0 +1,142 @@
+"""Default limits and explicit requests for best-effort pods (SPEC 5), as an RFC 6902 JSONPatch.
+
+Explicit requests matter: after a mutation the apiserver runs defaulting again, and pod defaulting
+copies a limit into a missing request, which would silently turn the pod Guaranteed and change
+what the scheduler reserves for it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from webhook.core.config import BestEffortDefaults, defaults_problems
+
+DEFAULTED_ANNOTATION = "limitguard.io/defaulted"
+SKIP_ANNOTATION = "limitguard.io/skip-defaults"
+NAMESPACE_DEFAULTS_ANNOTATION = "limitguard.io/default-limits"
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+DEFAULTED_RESOURCES = ("cpu", "memory")
+_CONTAINER_FIELDS = ("containers", "initContainers")  # ephemeral containers take no resources
+
+Patch = list[dict[str, Any]]
+
+
+class NotAPod(ValueError):
+    """The object is too broken to patch; the apiserver's own validation will reject it."""
+
+
+def pointer(*parts: str | int) -> str:
+    """An RFC 6901 JSON pointer: `~` becomes `~0`, `/` becomes `~1`."""
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def skips_defaults(annotations: Mapping[str, Any]) -> bool:
+    return str(annotations.get(SKIP_ANNOTATION, "")).lower() == "true"
+
+
+def namespace_defaults(base: BestEffortDefaults, annotation: str | None) -> tuple[BestEffortDefaults, str | None]:
+    """The namespace's override (`{"limits": {...}, "requests": {...}}`) merged over *base*.
+
+    A malformed override is reported and ignored: the cluster defaults still apply.
+    """
+    if annotation is None:
+        return base, None
+    try:
+        raw = json.loads(annotation)
+    except ValueError as error:
+        return base, f"{NAMESPACE_DEFAULTS_ANNOTATION} is not valid JSON: {error}"
+    if not isinstance(raw, dict) or not set(raw) <= {"limits", "requests"}:
+        return base, f'{NAMESPACE_DEFAULTS_ANNOTATION} must be an object with "limits" and/or "requests"'
+    merged: dict[str, dict[str, Any]] = {"limits": dict(base.limits), "requests": dict(base.requests)}
+    for kind in ("limits", "requests"):
+        override = raw.get(kind) or {}
+        if not isinstance(override, dict) or not set(override) <= set(DEFAULTED_RESOURCES):
+            return base, f"{NAMESPACE_DEFAULTS_ANNOTATION}: {kind} may only set cpu and memory"
+        merged[kind].update(override)
+    problems = defaults_problems(merged, NAMESPACE_DEFAULTS_ANNOTATION)
+    if problems:
+        return base, "; ".join(problems)
+    return BestEffortDefaults(base.enabled, merged["limits"], merged["requests"]), None
+
+
+def _containers(spec: Mapping[str, Any], field: str) -> list[Mapping[str, Any]]:
+    containers = spec.get(field)
+    if containers is None:
+        return []
+    if not isinstance(containers, list) or not all(isinstance(c, Mapping) for c in containers):
+        raise NotAPod(f"spec.{field} is not a list of objects")
+    return containers
+
+
+def _resources(container: Mapping[str, Any]) -> Mapping[str, Any]:
+    resources = container.get("resources")
+    if resources is None:
+        return {}
+    if not isinstance(resources, Mapping):
+        raise NotAPod("container resources is not an object")
+    for kind in ("limits", "requests"):
+        if resources.get(kind) is not None and not isinstance(resources[kind], Mapping):
+            raise NotAPod(f"container resources.{kind} is not an object")
+    return resources
+
+
+def is_best_effort(spec: Mapping[str, Any]) -> bool:
+    """No regular or init container names a cpu or memory request or limit (even an explicit 0)."""
+    for field in _CONTAINER_FIELDS:
+        for container in _containers(spec, field):
+            resources = _resources(container)
+            for kind in ("limits", "requests"):
+                if any(resource in (resources.get(kind) or {}) for resource in DEFAULTED_RESOURCES):
+                    return False
+    return True
+
+
+def _container_ops(path: tuple[str | int, ...], resources: Mapping[str, Any], defaults: BestEffortDefaults) -> Patch:
+    wanted = {"limits": dict(defaults.limits), "requests": dict(defaults.requests)}
+    if not resources:
+        return [{"op": "add", "path": pointer(*path, "resources"), "value": wanted}]
+    ops: Patch = []
+    for kind, amounts in wanted.items():
+        existing = resources.get(kind)
+        if existing is None:
+            ops.append({"op": "add", "path": pointer(*path, "resources", kind), "value": amounts})
+        else:
+            ops += [
+                {"op": "add", "path": pointer(*path, "resources", kind, resource), "value": quantity}
+                for resource, quantity in amounts.items()
+            ]
+    return ops
+
+
+def best_effort_patch(pod: Mapping[str, Any], defaults: BestEffortDefaults) -> Patch:
+    """The JSONPatch that gives every regular and init container the defaults; [] when not best-effort."""
+    if not isinstance(pod, Mapping):
+        raise NotAPod("object is not a pod")
+    spec = pod.get("spec")
+    metadata = pod.get("metadata")
+    if not isinstance(spec, Mapping) or (metadata is not None and not isinstance(metadata, Mapping)):
+        raise NotAPod("pod has no spec object")
+    metadata = metadata or {}
+    annotations = metadata.get("annotations")
+    if annotations is not None and not isinstance(annotations, Mapping):
+        raise NotAPod("metadata.annotations is not an object")
+    annotations = annotations or {}
+    if MIRROR_ANNOTATION in annotations or skips_defaults(annotations) or not is_best_effort(spec):
+        return []
+    ops: Patch = []
+    for field in _CONTAINER_FIELDS:
+        for index, container in enumerate(_containers(spec, field)):
+            ops += _container_ops(("spec", field, index), _resources(container), defaults)
+    if not ops:  # a pod without containers: nothing to default
+        return []
+    injected = ",".join(resource for resource in DEFAULTED_RESOURCES if resource in defaults.limits)
+    marker = {DEFAULTED_ANNOTATION: injected}
+    if pod.get("metadata") is None:
+        ops.append({"op": "add", "path": "/metadata", "value": {"annotations": marker}})
+    elif not annotations:  # absent, null or empty: "add" creates or replaces the whole map
+        ops.append({"op": "add", "path": "/metadata/annotations", "value": marker})
+    else:
+        ops.append({"op": "add", "path": pointer("metadata", "annotations", DEFAULTED_ANNOTATION), "value": injected})
+    return ops

@@ -1,0 +1,132 @@
+"""Limit-aware admission decisions (SPEC 2-3): plain functions over plain data.
+
+Callers look nodes, pods and sums up in the cluster state and hand them in; nothing here reads
+state or the clock, so every rule is testable with literals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Protocol
+
+from webhook.core.config import LimitAwareConfig, UnboundPolicy
+from webhook.core.eligibility import NodeTraits, Placement
+from webhook.core.fit import Shortfall, describe_node, shortfalls
+from webhook.core.ratios import RATIO_ANNOTATION
+from webhook.core.verdict import Verdict, allow, enforce
+
+
+class NodeLike(Protocol):
+    """What policy reads of a node (cluster.records.NodeRecord is one)."""
+
+    traits: NodeTraits
+    allocatable: Mapping[str, int]
+    ratio_override: Mapping[str, int] | None
+    ratio_problem: str | None
+
+
+def effective_ratios(node: NodeLike, config: LimitAwareConfig) -> Mapping[str, int]:
+    """The annotation's map when valid (it replaces the default, no merge), else the default."""
+    return node.ratio_override if node.ratio_override is not None else config.default_ratios
+
+
+def ratio_warnings(node: NodeLike) -> tuple[str, ...]:
+    if node.ratio_problem is None:
+        return ()
+    return (f"node {node.traits.name}: malformed {RATIO_ANNOTATION}, cluster default ratios used",)
+
+
+def node_shortfalls(
+    pod_limits: Mapping[str, int], node: NodeLike, allocated: Mapping[str, int], config: LimitAwareConfig
+) -> list[Shortfall]:
+    return shortfalls(node.traits.name, pod_limits, node.allocatable, allocated, effective_ratios(node, config))
+
+
+def _brief(found: list[Shortfall]) -> str:
+    return f"limitguard: node {found[0].node} over limit ratio: " + ", ".join(s.brief() for s in found)
+
+
+def check_on_node(
+    subject: str,
+    pod_limits: Mapping[str, int],
+    node: NodeLike,
+    allocated: Mapping[str, int],
+    config: LimitAwareConfig,
+    *,
+    exempt: bool = False,
+) -> Verdict:
+    """A pod about to run on *node* (a binding, or a create with spec.nodeName)."""
+    warnings = ratio_warnings(node)
+    found = node_shortfalls(pod_limits, node, allocated, config)
+    if not found:
+        return allow("fits", *warnings)
+    if exempt:
+        return allow("exempt-daemonset", *warnings)
+    message = f"{subject} does not fit the limit-to-allocatable ratio of {describe_node(node.traits.name, found)}"
+    return enforce("exceeds", message, _brief(found), config.enforcement, *warnings)
+
+
+def check_resize(
+    subject: str,
+    old_limits: Mapping[str, int],
+    new_limits: Mapping[str, int],
+    node: NodeLike,
+    allocated: Mapping[str, int],
+    config: LimitAwareConfig,
+    *,
+    exempt: bool = False,
+) -> Verdict:
+    """An in-place resize: the pod's old limits leave the node's sum, the new ones must fit.
+
+    Only resources whose limit grows are checked, so lowering a limit always passes, even on a
+    node that is already over its ratio.
+    """
+    grown = {
+        resource: amount for resource, amount in new_limits.items() if amount > old_limits.get(resource, 0)
+    }
+    if not grown:
+        return allow("lowered", *ratio_warnings(node))
+    without_pod = {
+        resource: allocated.get(resource, 0) - old_limits.get(resource, 0) for resource in grown
+    }
+    return check_on_node(subject, grown, node, without_pod, config, exempt=exempt)
+
+
+def check_unbound(
+    subject: str,
+    pod_limits: Mapping[str, int],
+    placement: Placement,
+    nodes: Iterable[NodeLike] | list[NodeLike],
+    allocated_of: Callable[[str], Mapping[str, int]],
+    config: LimitAwareConfig,
+    *,
+    exempt: bool = False,
+) -> Verdict:
+    """A pod created without a node: is there any eligible node with room for its limits?
+
+    The cheap fit test runs first and eligibility only on nodes that fit, stopping at the first
+    node that takes the pod; eligibility of every node is computed only when the answer is no.
+    """
+    if not pod_limits or config.unbound_pods is UnboundPolicy.IGNORE:
+        return allow("fits")
+    nodes = list(nodes) if not isinstance(nodes, list) else nodes
+    for node in nodes:
+        if not node_shortfalls(pod_limits, node, allocated_of(node.traits.name), config):
+            if placement.rejection(node.traits) is None:
+                return allow("fits")
+    if exempt:
+        return allow("exempt-daemonset")
+    eligible = [node for node in nodes if placement.rejection(node.traits) is None]
+    if not eligible:
+        # Not a limits question: the scheduler (or a cluster autoscaler) decides what happens next.
+        return allow("no-eligible-node")
+    example = eligible[0]
+    found = node_shortfalls(pod_limits, example, allocated_of(example.traits.name), config)
+    message = (
+        f"{subject} fits no eligible node's limit-to-allocatable ratio ({len(eligible)} eligible of "
+        f"{len(nodes)}); for example {describe_node(example.traits.name, found)}"
+    )
+    brief = f"limitguard: none of {len(eligible)} eligible nodes has room for the pod's limits"
+    if config.unbound_pods is UnboundPolicy.WARN:
+        return Verdict(True, "no-room", message=message, warnings=(brief,), action="warn")
+    return enforce("no-room", message, brief, config.enforcement)

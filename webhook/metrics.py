@@ -1,0 +1,75 @@
+"""Prometheus metrics. One registry per server so tests can run many servers in one process."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from webhook.cluster.state import ClusterState
+from webhook.core.config import Config
+from webhook.core.limitaware import effective_ratios
+from webhook.core.ratios import limit_capacity
+
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+
+
+class StateCollector(Collector):
+    """Gauges derived from the state at scrape time, so the request path pays nothing for them."""
+
+    def __init__(self, state: ClusterState, config: Config) -> None:
+        self.state = state
+        self.config = config
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        objects = GaugeMetricFamily("limitguard_state_objects", "Objects in the cluster state cache", labels=["kind"])
+        for kind, count in self.state.counts().items():
+            objects.add_metric([kind], count)
+        yield objects
+        over = malformed = 0
+        for node in self.state.nodes():
+            malformed += node.ratio_problem is not None
+            ratios = effective_ratios(node, self.config.limit_aware)
+            committed = self.state.committed(node.name)
+            over += any(
+                committed.get(resource, 0) > limit_capacity(node.allocatable.get(resource, 0), percent)
+                for resource, percent in ratios.items()
+            )
+        yield GaugeMetricFamily("limitguard_nodes_over_ratio", "Nodes whose summed limits exceed capacity", value=over)
+        yield GaugeMetricFamily(
+            "limitguard_malformed_node_annotations", "Nodes with a malformed ratio annotation", value=malformed
+        )
+        yield GaugeMetricFamily("limitguard_ledger_entries", "Approved bindings not yet seen bound", value=len(self.state.ledger))
+        yield GaugeMetricFamily("limitguard_state_ready", "1 once every kind is fully listed", value=int(self.state.ready))
+
+
+class Metrics:
+    def __init__(self, state: ClusterState, config: Config) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.admissions = Counter(
+            "limitguard_admissions",
+            "Admission requests answered",
+            ["webhook", "resource", "decision", "action"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "limitguard_admission_duration_seconds",
+            "Time to answer an admission request",
+            ["webhook"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.bad_requests = Counter(
+            "limitguard_bad_requests", "Requests answered with an HTTP error", ["webhook", "status"],
+            registry=self.registry,
+        )
+        self.watch_restarts = Counter(
+            "limitguard_watch_restarts", "Watch streams restarted", ["kind"], registry=self.registry
+        )
+        self.relists = Counter("limitguard_relists", "Full relists", ["kind"], registry=self.registry)
+        self.watch_events = Counter(
+            "limitguard_watch_events", "Watch events applied", ["kind", "type"], registry=self.registry
+        )
+        self.registry.register(StateCollector(state, config))

@@ -1,0 +1,1 @@
+"""aiohttp wiring: routes, TLS, lifecycle."""

@@ -1,0 +1,143 @@
+"""The aiohttp application: admission endpoints, probes and metrics.
+
+Every request gets a well-formed answer: 200 with an AdmissionReview, or 400/408/413 with a JSON
+error. A handler bug never becomes a 500 that could block the cluster's writes: it is logged,
+counted, and answered allowed with a warning.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import orjson
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+from webhook.admission.review import AdmissionRequest, AdmissionResponse, ReviewError, decode_review, encode_response
+from webhook.cluster.state import ClusterState
+from webhook.core.config import Config
+from webhook.metrics import Metrics
+
+log = logging.getLogger("limitguard.admission")
+
+Handler = Callable[[AdmissionRequest], AdmissionResponse]
+
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024  # an object and its oldObject, each up to etcd's 1.5 MiB
+DEFAULT_BODY_TIMEOUT_SECONDS = 10.0
+
+
+@dataclass
+class ServerSettings:
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    body_timeout_seconds: float = DEFAULT_BODY_TIMEOUT_SECONDS
+
+
+@dataclass
+class Services:
+    """What the routes need, built once by the caller."""
+
+    state: ClusterState
+    config: Config
+    handlers: dict[str, Handler]  # endpoint name (validate, mutate) -> handler
+    metrics: Metrics
+    settings: ServerSettings = field(default_factory=ServerSettings)
+
+
+SERVICES = web.AppKey("services", Services)
+
+
+def json_error(status: int, message: str) -> web.Response:
+    return web.Response(
+        status=status, body=orjson.dumps({"error": message, "status": status}), content_type="application/json"
+    )
+
+
+def _admission_route(name: str, handler: Handler, services: Services) -> Callable:
+    metrics = services.metrics
+    settings = services.settings
+
+    def fail(status: int, message: str) -> web.Response:
+        metrics.bad_requests.labels(name, str(status)).inc()
+        return json_error(status, message)
+
+    async def endpoint(request: web.Request) -> web.Response:
+        started = time.perf_counter()
+        if request.content_type != "application/json":
+            return fail(400, f"expected Content-Type application/json, got {request.content_type!r}")
+        if request.content_length is not None and request.content_length > settings.max_body_bytes:
+            return fail(413, f"body of {request.content_length} bytes exceeds the limit of {settings.max_body_bytes}")
+        try:
+            body = await asyncio.wait_for(request.read(), settings.body_timeout_seconds)
+        except web.HTTPRequestEntityTooLarge:
+            return fail(413, f"body exceeds the limit of {settings.max_body_bytes} bytes")
+        except TimeoutError:
+            return fail(408, f"body not received within {settings.body_timeout_seconds:g}s")
+        try:
+            review = decode_review(body)
+        except ReviewError as error:
+            return fail(400, str(error))
+        try:
+            response = handler(review)
+        except Exception:
+            log.exception("handler failed; answering allowed", extra={"uid": review.uid, "webhook": name})
+            response = AdmissionResponse(
+                True, "internal-error", warnings=("limitguard: internal error, request not checked",)
+            )
+        metrics.admissions.labels(
+            name, review.target, "allowed" if response.allowed else "denied", response.action
+        ).inc()
+        elapsed = time.perf_counter() - started
+        metrics.latency.labels(name).observe(elapsed)
+        log.info(
+            "admission",
+            extra={
+                "webhook": name,
+                "uid": review.uid,
+                "resource": review.target,
+                "operation": review.operation,
+                "object": review.describe(),
+                "allowed": response.allowed,
+                "reason": response.reason,
+                "action": response.action,
+                "dryRun": review.dry_run,
+                "ms": round(elapsed * 1000, 3),
+            },
+        )
+        return web.Response(body=encode_response(review, response), content_type="application/json")
+
+    return endpoint
+
+
+async def healthz(request: web.Request) -> web.Response:
+    return web.Response(text="ok")
+
+
+async def readyz(request: web.Request) -> web.Response:
+    state = request.app[SERVICES].state
+    if state.ready:
+        return web.Response(text="ok")
+    return web.Response(status=503, text="cluster state not synced yet")
+
+
+async def metrics_endpoint(request: web.Request) -> web.Response:
+    registry = request.app[SERVICES].metrics.registry
+    response = web.Response(body=generate_latest(registry))
+    response.headers["Content-Type"] = CONTENT_TYPE_LATEST
+    return response
+
+
+def create_app(services: Services) -> web.Application:
+    # aiohttp enforces client_max_size on chunked bodies too; one byte of slack lets our own check
+    # report the Content-Length case first with a clearer message.
+    app = web.Application(client_max_size=services.settings.max_body_bytes)
+    app[SERVICES] = services
+    for name, handler in services.handlers.items():
+        app.router.add_post(f"/{name}", _admission_route(name, handler, services))
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics_endpoint)
+    return app
