@@ -30,7 +30,12 @@ class CertificateSet:
 
 def service_hostnames(service: str, namespace: str) -> list[str]:
     """The names the apiserver may use to reach a Service-backed webhook."""
-    return [service, f"{service}.{namespace}", f"{service}.{namespace}.svc", f"{service}.{namespace}.svc.cluster.local"]
+    return [
+        service,
+        f"{service}.{namespace}",
+        f"{service}.{namespace}.svc",
+        f"{service}.{namespace}.svc.cluster.local",
+    ]
 
 
 def _name(common_name: str) -> x509.Name:
@@ -92,7 +97,9 @@ def generate(hostnames: list[str], valid_days: int = 365) -> CertificateSet:
         .sign(ca_key, hashes.SHA256())
     )
     pem = serialization.Encoding.PEM
-    return CertificateSet(ca_cert.public_bytes(pem), _key_pem(ca_key), tls_cert.public_bytes(pem), _key_pem(tls_key))
+    return CertificateSet(
+        ca_cert.public_bytes(pem), _key_pem(ca_key), tls_cert.public_bytes(pem), _key_pem(tls_key)
+    )
 
 
 def _write(path: Path, data: bytes, mode: int) -> None:

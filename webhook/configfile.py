@@ -33,7 +33,9 @@ def parse_config(raw: Any) -> Config:
     """Validate a decoded document against the schema, then build the Config."""
     if raw is None:
         raw = {"apiVersion": "limitguard.io/v1alpha1", "kind": "LimitGuardConfiguration"}
-    errors = sorted(schema_validator("limitguard-config.schema.json").iter_errors(raw), key=lambda e: list(e.path))
+    errors = sorted(
+        schema_validator("limitguard-config.schema.json").iter_errors(raw), key=lambda e: list(e.path)
+    )
     if errors:
         raise ConfigError([f"{_path(error.absolute_path)}: {error.message}" for error in errors])
     return config_from_mapping(raw)

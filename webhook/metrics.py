@@ -24,7 +24,9 @@ class StateCollector(Collector):
         self.config = config
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        objects = GaugeMetricFamily("limitguard_state_objects", "Objects in the cluster state cache", labels=["kind"])
+        objects = GaugeMetricFamily(
+            "limitguard_state_objects", "Objects in the cluster state cache", labels=["kind"]
+        )
         for kind, count in self.state.counts().items():
             objects.add_metric([kind], count)
         yield objects
@@ -37,12 +39,20 @@ class StateCollector(Collector):
                 committed.get(resource, 0) > limit_capacity(node.allocatable.get(resource, 0), percent)
                 for resource, percent in ratios.items()
             )
-        yield GaugeMetricFamily("limitguard_nodes_over_ratio", "Nodes whose summed limits exceed capacity", value=over)
         yield GaugeMetricFamily(
-            "limitguard_malformed_node_annotations", "Nodes with a malformed ratio annotation", value=malformed
+            "limitguard_nodes_over_ratio", "Nodes whose summed limits exceed capacity", value=over
         )
-        yield GaugeMetricFamily("limitguard_ledger_entries", "Approved bindings not yet seen bound", value=len(self.state.ledger))
-        yield GaugeMetricFamily("limitguard_state_ready", "1 once every kind is fully listed", value=int(self.state.ready))
+        yield GaugeMetricFamily(
+            "limitguard_malformed_node_annotations",
+            "Nodes with a malformed ratio annotation",
+            value=malformed,
+        )
+        yield GaugeMetricFamily(
+            "limitguard_ledger_entries", "Approved bindings not yet seen bound", value=len(self.state.ledger)
+        )
+        yield GaugeMetricFamily(
+            "limitguard_state_ready", "1 once every kind is fully listed", value=int(self.state.ready)
+        )
 
 
 class Metrics:
@@ -62,7 +72,9 @@ class Metrics:
             registry=self.registry,
         )
         self.bad_requests = Counter(
-            "limitguard_bad_requests", "Requests answered with an HTTP error", ["webhook", "status"],
+            "limitguard_bad_requests",
+            "Requests answered with an HTTP error",
+            ["webhook", "status"],
             registry=self.registry,
         )
         self.watch_restarts = Counter(

@@ -29,5 +29,10 @@ def configmap_check(configmap: Mapping[str, Any]) -> AdmissionResponse | None:
         f"error(s):\n{errors}"
     )
     return AdmissionResponse(
-        False, "invalid-scheduler-config", code=UNPROCESSABLE, message=message, warnings=warnings, action="deny"
+        False,
+        "invalid-scheduler-config",
+        code=UNPROCESSABLE,
+        message=message,
+        warnings=warnings,
+        action="deny",
     )

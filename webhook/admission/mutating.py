@@ -36,7 +36,9 @@ class Mutator:
             return AdmissionResponse(True, "disabled")
         pod: Any = request.object
         metadata = pod.get("metadata") if isinstance(pod, Mapping) else None
-        namespace = request.namespace or (metadata.get("namespace", "") if isinstance(metadata, Mapping) else "")
+        namespace = request.namespace or (
+            metadata.get("namespace", "") if isinstance(metadata, Mapping) else ""
+        )
         if namespace in self.config.excluded_namespaces:
             return AdmissionResponse(True, "excluded")
         warnings: tuple[str, ...] = ()
@@ -49,7 +51,9 @@ class Mutator:
             )
             if problem:
                 log.warning("namespace %s: %s; using cluster defaults", namespace, problem)
-                warnings = (warning(f"limitguard: namespace {namespace}: bad {NAMESPACE_DEFAULTS_ANNOTATION}"),)
+                warnings = (
+                    warning(f"limitguard: namespace {namespace}: bad {NAMESPACE_DEFAULTS_ANNOTATION}"),
+                )
         try:
             patch = best_effort_patch(pod, defaults)
         except NotAPod as error:

@@ -6,11 +6,11 @@ This is the edge between the cluster state and the pure policy: it looks things 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from webhook.admission.review import AdmissionRequest, AdmissionResponse
-from webhook.cluster.records import is_daemonset_pod, node_ratio_override
+from webhook.cluster.records import NodeRecord, is_daemonset_pod, node_ratio_override
 from webhook.cluster.state import ClusterState
 from webhook.core.config import Config, NotReadyPolicy
 from webhook.core.eligibility import Placement
@@ -29,7 +29,9 @@ def _map(value: Any) -> Mapping[str, Any]:
 class Validator:
     """Answers `POST /validate`."""
 
-    def __init__(self, state: ClusterState, config: Config, configmap_check: ConfigMapCheck | None = None) -> None:
+    def __init__(
+        self, state: ClusterState, config: Config, configmap_check: ConfigMapCheck | None = None
+    ) -> None:
         self.state = state
         self.config = config
         self._configmap_check = configmap_check
@@ -45,7 +47,9 @@ class Validator:
     def __call__(self, request: AdmissionRequest) -> AdmissionResponse:
         if request.group == "" and request.resource == "configmaps" and not request.sub_resource:
             if request.operation in ("CREATE", "UPDATE") and self._configmap_check is not None:
-                return self._configmap_check(_map(request.object)) or AdmissionResponse(True, "no-scheduler-config")
+                return self._configmap_check(_map(request.object)) or AdmissionResponse(
+                    True, "no-scheduler-config"
+                )
             return AdmissionResponse(True, "not-checked")
         route = self._routes.get((request.group, request.target, request.operation))
         if route is None:
@@ -60,14 +64,22 @@ class Validator:
         """The answer when the state cannot decide (not synced, pod or node unknown)."""
         if self.config.while_not_ready is NotReadyPolicy.DENY:
             return Verdict(
-                False, "state-incomplete", message=f"limitguard cannot check this yet: {why}; retry shortly",
-                code=503 if not self.state.ready else 403, action="deny",
+                False,
+                "state-incomplete",
+                message=f"limitguard cannot check this yet: {why}; retry shortly",
+                code=503 if not self.state.ready else 403,
+                action="deny",
             )
         return allow("state-incomplete", f"limitguard: not checked, {why}")
 
     def _on_node(
-        self, request: AdmissionRequest, subject: str, pod_key: str, node_name: str,
-        limits: Mapping[str, int], daemonset: bool,
+        self,
+        request: AdmissionRequest,
+        subject: str,
+        pod_key: str,
+        node_name: str,
+        limits: Mapping[str, int],
+        daemonset: bool,
     ) -> Verdict:
         node = self.state.node(node_name)
         if node is None:
@@ -78,7 +90,11 @@ class Validator:
             # Already counted there (a repeated request): do not count it twice.
             allocated = {r: a - current.limits.get(r, 0) for r, a in allocated.items()}
         verdict = check_on_node(
-            subject, limits, node, allocated, self.config.limit_aware,
+            subject,
+            limits,
+            node,
+            allocated,
+            self.config.limit_aware,
             exempt=daemonset and self.config.limit_aware.exempt_daemonset_pods,
         )
         if verdict.allowed and not request.dry_run and limits:
@@ -105,8 +121,12 @@ class Validator:
         subject = f"binding pod {namespace}/{name} to node {node_name}:"
         return self._on_node(request, subject, pod.key, node_name, pod.limits, pod.daemonset)
 
-    def _pod_limits(self, pod: Mapping[str, Any]) -> Mapping[str, int]:
-        return pod_limits(_map(pod.get("spec")))
+    def _candidates(self, spec: Mapping[str, Any]) -> Iterable[NodeRecord]:
+        """Only nodes that can match the pod's nodeSelector, looked up in the label index."""
+        selector = _map(spec.get("nodeSelector"))
+        if selector:
+            return self.state.nodes_labelled({str(k): str(v) for k, v in selector.items()})
+        return self.state.nodes()
 
     def pod_create(self, request: AdmissionRequest) -> Verdict:
         pod = _map(request.object)
@@ -131,8 +151,13 @@ class Validator:
             subject = f"pod {namespace}/{name} (spec.nodeName {node_name})"
             return self._on_node(request, subject, f"{namespace}/{name}", str(node_name), limits, daemonset)
         return check_unbound(
-            f"pod {namespace}/{name}", limits, placement, list(self.state.nodes()), self.state.allocated,
-            self.config.limit_aware, exempt=daemonset and self.config.limit_aware.exempt_daemonset_pods,
+            f"pod {namespace}/{name}",
+            limits,
+            placement,
+            self._candidates(spec),
+            self.state.allocated,
+            self.config.limit_aware,
+            exempt=daemonset and self.config.limit_aware.exempt_daemonset_pods,
         )
 
     def pod_resize(self, request: AdmissionRequest) -> Verdict:
@@ -147,17 +172,25 @@ class Validator:
             old_limits = pod_limits(_map(old_pod.get("spec")))
         except PodSpecError as error:
             return reject("malformed", f"pod {namespace}/{name}: {error}", BAD_REQUEST)
-        node_name = str(_map(pod.get("spec")).get("nodeName") or _map(old_pod.get("spec")).get("nodeName") or "")
+        node_name = str(
+            _map(pod.get("spec")).get("nodeName") or _map(old_pod.get("spec")).get("nodeName") or ""
+        )
         if not node_name:
             return allow("unbound")
         node = self.state.node(node_name)
         if node is None or not self.state.ready:
-            if all(new_limits.get(r, 0) <= a for r, a in old_limits.items()) and set(new_limits) <= set(old_limits):
+            if all(new_limits.get(r, 0) <= a for r, a in old_limits.items()) and set(new_limits) <= set(
+                old_limits
+            ):
                 return allow("lowered")
             return self._incomplete(f'node "{node_name}" is not in the cache')
         return check_resize(
-            f"resizing pod {namespace}/{name} on node {node_name}:", old_limits, new_limits, node,
-            self.state.allocated(node_name), self.config.limit_aware,
+            f"resizing pod {namespace}/{name} on node {node_name}:",
+            old_limits,
+            new_limits,
+            node,
+            self.state.allocated(node_name),
+            self.config.limit_aware,
             exempt=is_daemonset_pod(metadata) and self.config.limit_aware.exempt_daemonset_pods,
         )
 
@@ -167,9 +200,13 @@ class Validator:
         if problem is None:
             return allow("valid-annotation")
         old_annotations = _map(_map(_map(request.old_object).get("metadata")).get("annotations"))
-        if request.operation == "UPDATE" and old_annotations.get(RATIO_ANNOTATION) == annotations.get(RATIO_ANNOTATION):
+        if request.operation == "UPDATE" and old_annotations.get(RATIO_ANNOTATION) == annotations.get(
+            RATIO_ANNOTATION
+        ):
             # Unchanged: never block kubelet or other writers of the node for an old mistake.
-            return allow("malformed-annotation-unchanged", f"limitguard: {RATIO_ANNOTATION} is malformed: {problem}")
+            return allow(
+                "malformed-annotation-unchanged", f"limitguard: {RATIO_ANNOTATION} is malformed: {problem}"
+            )
         return reject(
             "malformed-annotation",
             f"metadata.annotations[{RATIO_ANNOTATION}]: Invalid value: {problem}; expected {ACCEPTED_FORMS}",

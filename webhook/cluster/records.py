@@ -94,7 +94,9 @@ def node_record(node: Mapping[str, Any]) -> NodeRecord:
             log.warning("node %s: ignoring allocatable %s: %s", name, resource, error)
     override, problem = node_ratio_override(_map(metadata.get("annotations")))
     if problem:
-        log.warning("node %s: malformed %s annotation, using the cluster default: %s", name, RATIO_ANNOTATION, problem)
+        log.warning(
+            "node %s: malformed %s annotation, using the cluster default: %s", name, RATIO_ANNOTATION, problem
+        )
     labels = {str(key): str(value) for key, value in _map(metadata.get("labels")).items()}
     traits = NodeTraits(name, labels, parse_taints(spec.get("taints")), bool(spec.get("unschedulable")))
     return NodeRecord(traits, allocatable, override, problem)

@@ -42,6 +42,7 @@ class ClusterState:
         self._pods: dict[str, PodRecord] = {}
         self._namespaces: dict[str, NamespaceRecord] = {}
         self._allocated: dict[str, ResourceAmounts] = {}
+        self._label_index: dict[tuple[str, str], set[str]] = {}  # (key, value) -> node names
         self.ledger = BindingLedger(ledger_ttl_seconds)
         self._synced: set[str] = set()
 
@@ -64,6 +65,16 @@ class ClusterState:
     def nodes(self) -> Iterator[NodeRecord]:
         return iter(self._nodes.values())
 
+    def nodes_labelled(self, selector: Mapping[str, str]) -> list[NodeRecord]:
+        """Nodes carrying every label of *selector* (a nodeSelector), from an index, not a scan."""
+        if not selector:
+            return list(self._nodes.values())
+        matches = sorted(
+            (self._label_index.get((key, value), set()) for key, value in selector.items()), key=len
+        )
+        names = set.intersection(*matches) if len(matches) > 1 else matches[0]
+        return [self._nodes[name] for name in sorted(names)]
+
     def pod(self, namespace: str, name: str) -> PodRecord | None:
         return self._pods.get(f"{namespace}/{name}")
 
@@ -72,6 +83,9 @@ class ClusterState:
 
     def namespace(self, name: str) -> NamespaceRecord | None:
         return self._namespaces.get(name)
+
+    def namespaces(self) -> Iterator[NamespaceRecord]:
+        return iter(self._namespaces.values())
 
     def committed(self, node: str) -> Mapping[str, int]:
         """Summed limits of the active pods the cache shows bound to *node*."""
@@ -129,18 +143,36 @@ class ClusterState:
             self.remove_pod(key)
 
     # -- nodes ------------------------------------------------------------------------------
+    def _index_labels(self, record: NodeRecord, add: bool) -> None:
+        for label in record.traits.labels.items():
+            if add:
+                self._label_index.setdefault(label, set()).add(record.name)
+            else:
+                names = self._label_index.get(label)
+                if names is not None:
+                    names.discard(record.name)
+                    if not names:
+                        del self._label_index[label]
+
     def upsert_node(self, obj: Mapping[str, Any]) -> NodeRecord:
         record = node_record(obj)
+        self.remove_node(record.name)
         self._nodes[record.name] = record
+        self._index_labels(record, add=True)
         return record
 
     def delete_node(self, obj: Mapping[str, Any]) -> None:
-        self._nodes.pop(_name(obj), None)
+        self.remove_node(_name(obj))
+
+    def remove_node(self, name: str) -> None:
+        previous = self._nodes.pop(name, None)
+        if previous is not None:
+            self._index_labels(previous, add=False)
 
     def replace_nodes(self, objects: Iterable[Mapping[str, Any]]) -> None:
         seen = {self.upsert_node(obj).name for obj in objects}
         for name in [name for name in self._nodes if name not in seen]:
-            del self._nodes[name]
+            self.remove_node(name)
 
     # -- namespaces -------------------------------------------------------------------------
     def upsert_namespace(self, obj: Mapping[str, Any]) -> NamespaceRecord:

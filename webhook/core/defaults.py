@@ -36,7 +36,9 @@ def skips_defaults(annotations: Mapping[str, Any]) -> bool:
     return str(annotations.get(SKIP_ANNOTATION, "")).lower() == "true"
 
 
-def namespace_defaults(base: BestEffortDefaults, annotation: str | None) -> tuple[BestEffortDefaults, str | None]:
+def namespace_defaults(
+    base: BestEffortDefaults, annotation: str | None
+) -> tuple[BestEffortDefaults, str | None]:
     """The namespace's override (`{"limits": {...}, "requests": {...}}`) merged over *base*.
 
     A malformed override is reported and ignored: the cluster defaults still apply.
@@ -93,7 +95,9 @@ def is_best_effort(spec: Mapping[str, Any]) -> bool:
     return True
 
 
-def _container_ops(path: tuple[str | int, ...], resources: Mapping[str, Any], defaults: BestEffortDefaults) -> Patch:
+def _container_ops(
+    path: tuple[str | int, ...], resources: Mapping[str, Any], defaults: BestEffortDefaults
+) -> Patch:
     wanted = {"limits": dict(defaults.limits), "requests": dict(defaults.requests)}
     if not resources:
         return [{"op": "add", "path": pointer(*path, "resources"), "value": wanted}]
@@ -138,5 +142,7 @@ def best_effort_patch(pod: Mapping[str, Any], defaults: BestEffortDefaults) -> P
     elif not annotations:  # absent, null or empty: "add" creates or replaces the whole map
         ops.append({"op": "add", "path": "/metadata/annotations", "value": marker})
     else:
-        ops.append({"op": "add", "path": pointer("metadata", "annotations", DEFAULTED_ANNOTATION), "value": injected})
+        ops.append(
+            {"op": "add", "path": pointer("metadata", "annotations", DEFAULTED_ANNOTATION), "value": injected}
+        )
     return ops

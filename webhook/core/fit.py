@@ -67,6 +67,25 @@ def shortfalls(
     return found
 
 
+def fits(
+    pod_limits: list[tuple[str, int]],
+    allocatable: Mapping[str, int],
+    allocated: Mapping[str, int],
+    ratios: Mapping[str, int],
+) -> bool:
+    """`not shortfalls(...)`, without building anything: the inner loop of scans over every node.
+
+    *pod_limits* is a list of (resource, limit) with limit > 0.
+    """
+    for resource, pod_limit in pod_limits:
+        percent = ratios.get(resource)
+        if percent is not None and pod_limit > allocatable.get(resource, 0) * percent // 100 - allocated.get(
+            resource, 0
+        ):
+            return False
+    return True
+
+
 def describe_node(node: str, found: list[Shortfall]) -> str:
     """`node "node1": cpu limit 4 exceeds remaining 0 (...); memory ...`"""
     return f'node "{node}": ' + "; ".join(shortfall.describe() for shortfall in found)

@@ -11,7 +11,7 @@ from typing import Protocol
 
 from webhook.core.config import LimitAwareConfig, UnboundPolicy
 from webhook.core.eligibility import NodeTraits, Placement
-from webhook.core.fit import Shortfall, describe_node, shortfalls
+from webhook.core.fit import Shortfall, describe_node, fits, shortfalls
 from webhook.core.ratios import RATIO_ANNOTATION
 from webhook.core.verdict import Verdict, allow, enforce
 
@@ -39,7 +39,9 @@ def ratio_warnings(node: NodeLike) -> tuple[str, ...]:
 def node_shortfalls(
     pod_limits: Mapping[str, int], node: NodeLike, allocated: Mapping[str, int], config: LimitAwareConfig
 ) -> list[Shortfall]:
-    return shortfalls(node.traits.name, pod_limits, node.allocatable, allocated, effective_ratios(node, config))
+    return shortfalls(
+        node.traits.name, pod_limits, node.allocatable, allocated, effective_ratios(node, config)
+    )
 
 
 def _brief(found: list[Shortfall]) -> str:
@@ -62,7 +64,9 @@ def check_on_node(
         return allow("fits", *warnings)
     if exempt:
         return allow("exempt-daemonset", *warnings)
-    message = f"{subject} does not fit the limit-to-allocatable ratio of {describe_node(node.traits.name, found)}"
+    message = (
+        f"{subject} does not fit the limit-to-allocatable ratio of {describe_node(node.traits.name, found)}"
+    )
     return enforce("exceeds", message, _brief(found), config.enforcement, *warnings)
 
 
@@ -86,9 +90,7 @@ def check_resize(
     }
     if not grown:
         return allow("lowered", *ratio_warnings(node))
-    without_pod = {
-        resource: allocated.get(resource, 0) - old_limits.get(resource, 0) for resource in grown
-    }
+    without_pod = {resource: allocated.get(resource, 0) - old_limits.get(resource, 0) for resource in grown}
     return check_on_node(subject, grown, node, without_pod, config, exempt=exempt)
 
 
@@ -96,7 +98,7 @@ def check_unbound(
     subject: str,
     pod_limits: Mapping[str, int],
     placement: Placement,
-    nodes: Iterable[NodeLike] | list[NodeLike],
+    nodes: Iterable[NodeLike],
     allocated_of: Callable[[str], Mapping[str, int]],
     config: LimitAwareConfig,
     *,
@@ -104,29 +106,34 @@ def check_unbound(
 ) -> Verdict:
     """A pod created without a node: is there any eligible node with room for its limits?
 
-    The cheap fit test runs first and eligibility only on nodes that fit, stopping at the first
-    node that takes the pod; eligibility of every node is computed only when the answer is no.
+    One pass, cheapest test first: eligibility (label and taint lookups) before the fit sums, and
+    it stops at the first node that takes the pod; only a "no" visits every node.
     """
     if not pod_limits or config.unbound_pods is UnboundPolicy.IGNORE:
         return allow("fits")
-    nodes = list(nodes) if not isinstance(nodes, list) else nodes
+    eligible = 0
+    example: NodeLike | None = None
+    used = [(resource, amount) for resource, amount in pod_limits.items() if amount > 0]
+    default_ratios = config.default_ratios
     for node in nodes:
-        if not node_shortfalls(pod_limits, node, allocated_of(node.traits.name), config):
-            if placement.rejection(node.traits) is None:
-                return allow("fits")
+        if placement.rejection(node.traits) is not None:
+            continue
+        eligible += 1
+        ratios = node.ratio_override if node.ratio_override is not None else default_ratios
+        if fits(used, node.allocatable, allocated_of(node.traits.name), ratios):
+            return allow("fits")
+        example = example or node
     if exempt:
         return allow("exempt-daemonset")
-    eligible = [node for node in nodes if placement.rejection(node.traits) is None]
-    if not eligible:
+    if example is None:
         # Not a limits question: the scheduler (or a cluster autoscaler) decides what happens next.
         return allow("no-eligible-node")
-    example = eligible[0]
     found = node_shortfalls(pod_limits, example, allocated_of(example.traits.name), config)
     message = (
-        f"{subject} fits no eligible node's limit-to-allocatable ratio ({len(eligible)} eligible of "
-        f"{len(nodes)}); for example {describe_node(example.traits.name, found)}"
+        f"{subject} fits no eligible node's limit-to-allocatable ratio ({eligible} eligible node{'s' if eligible != 1 else ''} checked); "
+        f"for example {describe_node(example.traits.name, found)}"
     )
-    brief = f"limitguard: none of {len(eligible)} eligible nodes has room for the pod's limits"
+    brief = f"limitguard: none of {eligible} eligible nodes has room for the pod's limits"
     if config.unbound_pods is UnboundPolicy.WARN:
         return Verdict(True, "no-room", message=message, warnings=(brief,), action="warn")
     return enforce("no-room", message, brief, config.enforcement)

@@ -49,10 +49,7 @@ def _parse_text(text: str) -> Fraction:
     number = Fraction(match["number"])
     if match["binary"]:
         return number * 1024 ** _BINARY[match["binary"]]
-    if match["exponent"]:
-        exponent = int(match["exponent"][1:])
-    else:
-        exponent = _DECIMAL.get(match["decimal"] or "", 0)
+    exponent = int(match["exponent"][1:]) if match["exponent"] else _DECIMAL.get(match["decimal"] or "", 0)
     if abs(exponent) > _MAX_EXPONENT:
         raise QuantityError(f"{text!r} is out of range")
     return number * Fraction(10) ** exponent

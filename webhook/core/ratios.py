@@ -9,7 +9,7 @@ from typing import Any
 
 RATIO_ANNOTATION = "node.koordinator.sh/limit-to-allocatable"
 ACCEPTED_FORMS = (
-    'a JSON object mapping resource names to an integer percent or a percent string, '
+    "a JSON object mapping resource names to an integer percent or a percent string, "
     'e.g. {"cpu": 150, "memory": "120%"}'
 )
 
@@ -28,14 +28,14 @@ class RatioError(ValueError):
 def parse_ratio_percent(value: Any) -> int:
     """An integer percent from `150` or `"150%"`; everything else is malformed."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise RatioError(f"{value!r} is not an integer percent or a percent string like \"150%\"")
+        raise RatioError(f'{value!r} is not an integer percent or a percent string like "150%"')
     if isinstance(value, int):
         if value < 0:
             raise RatioError(f"{value} is negative")
         return value
     match = _PERCENT_STRING.match(value)
     if match is None:
-        raise RatioError(f"{value!r} is not a percent string like \"150%\" (the % sign is required)")
+        raise RatioError(f'{value!r} is not a percent string like "150%" (the % sign is required)')
     return int(match[1])
 
 

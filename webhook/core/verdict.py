@@ -34,9 +34,7 @@ def reject(reason: str, message: str, code: int = BAD_REQUEST) -> Verdict:
     return Verdict(False, reason, message=message, code=code, action="deny")
 
 
-def enforce(
-    reason: str, message: str, brief: str, enforcement: Enforcement, *warnings: str
-) -> Verdict:
+def enforce(reason: str, message: str, brief: str, enforcement: Enforcement, *warnings: str) -> Verdict:
     """Apply the enforcement action (like Gatekeeper's) to a policy violation."""
     extra = tuple(warning(text) for text in warnings)
     if enforcement is Enforcement.DENY:

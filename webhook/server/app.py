@@ -17,7 +17,13 @@ import orjson
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from webhook.admission.review import AdmissionRequest, AdmissionResponse, ReviewError, decode_review, encode_response
+from webhook.admission.review import (
+    AdmissionRequest,
+    AdmissionResponse,
+    ReviewError,
+    decode_review,
+    encode_response,
+)
 from webhook.cluster.state import ClusterState
 from webhook.core.config import Config
 from webhook.metrics import Metrics
@@ -52,7 +58,9 @@ SERVICES = web.AppKey("services", Services)
 
 def json_error(status: int, message: str) -> web.Response:
     return web.Response(
-        status=status, body=orjson.dumps({"error": message, "status": status}), content_type="application/json"
+        status=status,
+        body=orjson.dumps({"error": message, "status": status}),
+        content_type="application/json",
     )
 
 
@@ -69,7 +77,9 @@ def _admission_route(name: str, handler: Handler, services: Services) -> Callabl
         if request.content_type != "application/json":
             return fail(400, f"expected Content-Type application/json, got {request.content_type!r}")
         if request.content_length is not None and request.content_length > settings.max_body_bytes:
-            return fail(413, f"body of {request.content_length} bytes exceeds the limit of {settings.max_body_bytes}")
+            return fail(
+                413, f"body of {request.content_length} bytes exceeds the limit of {settings.max_body_bytes}"
+            )
         try:
             body = await asyncio.wait_for(request.read(), settings.body_timeout_seconds)
         except web.HTTPRequestEntityTooLarge:

@@ -30,9 +30,13 @@ SHUTDOWN_GRACE_SECONDS = 15.0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="LimitGuardConfiguration YAML file (defaults apply when omitted)")
-    parser.add_argument("--cluster", help="cluster state file: `kubectl get nodes,pods,namespaces -A -o yaml`")
+    parser.add_argument(
+        "--cluster", help="cluster state file: `kubectl get nodes,pods,namespaces -A -o yaml`"
+    )
     parser.add_argument("--kubeconfig", help="kubeconfig for the live cluster (when --cluster is not given)")
-    parser.add_argument("--cert-dir", default="certs", help="directory with tls.crt/tls.key (generated when absent)")
+    parser.add_argument(
+        "--cert-dir", default="certs", help="directory with tls.crt/tls.key (generated when absent)"
+    )
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on")
     parser.add_argument("--port", type=int, default=8443, help="HTTPS port")
     parser.add_argument("--max-body-bytes", type=int, default=ServerSettings.max_body_bytes)
@@ -67,7 +71,9 @@ async def serve(args: argparse.Namespace) -> int:
         feed.metrics = services.metrics
 
     cert_dir = Path(args.cert_dir)
-    hostnames = ["localhost", "127.0.0.1", "::1"] + ([args.host] if args.host not in ("0.0.0.0", "::") else [])
+    hostnames = ["localhost", "127.0.0.1", "::1"] + (
+        [args.host] if args.host not in ("0.0.0.0", "::") else []
+    )
     if certs.ensure_serving_certificates(cert_dir, list(dict.fromkeys(hostnames))):
         log.info("generated a self-signed CA and serving certificate", extra={"dir": str(cert_dir)})
     cert_file, key_file = cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY
@@ -79,7 +85,9 @@ async def serve(args: argparse.Namespace) -> int:
     site = web.TCPSite(runner, args.host, args.port, ssl_context=context, backlog=1024)
     await site.start()
     reloader.start()
-    print(f"limitguard serving on https://{args.host}:{args.port} (CA: {cert_dir / certs.CA_CERT})", flush=True)
+    print(
+        f"limitguard serving on https://{args.host}:{args.port} (CA: {cert_dir / certs.CA_CERT})", flush=True
+    )
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

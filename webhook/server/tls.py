@@ -39,7 +39,9 @@ def _fingerprint(*paths: Path) -> str:
 class CertificateReloader:
     """Watches a certificate pair and reloads it into the serving context when it changes."""
 
-    def __init__(self, context: ssl.SSLContext, cert_file: Path, key_file: Path, interval: float = 2.0) -> None:
+    def __init__(
+        self, context: ssl.SSLContext, cert_file: Path, key_file: Path, interval: float = 2.0
+    ) -> None:
         self.context = context
         self.cert_file = cert_file
         self.key_file = key_file

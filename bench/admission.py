@@ -1,0 +1,375 @@
+"""Admission benchmark: limitguard over TLS against a bare-handler floor, in one run.
+
+Builds a synthetic cluster (default 5,000 nodes, 150,000 pods), starts `limitguard serve` and the
+floor server (bench/floor_server.py) as subprocesses with the same certificates, and drives both
+with the same keep-alive HTTPS client. Prints requests/s and latency percentiles per scenario,
+the ratio to the floor, and the state-load time and peak RSS of the server.
+
+    python bench/admission.py                 # full size
+    python bench/admission.py --nodes 500 --pods 15000 --requests 2000   # quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+import orjson
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.synthetic import ZONES, make_cluster  # noqa: E402
+from webhook import certs  # noqa: E402
+
+CONFIG = """apiVersion: limitguard.io/v1alpha1
+kind: LimitGuardConfiguration
+limitAware:
+  defaultLimitToAllocatableRatio: {cpu: 150, memory: "150%"}
+  enforcement: Deny
+  unboundPods: Warn
+excludedNamespaces: [kube-system]
+"""
+
+
+@dataclass
+class Result:
+    name: str
+    requests: int
+    seconds: float
+    latencies: list[float]
+    errors: int
+    denied: int
+
+    @property
+    def rps(self) -> float:
+        return self.requests / self.seconds
+
+    def percentile(self, fraction: float) -> float:
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1000
+
+    def row(self, floor: Result | None) -> str:
+        ratio = f"{self.rps / floor.rps:6.0%}" if floor else "     -"
+        return (
+            f"{self.name:<28} {self.requests:>7} {self.rps:>9.0f} {ratio} {self.percentile(0.5):>8.2f} "
+            f"{self.percentile(0.95):>8.2f} {self.percentile(0.99):>8.2f} {self.errors:>6} {self.denied:>7}"
+        )
+
+
+HEADER = (
+    f"{'scenario':<28} {'reqs':>7} {'req/s':>9} {'floor':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} "
+    f"{'errors':>6} {'denied':>7}"
+)
+
+
+def review(request: dict) -> bytes:
+    return orjson.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
+
+
+def binding_body(index: int, pod: str, namespace: str, node: str) -> bytes:
+    return review(
+        {
+            "uid": f"b-{index}",
+            "kind": {"group": "", "version": "v1", "kind": "Binding"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "subResource": "binding",
+            "namespace": namespace,
+            "name": pod,
+            "operation": "CREATE",
+            "dryRun": False,
+            "object": {
+                "apiVersion": "v1",
+                "kind": "Binding",
+                "metadata": {"name": pod, "namespace": namespace},
+                "target": {"kind": "Node", "name": node},
+            },
+        }
+    )
+
+
+def pod_body(index: int, limits: dict | None, node_selector: dict | None = None) -> bytes:
+    spec: dict = {
+        "containers": [
+            {
+                "name": "app",
+                "image": "registry.k8s.io/pause:3.10",
+                "resources": {"limits": limits} if limits else {},
+            }
+        ]
+    }
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    return review(
+        {
+            "uid": f"p-{index}",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "namespace": "ns-1",
+            "name": f"new-{index}",
+            "operation": "CREATE",
+            "dryRun": False,
+            "object": {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"new-{index}", "namespace": "ns-1"},
+                "spec": spec,
+            },
+        }
+    )
+
+
+async def drive(
+    name: str, url: str, bodies: list[bytes], concurrency: int, context: ssl.SSLContext
+) -> Result:
+    latencies: list[float] = []
+    errors = denied = 0
+    cursor = 0
+    connector = aiohttp.TCPConnector(ssl=context, limit=concurrency)
+    async with aiohttp.ClientSession(connector=connector) as session:
+
+        async def worker() -> None:
+            nonlocal cursor, errors, denied
+            while cursor < len(bodies):
+                body = bodies[cursor]
+                cursor += 1
+                started = time.perf_counter()
+                try:
+                    async with session.post(
+                        url, data=body, headers={"Content-Type": "application/json"}
+                    ) as r:
+                        payload = await r.read()
+                        if r.status != 200:
+                            errors += 1
+                        elif b'"allowed":false' in payload:
+                            denied += 1
+                except aiohttp.ClientError:
+                    errors += 1
+                latencies.append(time.perf_counter() - started)
+
+        # Warm the connections up outside the measurement.
+        warm = bodies[: concurrency * 2]
+        await asyncio.gather(
+            *(session.post(url, data=b, headers={"Content-Type": "application/json"}) for b in warm)
+        )
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        seconds = time.perf_counter() - started
+    return Result(name, len(bodies), seconds, latencies, errors, denied)
+
+
+def start(
+    command: list[str], ready_url: str, context: ssl.SSLContext, timeout: float = 120
+) -> subprocess.Popen:
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO)
+
+    async def wait_ready() -> None:
+        deadline = time.monotonic() + timeout
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context)) as session:
+            while time.monotonic() < deadline:
+                if process.poll() is not None:
+                    raise RuntimeError(f"{command[0]} exited: {process.stderr.read().decode()[-2000:]}")
+                try:
+                    async with session.get(ready_url) as response:
+                        if response.status == 200:
+                            return
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.05)
+        raise RuntimeError(f"{command} not ready after {timeout}s")
+
+    asyncio.run(wait_ready())
+    return process
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def measure_state_load(cluster_file: Path) -> dict[str, float]:
+    """Load time and peak RSS of the state in a fresh process, and of bare orjson parsing (baseline)."""
+    code = (
+        "import resource, sys, time, orjson\n"
+        "from pathlib import Path\n"
+        "mode, path = sys.argv[1], sys.argv[2]\n"
+        "from webhook.cluster.state import ClusterState\n"
+        "from webhook.cluster.filesource import load_cluster_file\n"
+        "t = time.perf_counter()\n"
+        "if mode == 'state':\n"
+        "    load_cluster_file(ClusterState(), path)\n"
+        "else:\n"
+        "    orjson.loads(Path(path).read_bytes())\n"
+        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)\n"
+    )
+    figures = {}
+    for mode in ("parse", "state"):
+        out = subprocess.run(
+            [sys.executable, "-c", code, mode, str(cluster_file)],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            check=True,
+        ).stdout.split()
+        figures[f"{mode}_seconds"], figures[f"{mode}_rss_mb"] = float(out[0]), float(out[1])
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=150_000)
+    parser.add_argument("--pending", type=int, default=10_000)
+    parser.add_argument("--requests", type=int, default=10_000, help="requests per scenario")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args()
+
+    rng = random.Random(11)
+    work = Path(tempfile.mkdtemp(prefix="limitguard-bench-"))
+    cluster_file = work / "cluster.json"
+    cluster = make_cluster(args.nodes, args.pods, args.pending)
+    cluster_file.write_bytes(orjson.dumps(cluster))
+    pending = [
+        item["metadata"]
+        for item in cluster["items"]
+        if item["kind"] == "Pod" and not item["spec"].get("nodeName")
+    ]
+    del cluster
+    (work / "config.yaml").write_text(CONFIG)
+    certs.write(certs.generate(["localhost", "127.0.0.1"]), work / "certs")
+    context = ssl.create_default_context(cafile=str(work / "certs" / certs.CA_CERT))
+    print(
+        f"cluster: {args.nodes} nodes, {args.pods} pods ({args.pending} pending), file {cluster_file.stat().st_size / 1e6:.0f} MB"
+    )
+
+    load = measure_state_load(cluster_file)
+    print(
+        f"state load: {load['state_seconds']:.2f} s, peak RSS {load['state_rss_mb']:.0f} MB "
+        f"(baseline orjson parse only: {load['parse_seconds']:.2f} s, {load['parse_rss_mb']:.0f} MB)"
+    )
+
+    port, floor_port = 18443, 18444
+    server = start(
+        [
+            sys.executable,
+            "-m",
+            "webhook",
+            "serve",
+            "--config",
+            str(work / "config.yaml"),
+            "--cluster",
+            str(cluster_file),
+            "--cert-dir",
+            str(work / "certs"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        f"https://localhost:{port}/readyz",
+        context,
+        timeout=300,
+    )
+    floor = start(
+        [
+            sys.executable,
+            "bench/floor_server.py",
+            "--cert-dir",
+            str(work / "certs"),
+            "--port",
+            str(floor_port),
+        ],
+        f"https://localhost:{floor_port}/readyz",
+        context,
+    )
+    server_rss_loaded = peak_rss_mb(server.pid)
+    node_names = [f"node-{index:05d}" for index in range(args.nodes)]
+    n = args.requests
+    scenarios: dict[str, Callable[[int], bytes]] = {
+        "binding check": lambda i: binding_body(
+            i,
+            pending[i % len(pending)]["name"],
+            pending[i % len(pending)]["namespace"],
+            rng.choice(node_names),
+        ),
+        "unbound pod (fits)": lambda i: pod_body(i, {"cpu": "1", "memory": "1Gi"}),
+        "unbound pod (no room, scan)": lambda i: pod_body(
+            i, {"cpu": "20", "memory": "1Gi"}, {"topology.kubernetes.io/zone": rng.choice(ZONES)}
+        ),
+        "mutate best-effort pod": lambda i: pod_body(i, None),
+    }
+    results: list[tuple[Result, Result]] = []
+    try:
+        for name, make in scenarios.items():
+            bodies = [make(i) for i in range(n)]
+            path = "/mutate" if name.startswith("mutate") else "/validate"
+            floor_result = asyncio.run(
+                drive(
+                    f"  floor ({name})",
+                    f"https://localhost:{floor_port}{path}",
+                    bodies,
+                    args.concurrency,
+                    context,
+                )
+            )
+            result = asyncio.run(
+                drive(name, f"https://localhost:{port}{path}", bodies, args.concurrency, context)
+            )
+            results.append((result, floor_result))
+        server_rss_end = peak_rss_mb(server.pid)
+    finally:
+        for process in (server, floor):
+            process.terminate()
+            process.wait(timeout=30)
+
+    print(
+        f"\nconcurrency {args.concurrency}, keep-alive HTTPS (TLS 1.3), client and servers on one 2-core machine"
+    )
+    print(HEADER)
+    for result, floor_result in results:
+        print(result.row(floor_result))
+        print(floor_result.row(None))
+    print(f"\nserver peak RSS: {server_rss_loaded:.0f} MB after load, {server_rss_end:.0f} MB after the run")
+    if args.json:
+        figures = {
+            "load": load,
+            "server_rss_mb": server_rss_end,
+            "scenarios": {
+                r.name: {
+                    "rps": r.rps,
+                    "p50_ms": r.percentile(0.5),
+                    "p95_ms": r.percentile(0.95),
+                    "p99_ms": r.percentile(0.99),
+                    "errors": r.errors,
+                    "denied": r.denied,
+                    "floor_rps": f.rps,
+                    "ratio": r.rps / f.rps,
+                }
+                for r, f in results
+            },
+        }
+        Path(args.json).write_text(json.dumps(figures, indent=2))
+    os.system(f"rm -rf {work}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+"""The floor: a bare aiohttp handler that parses the review and answers allowed, same TLS as limitguard.
+
+Whatever limitguard costs above this is the cost of its policy and state work.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from aiohttp import web
+
+from webhook import certs
+from webhook.admission.review import AdmissionResponse, decode_review, encode_response
+from webhook.server.tls import server_context
+
+
+async def answer(request: web.Request) -> web.Response:
+    review = decode_review(await request.read())
+    return web.Response(
+        body=encode_response(review, AdmissionResponse(True)), content_type="application/json"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cert-dir", required=True)
+    parser.add_argument("--port", type=int, required=True)
+    args = parser.parse_args()
+    app = web.Application()
+    for path in ("/validate", "/mutate"):
+        app.router.add_post(path, answer)
+    app.router.add_get("/readyz", lambda request: web.Response(text="ok"))
+    cert_dir = Path(args.cert_dir)
+    context = server_context(cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY)
+    web.run_app(app, host="127.0.0.1", port=args.port, ssl_context=context, access_log=None, print=None)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+import pytest
+
+from tests.support import container
+from webhook.core.podlimits import PodSpecError, pod_limits
+
+
+def spec(containers=(), init=(), overhead=None):
+    body = {"containers": list(containers), "initContainers": list(init)}
+    if overhead:
+        body["overhead"] = overhead
+    return body
+
+
+def test_limit_wins_over_request_and_request_stands_in_for_missing_limit():
+    limits = pod_limits(spec([container(limits={"cpu": "2"}, requests={"cpu": "1", "memory": "1Gi"})]))
+    assert limits == {"cpu": 2000, "memory": 1024**3}
+
+
+def test_regular_containers_are_summed():
+    limits = pod_limits(spec([container("a", limits={"cpu": "1"}), container("b", limits={"cpu": "500m"})]))
+    assert limits == {"cpu": 1500}
+
+
+def test_init_container_peak_wins_when_larger_than_the_sum():
+    limits = pod_limits(spec([container(limits={"cpu": "1"})], init=[container("init", limits={"cpu": "3"})]))
+    assert limits == {"cpu": 3000}
+
+
+def test_sidecars_add_to_the_long_running_sum_and_to_later_init_containers():
+    sidecar = container("proxy", limits={"cpu": "1"}, restartPolicy="Always")
+    late_init = container("migrate", limits={"cpu": "2500m"})
+    # long running: app 1 + sidecar 1 = 2; init peak: migrate 2.5 + sidecar started before it 1 = 3.5
+    limits = pod_limits(spec([container(limits={"cpu": "1"})], init=[sidecar, late_init]))
+    assert limits == {"cpu": 3500}
+
+
+def test_init_container_before_the_sidecar_does_not_pay_for_it():
+    early_init = container("setup", limits={"cpu": "2500m"})
+    sidecar = container("proxy", limits={"cpu": "1"}, restartPolicy="Always")
+    # init peak 2.5 (no sidecar started yet) exceeds the long-running sum app 1 + sidecar 1 = 2
+    assert pod_limits(spec([container(limits={"cpu": "1"})], init=[early_init, sidecar])) == {"cpu": 2500}
+
+
+def test_overhead_is_added_after_the_max():
+    limits = pod_limits(
+        spec([container(limits={"cpu": "1", "memory": "1Gi"})], overhead={"cpu": "250m", "memory": "160Mi"})
+    )
+    assert limits == {"cpu": 1250, "memory": 1024**3 + 160 * 1024**2}
+
+
+def test_resources_are_independent_in_the_max():
+    limits = pod_limits(
+        spec(
+            [container(limits={"cpu": "4", "memory": "1Gi"})],
+            init=[container("i", limits={"cpu": "1", "memory": "2Gi"})],
+        )
+    )
+    assert limits == {"cpu": 4000, "memory": 2 * 1024**3}
+
+
+def test_extended_resources_and_hugepages_are_counted_as_integers():
+    limits = pod_limits(spec([container(limits={"nvidia.com/gpu": 2, "hugepages-2Mi": "20Mi", "cpu": "1"})]))
+    assert limits == {"nvidia.com/gpu": 2, "hugepages-2Mi": 20 * 1024**2, "cpu": 1000}
+
+
+def test_no_resources_means_no_limits():
+    assert pod_limits(spec([{"name": "a", "image": "x"}])) == {}
+    assert pod_limits({}) == {}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"containers": "nope"},
+        {"containers": [42]},
+        {"containers": [{"name": "a", "resources": {"limits": {"cpu": "lots"}}}]},
+        {"containers": [{"name": "a", "resources": {"limits": ["cpu"]}}]},
+        {"containers": [], "overhead": {"cpu": "x"}},
+    ],
+)
+def test_malformed_specs_raise_a_clear_error(bad):
+    with pytest.raises(PodSpecError):
+        pod_limits(bad)
