@@ -2,38 +2,13 @@ import pytest
 
 from webhook.core.ratios import (
     RatioError,
-    is_valid_resource_name,
     limit_capacity,
     parse_ratio_annotation,
     parse_ratio_map,
-    parse_ratio_percent,
 )
 
-
-@pytest.mark.parametrize(("value", "percent"), [(150, 150), ("150%", 150), (0, 0), ("0%", 0), (600, 600)])
-def test_valid_percent_forms(value, percent):
-    assert parse_ratio_percent(value) == percent
-
-
-@pytest.mark.parametrize("value", ["150", 1.5, 150.0, -1, "-5%", "1.5%", True, None, [150], "150 %", "%"])
-def test_malformed_percent_forms(value):
-    with pytest.raises(RatioError):
-        parse_ratio_percent(value)
-
-
-@pytest.mark.parametrize(
-    "name",
-    ["cpu", "memory", "ephemeral-storage", "hugepages-2Mi", "nvidia.com/gpu", "kubernetes.io/batch-cpu"],
-)
-def test_valid_resource_names(name):
-    assert is_valid_resource_name(name)
-
-
-@pytest.mark.parametrize(
-    "name", ["", "/gpu", "nvidia.com/", "Bad_Domain.com/gpu", "a/b/c", "-cpu", "x" * 64, 5]
-)
-def test_invalid_resource_names(name):
-    assert not is_valid_resource_name(name)
+# The accepted percent forms and resource names are tested in tests/schedcfg/test_helpers.py,
+# including a property test that the LimitAwareArgs schema agrees with parse_ratio_percent.
 
 
 def test_annotation_replaces_with_exactly_its_map():

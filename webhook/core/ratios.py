@@ -7,6 +7,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from webhook.core.names import RESOURCE_NAME_HINT, is_valid_resource_name
+
 RATIO_ANNOTATION = "node.koordinator.sh/limit-to-allocatable"
 ACCEPTED_FORMS = (
     "a JSON object mapping resource names to an integer percent or a percent string, "
@@ -15,10 +17,8 @@ ACCEPTED_FORMS = (
 
 RatioMap = dict[str, int]
 
-_PERCENT_STRING = re.compile(r"^(\d{1,9})%$")
-_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS_SUBDOMAIN = re.compile(rf"^{_DNS_LABEL}(\.{_DNS_LABEL})*$")
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_PERCENT_STRING = re.compile(r"^([0-9]+)%$")
+_FORMS = 'must be an integer percent (150) or a percent string ("150%")'
 
 
 class RatioError(ValueError):
@@ -26,27 +26,25 @@ class RatioError(ValueError):
 
 
 def parse_ratio_percent(value: Any) -> int:
-    """An integer percent from `150` or `"150%"`; everything else is malformed."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise RatioError(f'{value!r} is not an integer percent or a percent string like "150%"')
+    """An integer percent from `150` or `"150%"`; `"150"`, floats, negatives, booleans are malformed."""
+    if isinstance(value, bool):
+        raise RatioError(f"invalid ratio {json.dumps(value)}: a boolean is not a percent")
     if isinstance(value, int):
         if value < 0:
-            raise RatioError(f"{value} is negative")
+            raise RatioError(f"invalid ratio {value}: must not be negative")
         return value
-    match = _PERCENT_STRING.match(value)
-    if match is None:
-        raise RatioError(f'{value!r} is not a percent string like "150%" (the % sign is required)')
-    return int(match[1])
-
-
-def is_valid_resource_name(name: Any) -> bool:
-    """Kubernetes resource names: a qualified name with an optional DNS-subdomain prefix."""
-    if not isinstance(name, str) or not name:
-        return False
-    prefix, slash, short_name = name.rpartition("/")
-    if slash and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
-        return False
-    return len(short_name) <= 63 and bool(_QUALIFIED_NAME.match(short_name))
+    if isinstance(value, float):
+        raise RatioError(f"invalid ratio {value!r}: must be a whole percent, not a float")
+    if isinstance(value, str):
+        match = _PERCENT_STRING.match(value)
+        if match:
+            return int(match.group(1))
+        if value.isdigit():
+            raise RatioError(
+                f'invalid ratio "{value}": a string needs a % sign ("{value}%") or use the integer {int(value)}'
+            )
+        raise RatioError(f"invalid ratio {json.dumps(value)[:40]}: {_FORMS}")
+    raise RatioError(f"invalid ratio {json.dumps(value, default=str)[:40]}: {_FORMS}")
 
 
 def parse_ratio_map(raw: Any) -> RatioMap:
@@ -56,7 +54,7 @@ def parse_ratio_map(raw: Any) -> RatioMap:
     ratios: RatioMap = {}
     for resource, value in raw.items():
         if not is_valid_resource_name(resource):
-            raise RatioError(f"{resource!r} is not a valid resource name")
+            raise RatioError(f"{resource!r} is not a valid resource name: {RESOURCE_NAME_HINT}")
         try:
             ratios[resource] = parse_ratio_percent(value)
         except RatioError as error:

@@ -23,7 +23,7 @@ class Verdict:
 
 def warning(text: str) -> str:
     """Admission warnings are shown by kubectl on one line; keep them short."""
-    return text if len(text) < MAX_WARNING_LENGTH else text[: MAX_WARNING_LENGTH - 4] + " ..."
+    return text if len(text) < MAX_WARNING_LENGTH else text[: MAX_WARNING_LENGTH - 5] + " ..."
 
 
 def allow(reason: str, *warnings: str) -> Verdict:

@@ -1,0 +1,18 @@
+from webhook.core.config import Enforcement
+from webhook.core.verdict import MAX_WARNING_LENGTH, enforce, warning
+
+
+def test_long_warnings_are_cut_below_the_limit():
+    assert warning("short") == "short"
+    cut = warning("x" * 500)
+    assert len(cut) < MAX_WARNING_LENGTH and cut.endswith(" ...")
+    assert warning("y" * (MAX_WARNING_LENGTH - 1)) == "y" * (MAX_WARNING_LENGTH - 1)
+
+
+def test_enforcement_actions():
+    deny = enforce("exceeds", "long message", "brief", Enforcement.DENY)
+    warn = enforce("exceeds", "long message", "brief", Enforcement.WARN)
+    dry = enforce("exceeds", "long message", "brief", Enforcement.DRY_RUN)
+    assert (deny.allowed, deny.code, deny.action, deny.message) == (False, 403, "deny", "long message")
+    assert (warn.allowed, warn.warnings, warn.action) == (True, ("brief",), "warn")
+    assert (dry.allowed, dry.warnings, dry.action) == (True, (), "dryrun")

@@ -1,0 +1,44 @@
+"""Kubernetes name syntax: qualified names and resource names (as apimachinery validates them)."""
+
+from __future__ import annotations
+
+import re
+
+_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN = re.compile(rf"^{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*$")
+_QUALIFIED_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_HUGEPAGES = re.compile(r"^hugepages-[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$")
+
+#: Unprefixed names a pod or node resource may have (besides hugepages-<size>).
+STANDARD_RESOURCE_NAMES = frozenset({"cpu", "memory", "ephemeral-storage", "pods", "storage"})
+
+RESOURCE_NAME_HINT = (
+    "must be a standard resource name (cpu, memory, ephemeral-storage, pods, storage, hugepages-<size>) "
+    'or a domain-prefixed name such as "nvidia.com/gpu"'
+)
+
+
+def is_qualified_name(name: object) -> bool:
+    """Label-key syntax `[prefix/]name`: prefix a DNS-1123 subdomain (<= 253 chars), name <= 63
+    chars of alphanumerics, `-`, `_`, `.`, alphanumeric at both ends."""
+    if not isinstance(name, str) or not name:
+        return False
+    prefix, slash, local = name.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)):
+        return False
+    return len(local) <= 63 and bool(_QUALIFIED_NAME_PART.match(local))
+
+
+def is_valid_resource_name(name: object) -> bool:
+    """A resource name as used in requests, limits and allocatable.
+
+    Either a standard unprefixed name (cpu, memory, ..., `hugepages-<size>`) or `<prefix>/<name>`
+    such as `nvidia.com/gpu`: Kubernetes requires non-standard resources to be fully qualified, so
+    an unprefixed unknown name (`gpu`) is invalid.
+    """
+    if not isinstance(name, str) or not name:
+        return False
+    if "/" in name:
+        prefix, _, local = name.partition("/")
+        return "/" not in local and bool(prefix) and is_qualified_name(name)
+    return name in STANDARD_RESOURCE_NAMES or bool(_HUGEPAGES.match(name))

@@ -1,0 +1,111 @@
+"""``limitguard validate``: check scheduler configuration files before they reach a cluster.
+
+Exit codes: 0 all files valid (warnings allowed unless --strict), 1 at least one file invalid, 2 usage or
+I/O error (unreadable file). Suitable as a pre-commit hook and a CI step; see docs/validator.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, BinaryIO
+
+from .documents import MAX_INPUT_BYTES
+from .report import Finding, Report
+from .validator import validate_text
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Register the ``validate`` options on ``parser`` (used by the top-level ``limitguard`` CLI)."""
+    parser.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="KubeSchedulerConfiguration, ConfigMap or multi-document YAML file; - reads stdin",
+    )
+    parser.add_argument(
+        "-o", "--output", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also print informational notes (e.g. args of plugins limitguard does not know)",
+    )
+    parser.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
+
+
+def _read(name: str) -> str:
+    """Read at most MAX_INPUT_BYTES + 1 bytes so a huge file is refused without loading it whole."""
+    stream: BinaryIO
+    if name == "-":
+        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+    else:
+        with open(name, "rb") as stream:
+            data = stream.read(MAX_INPUT_BYTES + 1)
+    return data.decode("utf-8")
+
+
+def _load(name: str) -> Report:
+    source = "<stdin>" if name == "-" else name
+    try:
+        text = _read(name)
+    except UnicodeDecodeError as exc:
+        return Report(
+            source, [Finding("error", "", f"file is not valid UTF-8 (byte {exc.start})", "input.encoding")]
+        )
+    return validate_text(text, source=source)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate ``args.files``, print the results, return the exit code."""
+    reports: list[Report] = []
+    io_errors: list[dict[str, str]] = []
+    for name in args.files:
+        try:
+            reports.append(_load(name))
+        except OSError as exc:
+            io_errors.append({"file": name, "error": exc.strerror or str(exc)})
+    strict = bool(getattr(args, "strict", False))
+
+    def failed(report: Report) -> bool:
+        return not report.ok or (strict and bool(report.warnings))
+
+    if getattr(args, "output", "text") == "json":
+        document: dict[str, Any] = {
+            "valid": not io_errors and not any(failed(r) for r in reports),
+            "files": [r.to_dict() for r in reports],
+            "ioErrors": io_errors,
+            "summary": {
+                "files": len(reports) + len(io_errors),
+                "invalid": sum(failed(r) for r in reports),
+                "errors": sum(len(r.errors) for r in reports),
+                "warnings": sum(len(r.warnings) for r in reports),
+            },
+        }
+        sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+    else:
+        for report in reports:
+            print(report.format(show_info=bool(getattr(args, "verbose", False))))
+    for problem in io_errors:
+        print(f"{problem['file']}: error: cannot read: {problem['error']}", file=sys.stderr)
+
+    if io_errors:
+        return EXIT_USAGE
+    return EXIT_INVALID if any(failed(r) for r in reports) else EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="limitguard validate",
+        description="Validate kube-scheduler configuration files (KubeSchedulerConfiguration, plugin args).",
+    )
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

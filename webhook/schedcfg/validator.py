@@ -1,0 +1,266 @@
+"""Entry points: find KubeSchedulerConfigurations in any input form and validate them.
+
+Input forms (SPEC 6): a bare configuration, a ConfigMap whose data values hold one (any key), a
+``kind: List`` of those, multi-document YAML of any of these, and - for documentation snippets - a
+fragment without apiVersion/kind whose top-level keys are all KubeSchedulerConfiguration fields
+(validated as v1, with a warning). Other documents are skipped with a note.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from . import args as plugin_args
+from . import rules, schemas
+from .documents import Document, YamlInputError, load_documents
+from .report import Finding, Report, info, path_join, prefix_path, relocate, unsupported, warning
+
+GROUP = "kubescheduler.config.k8s.io"
+KIND = "KubeSchedulerConfiguration"
+API_VERSIONS: dict[str, str] = {f"{GROUP}/{v}": v for v in schemas.CONFIG_VERSIONS}
+DEPRECATED: dict[str, str] = {"v1beta3": "Kubernetes 1.29", "v1beta2": "Kubernetes 1.28"}
+
+Locator = Callable[[str], "tuple[int, int] | None"]
+
+
+def validate_config(config: dict[str, Any], version: str) -> list[Finding]:
+    """Schema, semantic and args findings for one configuration of a known ``version``."""
+    findings = schemas.validate(schemas.config_validator(version), config)
+    findings += rules.check_config(config, version)
+    findings += plugin_args.check_plugin_configs(config, version)
+    return findings
+
+
+def _v1_fields() -> frozenset[str]:
+    return frozenset(schemas.load_schema(schemas.config_schema_path("v1"))["properties"])
+
+
+class _Validation:
+    """Collects findings of one input; ``configs`` counts the configurations found (valid or not)."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        self.configs = 0
+
+    def emit(self, findings: list[Finding], *, prefix: str, document: int | None, locate: Locator) -> None:
+        placed = []
+        for finding in findings:
+            position = locate(finding.path)
+            line, column = position if position else (None, None)
+            placed.append(relocate(finding, prefix=prefix, document=document, line=line, column=column))
+        placed.sort(key=lambda f: (f.line is None, f.line or 0, f.column or 0))
+        self.report.extend(placed)
+
+    # ----------------------------------------------------------------------------------- dispatch
+    def document(
+        self,
+        data: Any,
+        *,
+        prefix: str,
+        structural: str,
+        document: int | None,
+        outer: Document | None,
+        allow_fragment: bool,
+    ) -> None:
+        """Validate whatever ``data`` is; ``structural`` is its path inside ``outer`` (for positions)."""
+
+        def outer_locate(path: str) -> tuple[int, int] | None:
+            return outer.locate(prefix_path(structural, path)) if outer else None
+
+        if data is None:
+            return
+        if not isinstance(data, dict):
+            self.emit(
+                [info("", "document is not a mapping; skipped", "input.skipped")],
+                prefix=prefix,
+                document=document,
+                locate=outer_locate,
+            )
+            return
+        kind = data.get("kind")
+        if kind == KIND:
+            self.config(data, prefix=prefix, document=document, locate=outer_locate)
+        elif kind == "ConfigMap":
+            self.configmap(data, prefix=prefix, structural=structural, document=document, outer=outer)
+        elif isinstance(kind, str) and kind.endswith("List") and isinstance(data.get("items"), list):
+            for i, item in enumerate(data["items"]):
+                self.document(
+                    item,
+                    prefix=path_join(prefix, "items", i),
+                    structural=path_join(structural, "items", i),
+                    document=document,
+                    outer=outer,
+                    allow_fragment=False,
+                )
+        elif (
+            allow_fragment
+            and "apiVersion" not in data
+            and "kind" not in data
+            and data
+            and {str(k) for k in data} <= _v1_fields()
+        ):
+            note = warning(
+                "",
+                f"apiVersion and kind are missing: validated as a {GROUP}/v1 {KIND} fragment "
+                "(kube-scheduler itself needs both)",
+                "input.fragment",
+            )
+            self.emit([note], prefix=prefix, document=document, locate=outer_locate)
+            self.config(
+                {"apiVersion": f"{GROUP}/v1", "kind": KIND, **data},
+                prefix=prefix,
+                document=document,
+                locate=outer_locate,
+            )
+        else:
+            what = f"kind {json.dumps(kind)}" if kind is not None else "a document without kind"
+            self.emit(
+                [info("", f"{what} is not a {KIND}; skipped", "input.skipped")],
+                prefix=prefix,
+                document=document,
+                locate=outer_locate,
+            )
+
+    def config(self, data: dict[str, Any], *, prefix: str, document: int | None, locate: Locator) -> None:
+        self.configs += 1
+        api_version = data.get("apiVersion")
+        version = API_VERSIONS.get(api_version) if isinstance(api_version, str) else None
+        if version is None:
+            finding = unsupported("apiVersion", api_version, list(API_VERSIONS), "config.api-version")
+            self.emit([finding], prefix=prefix, document=document, locate=locate)
+            return
+        findings: list[Finding] = []
+        if version in DEPRECATED:
+            findings.append(
+                warning(
+                    "apiVersion",
+                    f"{api_version} is deprecated and no longer served since "
+                    f"{DEPRECATED[version]}; migrate to {GROUP}/v1",
+                    "config.deprecated-version",
+                    api_version,
+                )
+            )
+        findings += validate_config(data, version)
+        self.emit(findings, prefix=prefix, document=document, locate=locate)
+
+    def configmap(
+        self,
+        configmap: dict[str, Any],
+        *,
+        prefix: str,
+        structural: str,
+        document: int | None,
+        outer: Document | None,
+    ) -> None:
+        data = configmap.get("data")
+        if not isinstance(data, dict):
+            return
+        for key, value in data.items():
+            if not isinstance(value, str) or KIND not in value:
+                continue  # cheap: never parse values that cannot hold a configuration
+            self.configmap_value(
+                str(key), value, prefix=prefix, structural=structural, document=document, outer=outer
+            )
+
+    def configmap_value(
+        self,
+        key: str,
+        value: str,
+        *,
+        prefix: str,
+        structural: str,
+        document: int | None,
+        outer: Document | None,
+    ) -> None:
+        value_prefix = prefix_path(prefix, f"data[{key}]")
+        value_structural = path_join(structural, "data", key)
+        origin = outer.literal_blocks.get(value_structural) if outer else None
+
+        def shift(position: tuple[int, int] | None) -> tuple[int, int] | None:
+            if position is None or origin is None:
+                return None
+            return origin[0] + position[0] - 1, origin[1] + position[1]
+
+        try:
+            inner_documents = load_documents(value)
+        except YamlInputError as exc:
+            self.configs += 1
+            where = f" at line {exc.line}, column {exc.column} of the value" if exc.line is not None else ""
+            label = "YAML syntax error" if exc.rule == "yaml.syntax" else "YAML input rejected"
+            finding = Finding("error", "", f"{label}{where}: {exc.problem}", exc.rule)
+            position = shift((exc.line, exc.column) if exc.line is not None else None)
+            if position is None and outer is not None:
+                position = outer.locate(value_structural)
+            self.emit([finding], prefix=value_prefix, document=document, locate=lambda _p: position)
+            return
+        found_before = self.configs
+        for inner in inner_documents:
+            inner_prefix = (
+                value_prefix if len(inner_documents) == 1 else f"{value_prefix}(document {inner.index})"
+            )
+
+            def locate(path: str, inner: Document = inner) -> tuple[int, int] | None:
+                return shift(inner.locate(path))
+
+            data = inner.data
+            if isinstance(data, dict) and data.get("kind") == KIND:
+                self.config(data, prefix=inner_prefix, document=document, locate=locate)
+        if self.configs == found_before:
+            self.emit(
+                [info("", f"mentions {KIND} but holds no such document; skipped", "input.skipped")],
+                prefix=value_prefix,
+                document=document,
+                locate=lambda _p: outer.locate(value_structural) if outer else None,
+            )
+
+
+def validate_text(text: str, source: str = "<input>") -> Report:
+    """Validate any input form (bare config, ConfigMap, List, multi-document YAML, v1 fragment)."""
+    report = Report(source)
+    try:
+        documents = load_documents(text)
+    except YamlInputError as exc:
+        report.add(Finding("error", "", str(exc), exc.rule, line=exc.line, column=exc.column))
+        return report
+    validation = _Validation(report)
+    multi = len(documents) > 1
+    for document in documents:
+        validation.document(
+            document.data,
+            prefix="",
+            structural="",
+            document=document.index if multi else None,
+            outer=document,
+            allow_fragment=True,
+        )
+    if validation.configs == 0:
+        report.add(
+            Finding(
+                "error",
+                "",
+                f"no {KIND} found in the input (checked {len(documents)} document(s))",
+                "input.no-config",
+            )
+        )
+    return report
+
+
+def configmap_verdict(configmap: dict[str, Any]) -> Report | None:
+    """Verdict for a ConfigMap from an AdmissionRequest: None when no data value mentions
+    KubeSchedulerConfiguration (decided by a substring test, before any YAML parsing), else a Report whose
+    paths start with ``data[<key>].``."""
+    data = configmap.get("data") if isinstance(configmap, dict) else None
+    if not isinstance(data, dict) or not any(isinstance(v, str) and KIND in v for v in data.values()):
+        return None
+    metadata = configmap.get("metadata") if isinstance(configmap.get("metadata"), dict) else {}
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    namespace = metadata.get("namespace") if isinstance(metadata, dict) else None
+    source = f"configmap/{namespace}/{name}" if namespace else f"configmap/{name or '<unnamed>'}"
+    report = Report(source)
+    _Validation(report).configmap(configmap, prefix="", structural="", document=None, outer=None)
+    return report
+
+
+__all__ = ["configmap_verdict", "validate_config", "validate_text"]
