@@ -18,8 +18,14 @@ $(VENV)/.test-deps: $(BIN)/limitguard
 	$(BIN)/pip install -q -e '.[test]'
 	@touch $@
 
+DEMO := webhook/demo
+
 run: $(BIN)/limitguard
-	$(BIN)/limitguard serve --demo --cert-dir certs --host $(HOST) --port $(PORT)
+	@echo "Demo cluster: $(DEMO)/cluster.yaml (SPEC 2 worked example). In another shell, try a denied binding:"
+	@echo "  curl -s --cacert certs/ca.crt -H 'Content-Type: application/json' --data @$(DEMO)/binding-pod5-node1.json https://localhost:$(PORT)/validate"
+	@echo "and an allowed one: the same with binding-pod5-node2.json"
+	$(BIN)/limitguard serve --config $(DEMO)/config.yaml --cluster $(DEMO)/cluster.yaml --cert-dir certs \
+		--host $(HOST) --port $(PORT)
 
 tools: $(TOOLS)/helm $(TOOLS)/kubectl
 

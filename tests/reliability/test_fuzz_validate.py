@@ -1,0 +1,121 @@
+"""`limitguard validate` against hostile files: random YAML, alias bombs, binary data, 50 MB.
+
+Each case runs the real command in a child process under a 1 GiB address-space limit and a time
+limit, and must end with a clear message and exit code 1 or 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import resource
+import subprocess
+import sys
+import time
+from contextlib import redirect_stderr, redirect_stdout
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.support import REPO
+from webhook.schedcfg import cli
+
+RANDOM_DOCUMENTS = 300
+
+
+def run_child(*paths: str, stdin: bytes | None = None, timeout: float = 30) -> tuple[int, str, float, float]:
+    """Exit code, combined output, seconds, and the child's peak RSS in MB."""
+
+    def limit_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.monotonic()
+    completed = subprocess.run(
+        [sys.executable, "-m", "webhook", "validate", *paths], input=stdin, capture_output=True,
+        timeout=timeout, preexec_fn=limit_memory, cwd=REPO, check=False,
+    )
+    seconds = time.monotonic() - started
+    peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
+    return completed.returncode, (completed.stdout + completed.stderr).decode(errors="replace"), seconds, peak
+
+
+def run_in_process(path: str) -> tuple[int, str]:
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(out):
+        code = cli.run(parser.parse_args([path]))
+    return code, out.getvalue()
+
+
+yaml_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=20)),
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.text(max_size=8), children, max_size=4)),
+    max_leaves=20,
+)
+random_texts = st.one_of(
+    yaml_values.map(lambda value: yaml.safe_dump(value, allow_unicode=True)),
+    st.text(max_size=400),
+    st.builds(lambda value: "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+              + yaml.safe_dump({"profiles": value}), yaml_values),
+)
+
+
+@settings(max_examples=RANDOM_DOCUMENTS, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(text=random_texts)
+def test_random_yaml_gets_a_clear_verdict(tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("fuzz") / "input.yaml"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    code, output = run_in_process(str(path))
+    assert code in (0, 1), output  # a random profiles list can be a valid (empty) configuration
+    assert "input.yaml" in output
+    assert "Traceback" not in output
+
+
+def test_billion_laughs_is_refused_quickly(tmp_path):
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"a{n}: &a{n} [" + ", ".join([f"*a{n - 1}"] * 9) + "]" for n in range(1, 10)]
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("\n".join(lines) + "\nkind: KubeSchedulerConfiguration\n")
+    code, output, seconds, peak = run_child(str(bomb))
+    assert code == 1
+    assert "alias" in output.lower()
+    assert seconds < 20 and peak < 300
+
+
+def test_binary_file_is_refused(tmp_path):
+    binary = tmp_path / "random.bin"
+    binary.write_bytes(os.urandom(4096) + b"\x00KubeSchedulerConfiguration\x00")
+    code, output, _, _ = run_child(str(binary))
+    assert code == 1
+    assert "random.bin" in output and "Traceback" not in output
+
+
+def test_fifty_megabyte_file_is_refused_without_loading_it(tmp_path):
+    huge = tmp_path / "huge.yaml"
+    with huge.open("wb") as stream:
+        stream.write(b"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n")
+        chunk = b"- schedulerName: s\n" * 4096
+        while stream.tell() < 50 * 1024 * 1024:
+            stream.write(chunk)
+    code, output, seconds, peak = run_child(str(huge))
+    assert code == 1
+    assert "limit" in output
+    assert seconds < 15 and peak < 200, (seconds, peak)
+
+
+def test_fifty_megabytes_on_stdin_too():
+    code, output, seconds, peak = run_child("-", stdin=b"a: b\n" * (10 * 1024 * 1024))
+    assert code == 1 and "limit" in output
+    assert peak < 200
+
+
+def test_unreadable_and_missing_files_exit_2(tmp_path):
+    code, output, _, _ = run_child(str(tmp_path / "missing.yaml"))
+    assert code == 2 and "missing.yaml" in output
+    code, output, _, _ = run_child(str(tmp_path))  # a directory
+    assert code == 2
