@@ -79,6 +79,52 @@ def review(request: dict) -> bytes:
     return orjson.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request})
 
 
+SCHEDULER_CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+  - schedulerName: default-scheduler
+    plugins:
+      score:
+        enabled:
+          - {name: NodeResourcesFitPlus, weight: 2}
+          - {name: ScarceResourceAvoidance, weight: 2}
+    pluginConfig:
+      - name: NodeResourcesFitPlus
+        args:
+          apiVersion: kubescheduler.config.k8s.io/v1
+          kind: ResourceTypesArgs
+          resources:
+            nvidia.com/gpu: {type: MostAllocated, weight: 2}
+            cpu: {type: LeastAllocated, weight: 1}
+            memory: {type: LeastAllocated, weight: 1}
+      - name: ScarceResourceAvoidance
+        args:
+          apiVersion: kubescheduler.config.k8s.io/v1
+          kind: ScarceResourceAvoidanceArgs
+          resources: [nvidia.com/gpu]
+"""
+
+
+def configmap_body(index: int) -> bytes:
+    return review(
+        {
+            "uid": f"c-{index}",
+            "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+            "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+            "namespace": "kube-system",
+            "name": "scheduler-config",
+            "operation": "UPDATE",
+            "dryRun": False,
+            "object": {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "scheduler-config", "namespace": "kube-system"},
+                "data": {"scheduler-config.yaml": SCHEDULER_CONFIG},
+            },
+        }
+    )
+
+
 def binding_body(index: int, pod: str, namespace: str, node: str) -> bytes:
     return review(
         {
@@ -316,6 +362,7 @@ def main() -> None:
             i, {"cpu": "20", "memory": "1Gi"}, {"topology.kubernetes.io/zone": rng.choice(ZONES)}
         ),
         "mutate best-effort pod": lambda i: pod_body(i, None),
+        "ConfigMap validation": configmap_body,
     }
     results: list[tuple[Result, Result]] = []
     try:

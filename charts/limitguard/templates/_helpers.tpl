@@ -1,0 +1,128 @@
+{{/* Object names are limited to 63 characters (DNS labels for the Service). */}}
+{{- define "limitguard.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "limitguard.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "limitguard.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "limitguard.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "limitguard.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/* The webhook server's pods only: the hook Job and test pods must never match the Service or PDB. */}}
+{{- define "limitguard.serverSelectorLabels" -}}
+{{ include "limitguard.selectorLabels" . }}
+app.kubernetes.io/component: webhook
+{{- end -}}
+
+{{- define "limitguard.labels" -}}
+helm.sh/chart: {{ include "limitguard.chart" . }}
+{{ include "limitguard.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end -}}
+
+{{- define "limitguard.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "limitguard.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "limitguard.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret holding tls.crt / tls.key (and ca.crt in generate and certManager modes). */}}
+{{- define "limitguard.tlsSecretName" -}}
+{{- if eq .Values.certs.mode "provided" -}}
+{{- required "certs.provided.secretName is required when certs.mode is provided" .Values.certs.provided.secretName -}}
+{{- else -}}
+{{- printf "%s-tls" (include "limitguard.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "limitguard.certificateName" -}}
+{{- printf "%s-serving" (include "limitguard.fullname" .) -}}
+{{- end -}}
+
+{{- define "limitguard.webhookConfigurationName" -}}
+{{- include "limitguard.fullname" . -}}
+{{- end -}}
+
+{{/* Namespaces never sent to the webhooks and never checked: release namespace, kube-system, extras. */}}
+{{- define "limitguard.excludedNamespaces" -}}
+{{- $namespaces := concat (list .Release.Namespace "kube-system") .Values.config.excludedNamespaces | uniq -}}
+{{- toJson $namespaces -}}
+{{- end -}}
+
+{{- define "limitguard.namespaceSelector" -}}
+namespaceSelector:
+  matchExpressions:
+    - key: kubernetes.io/metadata.name
+      operator: NotIn
+      values: {{ include "limitguard.excludedNamespaces" . }}
+{{- end -}}
+
+{{/* The Certificate cainjector copies caBundle from in certManager mode. */}}
+{{- define "limitguard.injectCaFrom" -}}
+{{- printf "%s/%s" .Release.Namespace (include "limitguard.certificateName" .) -}}
+{{- end -}}
+
+{{/* clientConfig of one webhook; caBundle only when it is known at render time (provided mode):
+     in generate mode the hook Job patches it and in certManager mode cainjector does, so the chart
+     never renders the field and re-rendering never clears it. */}}
+{{- define "limitguard.clientConfig" -}}
+{{- $root := index . 0 -}}
+{{- $path := index . 1 -}}
+clientConfig:
+  service:
+    name: {{ include "limitguard.fullname" $root }}
+    namespace: {{ $root.Release.Namespace }}
+    path: {{ $path }}
+    port: {{ $root.Values.service.port }}
+  {{- if eq $root.Values.certs.mode "provided" }}
+  caBundle: {{ required "certs.provided.caBundle is required when certs.mode is provided" $root.Values.certs.provided.caBundle }}
+  {{- end }}
+{{- end -}}
+
+{{/* Restricted Pod Security, shared by the server, the hook Job and the test pod. */}}
+{{- define "limitguard.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+fsGroup: 65532
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{- define "limitguard.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+capabilities:
+  drop: ["ALL"]
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
