@@ -1,0 +1,268 @@
+"""Live-feed benchmark: initial sync and watch-event throughput against the fake API server.
+
+The fake API server (tests/fakeapiserver.py) runs as a subprocess holding the synthetic cluster, so
+the RSS printed here is limitguard's alone. Figures, each with a baseline measured in the same run:
+
+1. initial sync of every node, pod and namespace through limitguard's reflectors until /readyz
+   would say ok; baseline = the same paged GETs with orjson.loads and no state work.
+2. a burst of pod MODIFIED events applied while admissions are answered on the same event loop:
+   events/s applied and admission latency percentiles during the burst; baselines = the same 10,000
+   events replayed to a bare reader (read + orjson.loads), and admission latency with no burst.
+
+    python bench/sync.py                              # 5,000 nodes, 150,000 pods, burst 10,000
+    python bench/sync.py --nodes 200 --pods 5000 --burst 2000   # quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+import orjson
+from aiohttp import web
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.live.helpers import write_kubeconfig  # noqa: E402
+from webhook.admission.validating import Validator  # noqa: E402
+from webhook.cluster.live import ACTIVE_PODS_SELECTOR, start_live_feed  # noqa: E402
+from webhook.cluster.state import ClusterState  # noqa: E402
+from webhook.core.config import config_from_mapping  # noqa: E402
+from webhook.metrics import Metrics  # noqa: E402
+from webhook.server.app import Services, create_app  # noqa: E402
+
+TOKEN = "bench-token"
+PATHS = {"nodes": "/api/v1/nodes", "pods": "/api/v1/pods", "namespaces": "/api/v1/namespaces"}
+CONFIG = config_from_mapping(
+    {"limitAware": {"defaultLimitToAllocatableRatio": {"cpu": 150, "memory": "150%"}}}
+)
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1000 if ordered else float("nan")
+
+
+async def wait_for(condition, interval: float = 0.001) -> float:  # type: ignore[no-untyped-def]
+    while not condition():
+        await asyncio.sleep(interval)
+    return time.perf_counter()
+
+
+async def baseline_list(url: str, page_size: int) -> tuple[float, int]:
+    """Paged GETs of every kind, parsed and dropped: the floor any sync pays."""
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    started, objects = time.perf_counter(), 0
+    async with aiohttp.ClientSession(headers=headers) as session:
+        for kind, path in PATHS.items():
+            token = ""
+            while True:
+                params = {"limit": str(page_size)}
+                if kind == "pods":
+                    params["fieldSelector"] = ACTIVE_PODS_SELECTOR
+                if token:
+                    params["continue"] = token
+                async with session.get(url + path, params=params) as response:
+                    page = orjson.loads(await response.read())
+                objects += len(page["items"])
+                token = page["metadata"].get("continue", "")
+                if not token:
+                    break
+    return time.perf_counter() - started, objects
+
+
+async def baseline_watch(url: str, since: str, until: int) -> float:
+    """Replay the burst's events to a bare reader (split lines, orjson.loads): events/s floor."""
+    params = {"watch": "true", "resourceVersion": since, "fieldSelector": ACTIVE_PODS_SELECTOR}
+    count, started, partial = 0, time.perf_counter(), b""
+    async with (
+        aiohttp.ClientSession(headers={"Authorization": f"Bearer {TOKEN}"}) as session,
+        session.get(url + PATHS["pods"], params=params) as response,
+    ):
+        async for chunk in response.content.iter_any():
+            lines = (partial + chunk).split(b"\n")
+            partial = lines.pop()
+            for line in lines:
+                event = orjson.loads(line)
+                count += 1
+                if int(event["object"]["metadata"]["resourceVersion"]) >= until:
+                    return count / (time.perf_counter() - started)
+    raise RuntimeError("the replay ended before the last burst event")
+
+
+async def admissions(url: str, body: bytes, stop: asyncio.Event, latencies: list[float]) -> None:
+    async with aiohttp.ClientSession() as session:
+        while not stop.is_set():
+            started = time.perf_counter()
+            async with session.post(url, data=body, headers={"Content-Type": "application/json"}) as response:
+                await response.read()
+                assert response.status == 200
+            latencies.append(time.perf_counter() - started)
+
+
+def binding_review(namespace: str, name: str, uid: str, node: str) -> bytes:
+    return orjson.dumps(
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "bench",
+                "kind": {"group": "", "version": "v1", "kind": "Binding"},
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "subResource": "binding",
+                "name": name,
+                "namespace": namespace,
+                "operation": "CREATE",
+                "userInfo": {"username": "system:kube-scheduler"},
+                "object": {
+                    "kind": "Binding",
+                    "apiVersion": "v1",
+                    "metadata": {"name": name, "namespace": namespace, "uid": uid},
+                    "target": {"kind": "Node", "name": node},
+                },
+                "dryRun": True,  # keeps the ledger out of it: every request does the same work
+            },
+        }
+    )
+
+
+async def run(args: argparse.Namespace) -> None:
+    rss_start = peak_rss_mb()
+    print(f"starting the fake API server with {args.nodes} nodes and {args.pods} pods ...", flush=True)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.fakeapiserver",
+            "--nodes",
+            str(args.nodes),
+            "--pods",
+            str(args.pods),
+            "--token",
+            TOKEN,
+            "--bookmark-interval",
+            "5",
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        port = int(await asyncio.to_thread(server.stdout.readline))
+        url = f"http://127.0.0.1:{port}"
+        with tempfile.TemporaryDirectory() as work:
+            kubeconfig = write_kubeconfig(Path(work), url, token=TOKEN)
+
+            # 1. initial sync ------------------------------------------------------------------
+            state = ClusterState()
+            started = time.perf_counter()
+            feed = await start_live_feed(state, kubeconfig)
+            synced = await wait_for(lambda: state.ready, 0.01)
+            sync_seconds = synced - started
+            rss_synced = peak_rss_mb()
+            counts = state.counts()
+            base_seconds, base_objects = await baseline_list(url, 500)
+            assert base_objects == sum(counts.values()), (base_objects, counts)
+
+            # 2. burst while serving admissions ---------------------------------------------------
+            metrics = Metrics(state, CONFIG)
+            feed.metrics = metrics
+            app = create_app(Services(state, CONFIG, {"validate": Validator(state, CONFIG)}, metrics))
+            runner = web.AppRunner(app, access_log=None)
+            await runner.setup()
+            site = web.TCPSite(runner, "127.0.0.1", 0)
+            await site.start()
+            admit_url = f"http://127.0.0.1:{runner.addresses[0][1]}/validate"
+            pod = next(iter(state.pods()))
+            other_node = next(node.name for node in state.nodes() if node.name != pod.node_name)
+            review = binding_review(pod.namespace, pod.name, pod.uid, other_node)
+
+            idle: list[float] = []
+            stop = asyncio.Event()
+            client = asyncio.create_task(admissions(admit_url, review, stop, idle))
+            await asyncio.sleep(args.idle_seconds)
+            stop.set()
+            await client
+
+            pods = feed.reflectors["pods"]
+            before = int(pods.resource_version)
+            during: list[float] = []
+            stop = asyncio.Event()
+            client = asyncio.create_task(admissions(admit_url, review, stop, during))
+            async with aiohttp.ClientSession() as session:
+                burst = asyncio.create_task(
+                    session.post(f"{url}/_fake/burst", params={"count": str(args.burst)})
+                )
+                first = await wait_for(lambda: int(pods.resource_version) > before)
+                answer = await burst
+                last_rv = (await answer.json())["rv"]
+            done = await wait_for(lambda: int(pods.resource_version) >= last_rv)
+            stop.set()
+            await client
+            applied = metrics.registry.get_sample_value(
+                "limitguard_watch_events_total", {"kind": "pods", "type": "MODIFIED"}
+            )
+            events_per_second = args.burst / (done - first)
+            floor_events_per_second = await baseline_watch(url, str(before), last_rv)
+            await feed.stop()
+            await runner.cleanup()
+    finally:
+        server.terminate()
+        server.wait()
+
+    print(f"\nstate: {counts}")
+    print(
+        f"initial sync: {sync_seconds:.2f} s (baseline paged GET + orjson.loads, no state: {base_seconds:.2f} s; "
+        f"ratio {sync_seconds / base_seconds:.2f}x)"
+    )
+    print(
+        f"peak RSS: {rss_synced:.0f} MB after the sync (interpreter and imports: {rss_start:.0f} MB); "
+        f"{peak_rss_mb():.0f} MB at the end"
+    )
+    print(
+        f"burst of {args.burst} pod MODIFIED events: {events_per_second:,.0f} events/s applied "
+        f"(bare reader on the same events: {floor_events_per_second:,.0f} events/s; "
+        f"ratio {events_per_second / floor_events_per_second:.2f}); counted {applied:.0f}"
+    )
+    print(
+        f"admission latency during the burst: n={len(during)} p50 {percentile(during, 0.5):.2f} ms "
+        f"p99 {percentile(during, 0.99):.2f} ms max {max(during) * 1000:.2f} ms"
+    )
+    print(
+        f"admission latency idle:             n={len(idle)} p50 {percentile(idle, 0.5):.2f} ms "
+        f"p99 {percentile(idle, 0.99):.2f} ms max {max(idle) * 1000:.2f} ms"
+    )
+    verdict = [
+        f"sync < 30 s: {'yes' if sync_seconds < 30 else 'NO'}",
+        f"RSS < 600 MB: {'yes' if rss_synced < 600 else 'NO'}",
+        f">= 20,000 events/s: {'yes' if events_per_second >= 20_000 else 'NO'}",
+    ]
+    print("targets: " + "; ".join(verdict))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=150_000)
+    parser.add_argument("--burst", type=int, default=10_000)
+    parser.add_argument("--idle-seconds", type=float, default=1.0)
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""The fake API server itself reproduces the apiserver behaviours its docstring claims."""
+
+from __future__ import annotations
+
+import aiohttp
+import orjson
+
+from tests.fakeapiserver import FakeApiServer, make_pod
+from webhook.cluster.live import ACTIVE_PODS_SELECTOR
+
+
+async def get(url: str, **params: str) -> tuple[int, dict]:
+    async with aiohttp.ClientSession() as session, session.get(url, params=params) as response:
+        return response.status, orjson.loads(await response.read())
+
+
+async def watch_lines(url: str, count: int, **params: str) -> list[dict]:
+    events: list[dict] = []
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(url, params={"watch": "true", **params}) as response,
+    ):
+        while len(events) < count:
+            line = await response.content.readline()
+            if not line:
+                break
+            events.append(orjson.loads(line))
+    return events
+
+
+async def test_paginated_list_is_a_consistent_snapshot() -> None:
+    server = FakeApiServer()
+    for index in range(5):
+        server.apply("pods", make_pod("ns", f"p{index}", "n1"))
+    url = await server.start() + "/api/v1/pods"
+    try:
+        status, first = await get(url, limit="2")
+        assert status == 200 and [i["metadata"]["name"] for i in first["items"]] == ["p0", "p1"]
+        assert first["metadata"]["remainingItemCount"] == 3
+        server.delete("pods", "ns/p3")
+        server.apply("pods", make_pod("ns", "p2", "n2"))
+        _, second = await get(url, limit="2", **{"continue": first["metadata"]["continue"]})
+        assert [i["metadata"]["name"] for i in second["items"]] == ["p2", "p3"]  # the old snapshot
+        assert second["items"][0]["spec"]["nodeName"] == "n1"
+        assert second["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+        server.compact()
+        status, gone = await get(url, limit="2", **{"continue": second["metadata"]["continue"]})
+        assert status == 410 and gone["reason"] == "Expired"
+        status, bad = await get(url, fieldSelector="spec.schedulerName=x")
+        assert status == 400 and "field label not supported" in bad["message"]
+    finally:
+        await server.stop()
+
+
+async def test_filtered_watch_turns_leaving_the_selector_into_deleted() -> None:
+    server = FakeApiServer()
+    rv = server.apply("pods", make_pod("ns", "a", "n1"))
+    url = await server.start() + "/api/v1/pods"
+    try:
+        server.apply("pods", make_pod("ns", "a", "n1", phase="Succeeded"))
+        server.apply("pods", make_pod("ns", "a", "n1", phase="Running"))
+        events = await watch_lines(url, 2, resourceVersion=str(rv), fieldSelector=ACTIVE_PODS_SELECTOR)
+        assert [e["type"] for e in events] == ["DELETED", "ADDED"]
+        assert events[0]["object"]["status"]["phase"] == "Running"  # previous content ...
+        assert events[0]["object"]["metadata"]["resourceVersion"] == str(rv + 1)  # ... at the new rv
+        server.compact()
+        [error] = await watch_lines(url, 1, resourceVersion=str(rv))
+        assert error["type"] == "ERROR" and error["object"]["code"] == 410
+    finally:
+        await server.stop()

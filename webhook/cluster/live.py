@@ -1,0 +1,136 @@
+"""The live feed: list/watch of Nodes, Pods and Namespaces into the ClusterState.
+
+Nothing here decides anything; it only keeps the state equal to the cluster, so the request path
+never calls the API server. Pods are watched with the apiserver-side selector that drops terminal
+phases, so a pod that reaches Succeeded/Failed arrives as DELETED and leaves its node's sum.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+from collections.abc import Callable
+
+from webhook.cluster.kubeclient import KubeClient, load_configuration
+from webhook.cluster.reflector import KindSink, Reflector, ReflectorSettings, WatchMetrics
+from webhook.cluster.state import ClusterState
+
+log = logging.getLogger("limitguard.live")
+
+ACTIVE_PODS_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+def state_sinks(state: ClusterState) -> dict[str, KindSink]:
+    """Adapters from the reflector's per-kind operations to the state's calls.
+
+    Each listed page, and the state once complete, is moved out of the cyclic GC's reach
+    (`gc.freeze()`): with 150,000 pod records every gen-2 collection would walk them all, which
+    makes a sync quadratic and stops the event loop for hundreds of milliseconds mid-admission.
+    Records hold no reference cycles, so reference counting still frees them when a pod goes.
+    """
+
+    def remove_node(name: str) -> None:
+        state.delete_node({"metadata": {"name": name}})
+
+    def remove_namespace(name: str) -> None:
+        state.delete_namespace({"metadata": {"name": name}})
+
+    def synced(kind: str) -> Callable[[bool], None]:
+        def mark(value: bool) -> None:
+            state.mark_synced(kind, value)
+            if value and state.ready:
+                gc.freeze()
+
+        return mark
+
+    return {
+        "nodes": KindSink(
+            upsert=lambda obj: state.upsert_node(obj).name,
+            delete=state.delete_node,
+            held_keys=lambda: [node.name for node in state.nodes()],
+            remove=remove_node,
+            mark_synced=synced("nodes"),
+            page_applied=gc.freeze,
+        ),
+        "pods": KindSink(
+            upsert=lambda obj: state.upsert_pod(obj).key,
+            delete=state.delete_pod,
+            held_keys=lambda: [pod.key for pod in state.pods()],
+            remove=state.remove_pod,
+            mark_synced=synced("pods"),
+            page_applied=gc.freeze,
+        ),
+        "namespaces": KindSink(
+            upsert=lambda obj: state.upsert_namespace(obj).name,
+            delete=state.delete_namespace,
+            held_keys=lambda: [namespace.name for namespace in state.namespaces()],
+            remove=remove_namespace,
+            mark_synced=synced("namespaces"),
+            page_applied=gc.freeze,
+        ),
+    }
+
+
+def build_reflectors(
+    client: KubeClient, state: ClusterState, settings: ReflectorSettings | None = None
+) -> dict[str, Reflector]:
+    sinks = state_sinks(state)
+    paths = {"nodes": "/api/v1/nodes", "pods": "/api/v1/pods", "namespaces": "/api/v1/namespaces"}
+    selectors = {"pods": ACTIVE_PODS_SELECTOR}
+    return {
+        kind: Reflector(
+            client, kind, path, sinks[kind], settings=settings, field_selector=selectors.get(kind)
+        )
+        for kind, path in paths.items()
+    }
+
+
+class LiveFeed:
+    """Three reflector tasks sharing one HTTP session; readiness comes from the state, not from here."""
+
+    def __init__(self, client: KubeClient, reflectors: dict[str, Reflector]) -> None:
+        self.client = client
+        self.reflectors = reflectors
+        self._metrics: WatchMetrics | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @property
+    def metrics(self) -> WatchMetrics | None:
+        return self._metrics
+
+    @metrics.setter
+    def metrics(self, metrics: WatchMetrics | None) -> None:
+        self._metrics = metrics
+        for reflector in self.reflectors.values():
+            reflector.metrics = metrics
+
+    def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(reflector.run(), name=f"reflector-{kind}")
+            for kind, reflector in self.reflectors.items()
+        ]
+
+    async def stop(self) -> None:
+        """Cancel the watches and close the session; safe to call twice."""
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        await self.client.close()
+
+
+async def start_live_feed(
+    state: ClusterState,
+    kubeconfig: str | None,
+    *,
+    settings: ReflectorSettings | None = None,
+    token_refresh_seconds: float = 30.0,
+) -> LiveFeed:
+    """Connect and start the list/watch tasks; returns at once (the sync shows up in `state.ready`)."""
+    configuration, source = await asyncio.to_thread(load_configuration, kubeconfig)
+    client = KubeClient(configuration, token_refresh_seconds)
+    feed = LiveFeed(client, build_reflectors(client, state, settings))
+    feed.start()
+    log.info("watching the cluster", extra={"server": client.base_url, "credentials": source})
+    return feed

@@ -1,0 +1,323 @@
+"""List-then-watch of one resource kind into a sink, the way client-go's Reflector does it.
+
+One Reflector per kind. It lists (paginated, a consistent snapshot), then watches from the list's
+resourceVersion; a dropped stream resumes from the last resourceVersion it applied, and only a 410
+Gone (history compacted) costs a full relist. Errors back off exponentially with full jitter so a
+fleet of replicas does not hammer a recovering API server in step.
+
+A relist never holds every page: each page is applied as it arrives and, at the end, whatever the
+snapshot did not contain is removed. State work runs in slices of a few milliseconds with a yield
+to the event loop between them, so admissions keep being answered during a big sync or burst.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+import random
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import aiohttp
+import orjson
+
+from webhook.cluster.kubeclient import ApiError
+
+log = logging.getLogger("limitguard.reflector")
+
+KubeObject = Mapping[str, Any]
+
+
+class WatchMetrics(Protocol):
+    """The counters the reflector feeds (webhook.metrics.Metrics has them)."""
+
+    watch_restarts: Any
+    relists: Any
+    watch_events: Any
+
+
+class ListWatchClient(Protocol):
+    def get(self, path: str, params: Mapping[str, str], timeout: aiohttp.ClientTimeout) -> Any: ...
+
+    async def get_json(self, path: str, params: Mapping[str, str], timeout: aiohttp.ClientTimeout) -> Any: ...
+
+
+@dataclass(frozen=True)
+class KindSink:
+    """Where one kind's objects go; the reflector knows nothing else about the state."""
+
+    upsert: Callable[[KubeObject], str]  # applies an object, returns its key
+    delete: Callable[[KubeObject], None]
+    held_keys: Callable[[], Iterable[str]]
+    remove: Callable[[str], None]  # drop by key (relist cleanup)
+    mark_synced: Callable[[bool], None]
+    page_applied: Callable[[], None] = lambda: None  # e.g. keep the new records away from the GC
+
+
+@dataclass(frozen=True)
+class ReflectorSettings:
+    page_size: int = 500  # client-go's default chunk size
+    list_timeout_seconds: float = 60.0
+    watch_timeout_seconds: tuple[int, int] = (300, 600)  # random in range, like client-go, spreads reconnects
+    connect_timeout_seconds: float = 10.0
+    backoff_initial_seconds: float = 0.8
+    backoff_max_seconds: float = 30.0
+    healthy_watch_seconds: float = 10.0  # a stream that lived this long resets the backoff
+    slice_seconds: float = 0.004  # longest run of state work before yielding to the event loop
+
+
+class Backoff:
+    """Exponential backoff with jitter: the n-th delay is uniform in [c/2, c], c = min(cap, initial * 2^n).
+
+    Half the ceiling is kept as a floor so a retry storm cannot collapse to near-zero delays.
+    """
+
+    def __init__(self, initial: float, maximum: float, rng: random.Random) -> None:
+        self._initial = initial
+        self._maximum = maximum
+        self._rng = rng
+        self._attempt = 0
+
+    def reset(self) -> None:
+        self._attempt = 0
+
+    def next_delay(self) -> float:
+        ceiling = min(self._maximum, self._initial * 2**self._attempt)
+        self._attempt += 1
+        return self._rng.uniform(ceiling / 2, ceiling)
+
+
+class WatchEnd(enum.Enum):
+    CLOSED = "closed"  # the server ended the stream (timeoutSeconds) or the connection dropped
+    GONE = "gone"  # 410: our resourceVersion is compacted away, relist
+
+
+class ProtocolError(Exception):
+    """An answer that is not what the API server sends (not a list object, an ERROR event)."""
+
+
+class WatchErrorEvent(ProtocolError):
+    """An ERROR event other than 410 (e.g. 500 from the storage layer): restart after a backoff."""
+
+
+def _resource_version(obj: Any) -> str | None:
+    metadata = obj.get("metadata") if isinstance(obj, Mapping) else None
+    version = metadata.get("resourceVersion") if isinstance(metadata, Mapping) else None
+    return str(version) if version else None
+
+
+class Reflector:
+    def __init__(
+        self,
+        client: ListWatchClient,
+        kind: str,
+        path: str,
+        sink: KindSink,
+        *,
+        field_selector: str | None = None,
+        settings: ReflectorSettings | None = None,
+        rng: random.Random | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.client = client
+        self.kind = kind
+        self.path = path
+        self.sink = sink
+        self.field_selector = field_selector
+        self.settings = settings or ReflectorSettings()
+        self.metrics: WatchMetrics | None = None
+        self.resource_version = ""  # last applied; "" until the first list completes
+        self.lists_completed = 0
+        self._rng = rng or random.Random()
+        self._sleep = sleep
+        self._backoff = Backoff(
+            self.settings.backoff_initial_seconds, self.settings.backoff_max_seconds, self._rng
+        )
+
+    # -- the loop ---------------------------------------------------------------------------
+    async def run(self) -> None:
+        """List, then watch forever; only cancellation ends it."""
+        need_list = True
+        watches_since_list = 0
+        while True:
+            try:
+                if need_list:
+                    await self.list_and_replace()
+                    need_list = False
+                    watches_since_list = 0
+                if watches_since_list and self.metrics is not None:
+                    self.metrics.watch_restarts.labels(self.kind).inc()
+                watches_since_list += 1
+                started = time.monotonic()
+                end = await self.watch_once()
+                if end is WatchEnd.GONE:
+                    log.info("watch history compacted, relisting", extra={"kind": self.kind})
+                    need_list = True
+                    continue
+                if time.monotonic() - started >= self.settings.healthy_watch_seconds:
+                    self._backoff.reset()
+                    continue
+                await self._wait("watch stream ended early", None)
+            except ApiError as error:
+                if error.status == 410:
+                    need_list = True
+                    await self._wait(f"{error}, relisting", None)
+                else:
+                    await self._wait(str(error), error.retry_after)
+            except (aiohttp.ClientError, TimeoutError, ProtocolError, OSError, ValueError) as error:
+                await self._wait(f"{type(error).__name__}: {error}", None)
+            except Exception as error:
+                # A bug must not silently end the feed while /readyz keeps saying ok.
+                log.exception("list/watch loop failed", extra={"kind": self.kind})
+                await self._wait(f"{type(error).__name__}: {error}", None)
+
+    async def _wait(self, why: str, at_least: float | None) -> None:
+        delay = max(self._backoff.next_delay(), at_least or 0.0)
+        log.warning(
+            "list/watch problem, retrying",
+            extra={"kind": self.kind, "error": why, "retry_in_s": round(delay, 3)},
+        )
+        await self._sleep(delay)
+
+    # -- list -------------------------------------------------------------------------------
+    async def list_and_replace(self) -> None:
+        """Make the sink hold exactly the current list, page by page; readiness is off meanwhile."""
+        self.sink.mark_synced(False)
+        if self.lists_completed and self.metrics is not None:
+            self.metrics.relists.labels(self.kind).inc()
+        timeout = aiohttp.ClientTimeout(
+            total=self.settings.list_timeout_seconds, connect=self.settings.connect_timeout_seconds
+        )
+        seen: set[str] = set()
+        continue_token = ""
+        while True:
+            params = {"limit": str(self.settings.page_size)}
+            if self.field_selector:
+                params["fieldSelector"] = self.field_selector
+            if continue_token:
+                params["continue"] = continue_token
+            page = await self.client.get_json(self.path, params, timeout)
+            items = page.get("items") if isinstance(page, Mapping) else None
+            metadata = page.get("metadata") if isinstance(page, Mapping) else None
+            if not isinstance(items, list | None) or not isinstance(metadata, Mapping):
+                raise ProtocolError(f"list of {self.kind} is not a List object")
+            await self._apply_page(items or [], seen)
+            self.sink.page_applied()
+            continue_token = str(metadata.get("continue") or "")
+            if not continue_token:
+                break
+            del page, items  # only one page alive at a time
+        await self._remove_unseen(seen)
+        self.resource_version = str(metadata.get("resourceVersion") or "")
+        self.lists_completed += 1
+        self._backoff.reset()
+        self.sink.mark_synced(True)
+        log.info(
+            "listed",
+            extra={"kind": self.kind, "objects": len(seen), "resourceVersion": self.resource_version},
+        )
+
+    async def _apply_page(self, items: list[Any], seen: set[str]) -> None:
+        upsert = self.sink.upsert
+        deadline = time.perf_counter() + self.settings.slice_seconds
+        for obj in items:
+            if isinstance(obj, Mapping):
+                seen.add(upsert(obj))
+            if time.perf_counter() >= deadline:
+                await asyncio.sleep(0)
+                deadline = time.perf_counter() + self.settings.slice_seconds
+
+    async def _remove_unseen(self, seen: set[str]) -> None:
+        gone = [key for key in self.sink.held_keys() if key not in seen]
+        deadline = time.perf_counter() + self.settings.slice_seconds
+        for key in gone:
+            self.sink.remove(key)
+            if time.perf_counter() >= deadline:
+                await asyncio.sleep(0)
+                deadline = time.perf_counter() + self.settings.slice_seconds
+
+    # -- watch ------------------------------------------------------------------------------
+    async def watch_once(self) -> WatchEnd:
+        """One watch stream from `resource_version`, applied event by event until it ends."""
+        low, high = self.settings.watch_timeout_seconds
+        server_timeout = self._rng.randint(low, high)
+        params = {
+            "watch": "true",
+            "resourceVersion": self.resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(server_timeout),
+        }
+        if self.field_selector:
+            params["fieldSelector"] = self.field_selector
+        # No total timeout; a silent dead connection is caught by the read timeout (bookmarks and
+        # the server's own timeoutSeconds keep a live one talking).
+        timeout = aiohttp.ClientTimeout(
+            total=None, connect=self.settings.connect_timeout_seconds, sock_read=server_timeout + 30
+        )
+        counts: Counter[str] = Counter()
+        try:
+            async with self.client.get(self.path, params, timeout) as response:
+                return await self._consume(response.content, counts)
+        finally:
+            self._flush_counts(counts)
+
+    async def _consume(self, stream: aiohttp.StreamReader, counts: Counter[str]) -> WatchEnd:
+        partial = b""
+        deadline = time.perf_counter() + self.settings.slice_seconds
+        while True:
+            chunk = await stream.readany()
+            if not chunk:
+                # A last event without its newline is complete only if it parses; a cut one is dropped
+                # and replayed after resuming from the last applied resourceVersion.
+                if partial.strip():
+                    log.debug("truncated event dropped", extra={"kind": self.kind, "bytes": len(partial)})
+                return WatchEnd.CLOSED
+            lines = (partial + chunk).split(b"\n") if partial else chunk.split(b"\n")
+            partial = lines.pop()
+            for line in lines:
+                if line and self._apply_event(line, counts) is WatchEnd.GONE:
+                    return WatchEnd.GONE
+                if time.perf_counter() >= deadline:
+                    self._flush_counts(counts)
+                    await asyncio.sleep(0)
+                    deadline = time.perf_counter() + self.settings.slice_seconds
+            self._flush_counts(counts)  # once per chunk: cheap, and /metrics never lags an idle stream
+
+    def _apply_event(self, line: bytes, counts: Counter[str]) -> WatchEnd | None:
+        event = orjson.loads(line)
+        kind = event.get("type")
+        obj = event.get("object")
+        if kind == "ERROR":
+            code = obj.get("code") if isinstance(obj, Mapping) else None
+            if code == 410:
+                return WatchEnd.GONE
+            message = obj.get("message") if isinstance(obj, Mapping) else obj
+            raise WatchErrorEvent(f"watch ERROR event {code}: {message}")
+        if not isinstance(obj, Mapping):
+            log.warning("watch event without an object", extra={"kind": self.kind, "type": kind})
+            return None
+        try:
+            if kind in ("ADDED", "MODIFIED"):
+                self.sink.upsert(obj)
+            elif kind == "DELETED":
+                self.sink.delete(obj)
+            elif kind != "BOOKMARK":
+                log.warning("unknown watch event type", extra={"kind": self.kind, "type": kind})
+        except Exception:
+            # Skipping one object beats a loop that replays the same poison event forever.
+            log.exception("could not apply a watch event", extra={"kind": self.kind, "type": kind})
+        version = _resource_version(obj)
+        if version:
+            self.resource_version = version
+        counts[str(kind)] += 1
+        return None
+
+    def _flush_counts(self, counts: Counter[str]) -> None:
+        if self.metrics is not None:
+            for event_type, count in counts.items():
+                self.metrics.watch_events.labels(self.kind, event_type).inc(count)
+        counts.clear()
