@@ -214,6 +214,14 @@ def test_namespace_selector_always_excludes_release_namespace_and_kube_system(re
     assert config.excluded_namespaces == {NAMESPACE, "kube-system", "monitoring", "batch"}
 
 
+def test_configmaps_webhook_can_opt_kube_system_back_in(render: Render) -> None:
+    hooks = webhooks(render("default", "webhooks.configmaps.checkKubeSystem=true", "config.excludedNamespaces={batch}"))
+    (configmaps,) = hooks["configmaps.limitguard.io"]["namespaceSelector"]["matchExpressions"]
+    assert configmaps["values"] == [NAMESPACE, "batch"]
+    (pods,) = hooks["pods.limitguard.io"]["namespaceSelector"]["matchExpressions"]
+    assert pods["values"] == [NAMESPACE, "kube-system", "batch"]
+
+
 def test_failure_policies_and_switches_come_from_values(render: Render) -> None:
     objects = render("default", "webhooks.pods.failurePolicy=Fail", "webhooks.configmaps.failurePolicy=Ignore",
                      "webhooks.resize.enabled=false", "webhooks.pods.timeoutSeconds=7")

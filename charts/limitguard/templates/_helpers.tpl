@@ -85,6 +85,19 @@ namespaceSelector:
       values: {{ include "limitguard.excludedNamespaces" . }}
 {{- end -}}
 
+{{/* The configmaps webhook may opt kube-system back in (webhooks.configmaps.checkKubeSystem). */}}
+{{- define "limitguard.configmapsNamespaceSelector" -}}
+{{- if .Values.webhooks.configmaps.checkKubeSystem -}}
+namespaceSelector:
+  matchExpressions:
+    - key: kubernetes.io/metadata.name
+      operator: NotIn
+      values: {{ without (fromJsonArray (include "limitguard.excludedNamespaces" .)) "kube-system" | toJson }}
+{{- else -}}
+{{ include "limitguard.namespaceSelector" . }}
+{{- end -}}
+{{- end -}}
+
 {{/* The Certificate cainjector copies caBundle from in certManager mode. */}}
 {{- define "limitguard.injectCaFrom" -}}
 {{- printf "%s/%s" .Release.Namespace (include "limitguard.certificateName" .) -}}
