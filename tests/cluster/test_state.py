@@ -149,3 +149,14 @@ def test_label_index_follows_node_updates_and_deletes():
     state.replace_nodes([node("c", labels={"zone": "1"})])
     assert [n.name for n in state.nodes_labelled({"zone": "1"})] == ["c"]
     assert [n.name for n in state.nodes_labelled({})] == ["c"]
+
+
+def test_ledger_entries_outlive_their_ttl_while_the_pod_feed_is_behind():
+    clock = [0.0]
+    ledger = BindingLedger(30, clock=lambda: clock[0])
+    ledger.caught_up()  # a live feed, current at t=0
+    ledger.reserve("n1", "default/x", {"cpu": 1000})
+    clock[0] = 100  # the watch has been down since t=0: the binding may have happened unseen
+    assert ledger.held("n1") == {"cpu": 1000}
+    ledger.caught_up()  # the feed is current again and has not shown the pod bound
+    assert ledger.held("n1") == {}

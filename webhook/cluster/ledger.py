@@ -27,6 +27,7 @@ class BindingLedger:
     def __init__(self, ttl_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
         self._ttl = ttl_seconds
         self._clock = clock
+        self._caught_up_at: float | None = None  # None: no live feed, entries expire by the clock alone
         self._entries: dict[str, _Entry] = {}  # pod key -> entry
         self._by_node: dict[str, set[str]] = {}
         self._totals: dict[str, ResourceAmounts] = {}
@@ -62,13 +63,21 @@ class BindingLedger:
         self.expire()
         return self._totals.get(node, {})
 
+    def caught_up(self) -> None:
+        """The pod feed has applied everything the apiserver sent until now.
+
+        An entry may only expire once the cache has been current past its expiry: while the watch
+        is down, a binding that succeeded is invisible, and dropping its entry would over-admit.
+        """
+        self._caught_up_at = self._clock()
+
     def expire(self) -> int:
         """Drop every expired entry; returns how many.
 
         The TTL is the same for all, so insertion order is expiry order (reserve re-inserts):
         only the oldest entries are ever looked at, and a check costs O(1) when nothing expired.
         """
-        now = self._clock()
+        now = self._clock() if self._caught_up_at is None else min(self._clock(), self._caught_up_at)
         expired = 0
         for entry in self._entries.values():
             if entry.expires_at > now:

@@ -60,6 +60,7 @@ def state_sinks(state: ClusterState) -> dict[str, KindSink]:
             remove=state.remove_pod,
             mark_synced=synced("pods"),
             page_applied=gc.freeze,
+            caught_up=lambda: state.ledger.caught_up(),  # the ledger may be replaced (tests)
         ),
         "namespaces": KindSink(
             upsert=lambda obj: state.upsert_namespace(obj).name,

@@ -56,6 +56,7 @@ class KindSink:
     remove: Callable[[str], None]  # drop by key (relist cleanup)
     mark_synced: Callable[[bool], None]
     page_applied: Callable[[], None] = lambda: None  # e.g. keep the new records away from the GC
+    caught_up: Callable[[], None] = lambda: None  # everything the server sent so far is applied
 
 
 @dataclass(frozen=True)
@@ -216,6 +217,7 @@ class Reflector:
         self.lists_completed += 1
         self._backoff.reset()
         self.sink.mark_synced(True)
+        self.sink.caught_up()
         log.info(
             "listed",
             extra={"kind": self.kind, "objects": len(seen), "resourceVersion": self.resource_version},
@@ -286,6 +288,7 @@ class Reflector:
                     await asyncio.sleep(0)
                     deadline = time.perf_counter() + self.settings.slice_seconds
             self._flush_counts(counts)  # once per chunk: cheap, and /metrics never lags an idle stream
+            self.sink.caught_up()
 
     def _apply_event(self, line: bytes, counts: Counter[str]) -> WatchEnd | None:
         event = orjson.loads(line)
