@@ -44,6 +44,14 @@ excludedNamespaces: [kube-system]
 """
 
 
+def percentile_ms(latencies: list[float], fraction: float) -> float:
+    """The *fraction* percentile of latencies in seconds, in milliseconds (nearest rank)."""
+    if not latencies:
+        return float("nan")
+    ordered = sorted(latencies)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1000
+
+
 @dataclass
 class Result:
     name: str
@@ -58,8 +66,7 @@ class Result:
         return self.requests / self.seconds
 
     def percentile(self, fraction: float) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1000
+        return percentile_ms(self.latencies, fraction)
 
     def row(self, floor: Result | None) -> str:
         ratio = f"{self.rps / floor.rps:6.0%}" if floor else "     -"
