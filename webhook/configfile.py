@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import cache
 from pathlib import Path
@@ -38,7 +39,16 @@ def parse_config(raw: Any) -> Config:
     )
     if errors:
         raise ConfigError([f"{_path(error.absolute_path)}: {error.message}" for error in errors])
-    return config_from_mapping(raw)
+    config = config_from_mapping(raw)
+    if raw.get("extender") is None:
+        return config
+    from webhook.extender.config import ExtenderConfigError, extender_config_from_mapping
+
+    try:
+        extender = extender_config_from_mapping(raw["extender"])
+    except ExtenderConfigError as error:
+        raise ConfigError(error.problems) from None
+    return dataclasses.replace(config, scorers=extender.scorers)
 
 
 def load_config(path: str | Path | None) -> Config:

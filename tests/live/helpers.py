@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from webhook.cluster.live import LiveFeed
 from webhook.cluster.reflector import ReflectorSettings
@@ -29,6 +30,15 @@ async def eventually(condition: Callable[[], object], what: str, timeout: float 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for: {what}")
         await asyncio.sleep(0.005)
+
+
+async def all_watching(server: Any) -> None:
+    """Every kind's watch is open: only then does close_watches() reach all streams (a reflector
+    still listing would open its watch right after, and the fault would miss it)."""
+    await eventually(
+        lambda: all(server.open_watches(kind) == 1 for kind in ("nodes", "pods", "namespaces")),
+        "all watches open",
+    )
 
 
 def write_kubeconfig(directory: Path, server: str, token: str = TOKEN, ca_file: str | None = None) -> str:

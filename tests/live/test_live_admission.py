@@ -10,7 +10,7 @@ from typing import Any
 import orjson
 
 from tests.fakeapiserver import FakeApiServer, make_namespace, make_node, make_pod
-from tests.live.helpers import eventually
+from tests.live.helpers import all_watching, eventually
 from webhook.admission.validating import Validator
 from webhook.core.config import config_from_mapping
 from webhook.server.app import Services, create_app
@@ -95,7 +95,7 @@ async def test_metrics_endpoint_reports_the_feed(apiserver, connect, aiohttp_cli
     worked_example(apiserver)
     live = await connect()
     client = await serve(aiohttp_client, live)
-    await eventually(lambda: apiserver.open_watches("pods") == 1, "pods watch open")
+    await all_watching(apiserver)
 
     reconnect = live.hold_retries()
     apiserver.close_watches()
@@ -119,7 +119,7 @@ async def test_admissions_keep_flowing_during_a_burst_of_events(apiserver, conne
         apiserver.apply("nodes", make_node(f"spare-{index}"))
     live = await connect()
     client = await serve(aiohttp_client, live)
-    await eventually(lambda: apiserver.open_watches("pods") == 1, "pods watch open")
+    await all_watching(apiserver)
 
     for index in range(3000):  # queued to the open watch in one go: a burst
         rv = apiserver.apply(

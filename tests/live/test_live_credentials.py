@@ -10,7 +10,7 @@ import pytest
 from kubernetes.config import incluster_config
 
 from tests.fakeapiserver import make_node
-from tests.live.helpers import FAST, Connected, eventually, write_kubeconfig
+from tests.live.helpers import FAST, Connected, all_watching, eventually, write_kubeconfig
 from tests.live.test_live_sync import small_cluster
 from webhook import certs
 from webhook.cluster.kubeclient import KubeConfigError, load_configuration, tls_context
@@ -96,6 +96,7 @@ async def test_in_cluster_over_tls_with_a_rotating_token(
         assert feed.client.base_url == f"https://127.0.0.1:{apiserver.port}"
         await eventually(lambda: state.ready, "synced over TLS with the service-account token")
 
+        await all_watching(apiserver)
         reconnect = Connected(state, None, feed).hold_retries()  # type: ignore[arg-type]
         (fake_pod_environment / "token").write_text("pod-token-2")  # the kubelet rotates the token
         apiserver.token = "pod-token-2"

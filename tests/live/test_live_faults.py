@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 
 from tests.fakeapiserver import FakeApiServer, make_node, make_pod
-from tests.live.helpers import FAST, eventually
+from tests.live.helpers import FAST, all_watching, eventually
 from tests.live.test_live_sync import small_cluster
 
 
@@ -33,7 +33,7 @@ async def test_clean_stream_end_resumes_from_the_last_resource_version(apiserver
     live = await connect()
     reflector = live.feed.reflectors["pods"]
     reconnect = live.hold_retries()
-    await eventually(lambda: apiserver.open_watches("pods") == 1, "pods watch open")
+    await all_watching(apiserver)
     last_applied = reflector.resource_version
 
     apiserver.close_watches()
@@ -54,7 +54,7 @@ async def test_clean_stream_end_resumes_from_the_last_resource_version(apiserver
 async def test_connection_cut_mid_event_loses_nothing(apiserver, connect) -> None:
     small_cluster(apiserver)
     live = await connect()
-    await eventually(lambda: apiserver.open_watches("pods") == 1, "pods watch open")
+    await all_watching(apiserver)
 
     reconnect = live.hold_retries()
     apiserver.close_watches(abort=True)  # half an event, then the connection drops
@@ -74,7 +74,7 @@ async def test_connection_cut_mid_event_loses_nothing(apiserver, connect) -> Non
 async def test_gone_after_compaction_relists_and_removes_what_vanished(apiserver, connect) -> None:
     small_cluster(apiserver)
     live = await connect()
-    await eventually(lambda: apiserver.open_watches("pods") == 1, "pods watch open")
+    await all_watching(apiserver)
     reconnect = live.hold_retries()
     held = apiserver.gate("pods")
 
@@ -106,7 +106,7 @@ async def test_gone_as_an_http_410_also_relists(apiserver, connect) -> None:
     apiserver.watch_gone_as_http = True
     small_cluster(apiserver)
     live = await connect()
-    await eventually(lambda: apiserver.open_watches("nodes") == 1, "nodes watch open")
+    await all_watching(apiserver)
 
     reconnect = live.hold_retries()
     apiserver.close_watches()
@@ -133,7 +133,7 @@ async def test_error_event_and_server_errors_back_off_then_converge(apiserver, c
         await real_sleep(0)
 
     reflector._sleep = recording_sleep
-    await eventually(lambda: apiserver.open_watches("pods") == 1, "pods watch open")
+    await all_watching(apiserver)
     apiserver.fail_next("pods", count=4, status=500)
     apiserver.send_error(500, reason="InternalError")  # a non-410 ERROR event: restart, no relist
     rv = apiserver.apply("pods", make_pod("team-a", "web-7", "node-a", cpu_limit="1"))

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from tests.fakeapiserver import make_pod
-from tests.live.helpers import eventually
+from tests.live.helpers import all_watching, eventually
 from tests.live.test_live_admission import worked_example
 from tests.support import binding
 from webhook.admission.validating import Validator
@@ -41,7 +41,7 @@ async def test_while_relisting_answers_follow_while_not_ready(apiserver, connect
     live = await connect()
     client = await serve(aiohttp_client, live, policy)
     assert (await bind(client, "pod5", "node1", "before"))["allowed"] is False  # node1 is full
-    await eventually(lambda: apiserver.open_watches("pods") == 1, "pods watch open")
+    await all_watching(apiserver)
 
     reconnect = live.hold_retries()
     held_list = apiserver.gate("pods")
@@ -89,7 +89,7 @@ async def test_an_outage_longer_than_the_ledger_ttl_does_not_over_admit(apiserve
     live.state.ledger = BindingLedger(ttl_seconds=0.3)
     live.state.ledger.caught_up()
     client = await serve(aiohttp_client, live)
-    await eventually(lambda: apiserver.open_watches("pods") == 1, "pods watch open")
+    await all_watching(apiserver)
 
     assert (await bind(client, "pod5", "node2", "first"))["allowed"] is True  # node2: 5 + 4 = 9 of 10
 

@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.core.eligibility import NodeTraits, parse_taints
-from webhook.core.podlimits import PodSpecError, ResourceAmounts, pod_limits
+from webhook.core.podlimits import (
+    PodSpecError,
+    ResourceAmounts,
+    pod_limits,
+    pod_requests,
+    pod_scoring_limits,
+)
 from webhook.core.quantity import to_units
 from webhook.core.ratios import RATIO_ANNOTATION, RatioError, RatioMap, parse_ratio_annotation
 
@@ -51,6 +57,10 @@ class PodRecord:
     active: bool  # phase is not Succeeded/Failed
     terminating: bool
     nominated_node: str
+    # Scoring only (extender, explain): requests and limits with the scheduler's non-zero cpu/memory
+    # defaults. Shared (interned) between pods with the same amounts, so 150,000 pods stay lean.
+    requests: ResourceAmounts = field(default_factory=dict)
+    scoring_limits: ResourceAmounts = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -118,6 +128,7 @@ def pod_record(pod: Mapping[str, Any]) -> PodRecord:
     except PodSpecError as error:
         log.warning("pod %s/%s: limits not counted: %s", namespace, name, error)
         limits = {}
+    requests, scoring_limits = _scoring_amounts(spec, limits)
     return PodRecord(
         namespace=namespace,
         name=name,
@@ -128,7 +139,37 @@ def pod_record(pod: Mapping[str, Any]) -> PodRecord:
         active=status.get("phase") not in TERMINAL_PHASES,
         terminating=metadata.get("deletionTimestamp") is not None,
         nominated_node=str(status.get("nominatedNodeName") or ""),
+        requests=requests,
+        scoring_limits=scoring_limits,
     )
+
+
+# Distinct amount maps are few (pods come from a handful of templates); cap the table anyway.
+_INTERNED: dict[tuple[tuple[str, int], ...], ResourceAmounts] = {}
+_MAX_INTERNED = 65536
+
+
+def _intern(amounts: ResourceAmounts) -> ResourceAmounts:
+    """One shared dict per distinct amount map; callers must never mutate what they get back."""
+    key = tuple(sorted(amounts.items()))
+    shared = _INTERNED.get(key)
+    if shared is not None:
+        return shared
+    if len(_INTERNED) < _MAX_INTERNED:
+        _INTERNED[key] = amounts
+    return amounts
+
+
+def _scoring_amounts(
+    spec: Mapping[str, Any], limits: ResourceAmounts
+) -> tuple[ResourceAmounts, ResourceAmounts]:
+    """(non-zero requests, non-zero limits); an unreadable spec scores as nothing requested."""
+    try:
+        requests = pod_requests(spec, non_zero=True)
+        scoring_limits = pod_scoring_limits(spec)
+    except PodSpecError:
+        return {}, limits
+    return _intern(requests), limits if scoring_limits == limits else _intern(scoring_limits)
 
 
 def namespace_record(namespace: Mapping[str, Any]) -> NamespaceRecord:

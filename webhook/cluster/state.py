@@ -42,6 +42,7 @@ class ClusterState:
         self._pods: dict[str, PodRecord] = {}
         self._namespaces: dict[str, NamespaceRecord] = {}
         self._allocated: dict[str, ResourceAmounts] = {}
+        self._scoring = _ScoringSums()
         self._label_index: dict[tuple[str, str], set[str]] = {}  # (key, value) -> node names
         self.ledger = BindingLedger(ledger_ttl_seconds)
         self._synced: set[str] = set()
@@ -102,11 +103,36 @@ class ClusterState:
             total[resource] = total.get(resource, 0) + amount
         return total
 
+    # -- scoring reads (extender, explain): non-zero defaults, never used for filtering ----------
+    def requested(self, node: str) -> Mapping[str, int]:
+        """Summed requests of the node's active pods, cpu/memory with the scheduler's non-zero defaults."""
+        return self._scoring.requested.get(node, {})
+
+    def scoring_allocated(self, node: str) -> Mapping[str, int]:
+        """Summed limits with the non-zero defaults, plus what the ledger holds for *node*."""
+        committed = self._scoring.limits.get(node, {})
+        held = self.ledger.held(node)
+        if not held:
+            return committed
+        total = dict(committed)
+        for resource, amount in held.items():
+            total[resource] = total.get(resource, 0) + amount
+        return total
+
+    def terminating_pods(self, node: str) -> int:
+        """Active pods on *node* that carry a deletionTimestamp (PodState scoring)."""
+        return self._scoring.terminating.get(node, 0)
+
+    def nominated_pods(self, node: str) -> int:
+        """Active pods whose status.nominatedNodeName is *node* (PodState scoring)."""
+        return self._scoring.nominated.get(node, 0)
+
     def counts(self) -> dict[str, int]:
         return {"nodes": len(self._nodes), "pods": len(self._pods), "namespaces": len(self._namespaces)}
 
     # -- pods -------------------------------------------------------------------------------
     def _count(self, pod: PodRecord, sign: int) -> None:
+        self._scoring.count(pod, sign)
         node = pod.counted_node
         if not node or not pod.limits:
             return
@@ -187,3 +213,43 @@ class ClusterState:
         seen = {self.upsert_namespace(obj).name for obj in objects}
         for name in [name for name in self._namespaces if name not in seen]:
             del self._namespaces[name]
+
+
+class _ScoringSums:
+    """Per-node sums that only scoring reads, kept incrementally next to the limit sums."""
+
+    __slots__ = ("limits", "nominated", "requested", "terminating")
+
+    def __init__(self) -> None:
+        self.requested: dict[str, ResourceAmounts] = {}
+        self.limits: dict[str, ResourceAmounts] = {}
+        self.terminating: dict[str, int] = {}
+        self.nominated: dict[str, int] = {}
+
+    @staticmethod
+    def _add(table: dict[str, ResourceAmounts], node: str, amounts: Mapping[str, int], sign: int) -> None:
+        if not amounts:
+            return
+        sums = table.setdefault(node, {})
+        for resource, amount in amounts.items():
+            sums[resource] = sums.get(resource, 0) + sign * amount
+
+    @staticmethod
+    def _tally(counts: dict[str, int], node: str, sign: int) -> None:
+        count = counts.get(node, 0) + sign
+        if count:
+            counts[node] = count
+        else:
+            counts.pop(node, None)
+
+    def count(self, pod: PodRecord, sign: int) -> None:
+        if not pod.active:
+            return
+        node = pod.counted_node
+        if node:
+            self._add(self.requested, node, pod.requests, sign)
+            self._add(self.limits, node, pod.scoring_limits, sign)
+            if pod.terminating:
+                self._tally(self.terminating, node, sign)
+        if pod.nominated_node:
+            self._tally(self.nominated, pod.nominated_node, sign)

@@ -13,6 +13,7 @@ from typing import Any
 
 from webhook.core.quantity import QuantityError, format_units, to_units
 from webhook.core.ratios import RatioError, RatioMap, parse_ratio_map
+from webhook.core.scoring import DEFAULT_SCORERS, ScorerConfig
 
 
 class ConfigError(ValueError):
@@ -64,6 +65,7 @@ class Config:
     excluded_namespaces: frozenset[str] = frozenset({"kube-system"})
     best_effort_defaults: BestEffortDefaults = field(default_factory=BestEffortDefaults)
     while_not_ready: NotReadyPolicy = NotReadyPolicy.ALLOW
+    scorers: tuple[ScorerConfig, ...] = DEFAULT_SCORERS  # the extender's prioritize (and explain)
 
 
 def defaults_problems(defaults: Mapping[str, Any], where: str) -> list[str]:

@@ -7,13 +7,11 @@ counted, and answered allowed with a warning.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import orjson
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -26,7 +24,9 @@ from webhook.admission.review import (
 )
 from webhook.cluster.state import ClusterState
 from webhook.core.config import Config
+from webhook.extender import add_extender_routes
 from webhook.metrics import Metrics
+from webhook.server.body import BodyError, json_error, read_body
 
 log = logging.getLogger("limitguard.admission")
 
@@ -34,12 +34,14 @@ Handler = Callable[[AdmissionRequest], AdmissionResponse]
 
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024  # an object and its oldObject, each up to etcd's 1.5 MiB
 DEFAULT_BODY_TIMEOUT_SECONDS = 10.0
+DEFAULT_EXTENDER_MAX_BODY_BYTES = 64 * 1024 * 1024  # ExtenderArgs may carry a full NodeList
 
 
 @dataclass
 class ServerSettings:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     body_timeout_seconds: float = DEFAULT_BODY_TIMEOUT_SECONDS
+    extender_max_body_bytes: int = DEFAULT_EXTENDER_MAX_BODY_BYTES
 
 
 @dataclass
@@ -56,14 +58,6 @@ class Services:
 SERVICES = web.AppKey("services", Services)
 
 
-def json_error(status: int, message: str) -> web.Response:
-    return web.Response(
-        status=status,
-        body=orjson.dumps({"error": message, "status": status}),
-        content_type="application/json",
-    )
-
-
 def _admission_route(name: str, handler: Handler, services: Services) -> Callable:
     metrics = services.metrics
     settings = services.settings
@@ -76,16 +70,10 @@ def _admission_route(name: str, handler: Handler, services: Services) -> Callabl
         started = time.perf_counter()
         if request.content_type != "application/json":
             return fail(400, f"expected Content-Type application/json, got {request.content_type!r}")
-        if request.content_length is not None and request.content_length > settings.max_body_bytes:
-            return fail(
-                413, f"body of {request.content_length} bytes exceeds the limit of {settings.max_body_bytes}"
-            )
         try:
-            body = await asyncio.wait_for(request.read(), settings.body_timeout_seconds)
-        except web.HTTPRequestEntityTooLarge:
-            return fail(413, f"body exceeds the limit of {settings.max_body_bytes} bytes")
-        except TimeoutError:
-            return fail(408, f"body not received within {settings.body_timeout_seconds:g}s")
+            body = await read_body(request, settings.max_body_bytes, settings.body_timeout_seconds)
+        except BodyError as error:
+            return fail(error.status, error.message)
         try:
             review = decode_review(body)
         except ReviewError as error:
@@ -141,12 +129,11 @@ async def metrics_endpoint(request: web.Request) -> web.Response:
 
 
 def create_app(services: Services) -> web.Application:
-    # aiohttp enforces client_max_size on chunked bodies too; one byte of slack lets our own check
-    # report the Content-Length case first with a clearer message.
-    app = web.Application(client_max_size=services.settings.max_body_bytes)
+    app = web.Application()  # bodies are read by read_body, with each route's own limit
     app[SERVICES] = services
     for name, handler in services.handlers.items():
         app.router.add_post(f"/{name}", _admission_route(name, handler, services))
+    add_extender_routes(app, services, max_body_bytes=services.settings.extender_max_body_bytes)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics_endpoint)

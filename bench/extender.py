@@ -1,0 +1,251 @@
+"""Extender benchmark: prioritize p99 over 5,000 candidate nodes and filter throughput, over TLS.
+
+Builds a synthetic cluster (default 5,000 nodes, 50,000 pods), starts one server subprocess that
+serves limitguard's extender routes *and* a no-op baseline (/noop/filter, /noop/prioritize: same
+body read and ExtenderArgs decoding, then an answer with no scoring), and drives both with the same
+keep-alive HTTPS client in this process. Also times Extender.prioritize in-process (no HTTP).
+
+    python bench/extender.py                         # full size
+    python bench/extender.py --nodes 1000 --requests 100   # quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+import orjson
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.synthetic import make_cluster  # noqa: E402
+from webhook import certs  # noqa: E402
+
+CONFIG = """apiVersion: limitguard.io/v1alpha1
+kind: LimitGuardConfiguration
+limitAware:
+  defaultLimitToAllocatableRatio: {cpu: 150, memory: "150%"}
+"""
+# Every scorer counted: the heaviest prioritize.
+EXTENDER_CONFIG = {
+    "scorers": [
+        {"name": "LimitAware", "weight": 2},
+        {"name": "NodeResourcesFitPlus", "weight": 1},
+        {"name": "ScarceResourceAvoidance", "weight": 1, "args": {"resources": ["nvidia.com/gpu"]}},
+        {"name": "PodState", "weight": 1},
+    ]
+}
+
+
+def pod(cpu: str) -> dict:
+    return {
+        "metadata": {"name": "bench", "namespace": "ns-1", "uid": "bench-uid"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "app",
+                    "resources": {
+                        "requests": {"cpu": "250m", "memory": "256Mi"},
+                        "limits": {"cpu": cpu, "memory": "1Gi"},
+                    },
+                }
+            ]
+        },
+        "status": {"phase": "Pending"},
+    }
+
+
+def body(nodes: int, cpu: str = "2") -> bytes:
+    """Go-encoded ExtenderArgs of a nodeCacheCapable extender."""
+    return orjson.dumps(
+        {"Pod": pod(cpu), "Nodes": None, "NodeNames": [f"node-{i:05d}" for i in range(nodes)]}
+    )
+
+
+# -- server subprocess ----------------------------------------------------------------------------
+def serve(cluster: str, config: str, cert_dir: str, port: int) -> None:
+    from aiohttp import web
+
+    from webhook.cluster.filesource import load_cluster_file
+    from webhook.cluster.state import ClusterState
+    from webhook.configfile import load_config
+    from webhook.extender import add_extender_routes, extender_config_from_mapping
+    from webhook.extender.protocol import decode_extender_args, encode_filter_result, encode_priorities
+    from webhook.server.app import create_app
+    from webhook.server.run import build_services
+    from webhook.server.tls import server_context
+
+    state = ClusterState()
+    load_cluster_file(state, cluster)
+    services = build_services(load_config(config), state)
+    app = create_app(services)
+    add_extender_routes(app, services, extender_config_from_mapping(EXTENDER_CONFIG))
+
+    async def noop(request: web.Request) -> web.Response:
+        args = decode_extender_args(await request.content.read())
+        if request.path.endswith("filter"):
+            return web.Response(
+                body=encode_filter_result(args, args.node_names, {}), content_type="application/json"
+            )
+        return web.Response(
+            body=encode_priorities((n, 0) for n in args.node_names), content_type="application/json"
+        )
+
+    app.router.add_post("/noop/filter", noop)
+    app.router.add_post("/noop/prioritize", noop)
+    context = server_context(Path(cert_dir) / certs.TLS_CERT, Path(cert_dir) / certs.TLS_KEY)
+    print("ready", flush=True)
+    web.run_app(app, host="127.0.0.1", port=port, ssl_context=context, print=None, access_log=None)
+
+
+# -- client ---------------------------------------------------------------------------------------
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+async def sequential(session: aiohttp.ClientSession, url: str, payload: bytes, count: int) -> list[float]:
+    latencies = []
+    for _ in range(count):
+        started = time.perf_counter()
+        async with session.post(url, data=payload, headers={"Content-Type": "application/json"}) as response:
+            assert response.status == 200, await response.text()
+            await response.read()
+        latencies.append(time.perf_counter() - started)
+    return latencies
+
+
+async def throughput(
+    session: aiohttp.ClientSession, url: str, payload: bytes, count: int, workers: int
+) -> float:
+    remaining = count
+
+    async def worker() -> None:
+        nonlocal remaining
+        while remaining > 0:
+            remaining -= 1
+            async with session.post(
+                url, data=payload, headers={"Content-Type": "application/json"}
+            ) as response:
+                assert response.status == 200
+                await response.read()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(workers)))
+    return count / (time.perf_counter() - started)
+
+
+def in_process(cluster_file: Path, config_file: Path, nodes: int, count: int) -> list[float]:
+    from webhook.cluster.filesource import load_cluster_file
+    from webhook.cluster.state import ClusterState
+    from webhook.configfile import load_config
+    from webhook.extender import extender_config_from_mapping
+    from webhook.extender.protocol import decode_extender_args
+    from webhook.extender.service import Extender
+
+    state = ClusterState()
+    load_cluster_file(state, cluster_file)
+    extender = Extender(state, load_config(config_file), extender_config_from_mapping(EXTENDER_CONFIG))
+    args = decode_extender_args(body(nodes))
+    timings = []
+    for _ in range(count):
+        started = time.perf_counter()
+        extender.prioritize(args)
+        timings.append(time.perf_counter() - started)
+    return timings
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=50_000)
+    parser.add_argument("--requests", type=int, default=200, help="sequential prioritize calls per endpoint")
+    parser.add_argument("--filter-requests", type=int, default=400)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument(
+        "--serve", nargs=4, metavar=("CLUSTER", "CONFIG", "CERTS", "PORT"), help=argparse.SUPPRESS
+    )
+    options = parser.parse_args()
+    if options.serve:
+        cluster, config, cert_dir, port = options.serve
+        serve(cluster, config, cert_dir, int(port))
+        return
+
+    work = Path(tempfile.mkdtemp(prefix="limitguard-extender-bench-"))
+    cluster_file, config_file = work / "cluster.json", work / "config.yaml"
+    cluster_file.write_bytes(orjson.dumps(make_cluster(options.nodes, options.pods, pending=0)))
+    config_file.write_text(CONFIG)
+    certs.write(certs.generate(["localhost", "127.0.0.1"]), work / "certs")
+    port = 18000 + os.getpid() % 1000
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            __file__,
+            "--serve",
+            str(cluster_file),
+            str(config_file),
+            str(work / "certs"),
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert server.stdout is not None and server.stdout.readline().strip() == b"ready"
+        asyncio.run(drive(options, port, work))
+    finally:
+        server.terminate()
+        server.wait(10)
+    timings = in_process(cluster_file, config_file, options.nodes, 50)
+    print(
+        f"in-process Extender.prioritize, {options.nodes} candidates: p50 {percentile(timings, 0.5) * 1000:.1f} ms, "
+        f"p99 {percentile(timings, 0.99) * 1000:.1f} ms"
+    )
+
+
+async def drive(options: argparse.Namespace, port: int, work: Path) -> None:
+    context = ssl.create_default_context(cafile=str(work / "certs" / certs.CA_CERT))
+    base = f"https://localhost:{port}"
+    async with aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(ssl=context, limit=options.workers)
+    ) as session:
+        for _ in range(50):  # wait for the listener
+            try:
+                async with session.get(base + "/healthz") as response:
+                    if response.status == 200:
+                        break
+            except aiohttp.ClientError:
+                await asyncio.sleep(0.2)
+        payload = body(options.nodes)
+        await sequential(session, base + "/extender/prioritize", payload, 5)  # warm up
+        print(
+            f"cluster: {options.nodes} nodes, {options.pods} pods; candidates per call: {options.nodes} (nodenames)"
+        )
+        print(f"{'endpoint':34} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
+        for name, path in (
+            ("prioritize (4 scorers)", "/extender/prioritize"),
+            ("no-op baseline (decode only)", "/noop/prioritize"),
+        ):
+            latencies = await sequential(session, base + path, payload, options.requests)
+            print(
+                f"{name:34} {percentile(latencies, 0.5) * 1000:8.1f} {percentile(latencies, 0.99) * 1000:8.1f} "
+                f"{max(latencies) * 1000:8.1f}"
+            )
+        print(
+            f"\nfilter throughput, {options.workers} concurrent clients, {options.nodes} candidates per call"
+        )
+        for name, path in (("filter", "/extender/filter"), ("no-op baseline", "/noop/filter")):
+            rate = await throughput(session, base + path, payload, options.filter_requests, options.workers)
+            print(f"{name:34} {rate:8.1f} req/s  ({rate * options.nodes / 1e6:.2f} M nodes/s)")
+
+
+if __name__ == "__main__":
+    main()

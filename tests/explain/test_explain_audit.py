@@ -1,0 +1,180 @@
+"""`limitguard explain` and `limitguard audit` on a four-node cluster file, numbers by hand.
+
+cluster.yaml: ratios cpu 125% / memory 120% (config.yaml); node-c's annotation makes them 150% / 100%.
+"""
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from webhook import audit_command, explain_command
+
+HERE = Path(__file__).resolve().parent
+CLUSTER, CONFIG, POD = HERE / "cluster.yaml", HERE / "config.yaml", HERE / "web.yaml"
+
+
+def run(module, argv: list[str], capsys) -> tuple[int, str, str]:
+    parser = argparse.ArgumentParser()
+    module.add_arguments(parser)
+    code = module.run(parser.parse_args(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def explain_json(capsys, *extra: str) -> dict:
+    code, out, _ = run(
+        explain_command,
+        [str(POD), "--cluster", str(CLUSTER), "--config", str(CONFIG), "-o", "json", *extra],
+        capsys,
+    )
+    assert code == 0
+    return json.loads(out)
+
+
+def test_explain_reports_eligibility_sums_and_fit_per_node(capsys):
+    report = explain_json(capsys)
+    nodes = {row["node"]: row for row in report["nodes"]}
+    assert report["limits"] == {"cpu": "4", "memory": "2Gi"}
+    cpu = {name: next(r for r in row["resources"] if r["resource"] == "cpu") for name, row in nodes.items()}
+    # node-a: 6 + 4 + DaemonSet 2 = 12 before, 16 after, capacity 8 x 125% = 10
+    assert (cpu["node-a"]["before"], cpu["node-a"]["after"], cpu["node-a"]["capacity"]) == ("12", "16", "10")
+    assert nodes["node-a"]["fits"] is False
+    assert nodes["node-a"]["shortfalls"] == [
+        "cpu limit 4 exceeds remaining 0 (allocated 12 of capacity 10 = 8 allocatable x 125%)"
+    ]
+    # node-c: the annotation replaces the default: 16 x 150% = 24, memory 64Gi x 100%
+    assert (cpu["node-c"]["capacity"], cpu["node-c"]["ratioPercent"]) == ("24", 150)
+    memory_c = next(r for r in nodes["node-c"]["resources"] if r["resource"] == "memory")
+    assert (memory_c["before"], memory_c["after"], memory_c["capacity"]) == ("8Gi", "10Gi", "64Gi")
+    # node-d fits but its taint makes it ineligible
+    assert (nodes["node-d"]["eligible"], nodes["node-d"]["fits"]) == (False, True)
+    assert nodes["node-d"]["ineligibleReason"] == "untolerated taint dedicated:NoSchedule"
+
+
+def test_explain_scores_only_the_candidates_the_scheduler_would_send(capsys):
+    nodes = {row["node"]: row for row in explain_json(capsys)["nodes"]}
+    assert nodes["node-a"]["scores"] == {} and nodes["node-d"]["scores"] == {}
+    b, c = nodes["node-b"]["scores"], nodes["node-c"]["scores"]
+    # LimitAware raw: node-b cpu (10-9)*100/10 = 10, memory (38.4Gi-4Gi)*100/38.4Gi = 89 -> 49;
+    # node-c cpu (24-12)*100/24 = 50, memory (64-10)*100/64 = 84 -> 67; min-max -> 0 / 100
+    assert (b["LimitAware"], c["LimitAware"]) == ({"raw": 49, "score": 0}, {"raw": 67, "score": 100})
+    # FitPlus cpu/memory LeastAllocated: node-b cpu (8-2.5)/8 = 68, memory (32-2)/32 = 93 -> 80;
+    # node-c cpu (16-5)/16 = 68, memory (64-5)/64 = 92 -> 80
+    assert (b["NodeResourcesFitPlus"]["score"], c["NodeResourcesFitPlus"]["score"]) == (80, 80)
+    # ScarceResourceAvoidance: node-c's GPUs are all the pod leaves unused -> 0
+    assert (b["ScarceResourceAvoidance"]["score"], c["ScarceResourceAvoidance"]["score"]) == (100, 0)
+    # PodState: node-b 1 terminating -> +1, node-c 1 nominated -> -1
+    assert (b["PodState"], c["PodState"]) == ({"raw": 1, "score": 100}, {"raw": -1, "score": 0})
+    # only LimitAware counts by default
+    assert (nodes["node-b"]["extenderScore"], nodes["node-c"]["extenderScore"]) == (0, 10)
+
+
+def test_explain_with_configured_scorers(tmp_path, capsys):
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        CONFIG.read_text()
+        + "extender:\n  scorers:\n  - {name: LimitAware, weight: 1}\n  - {name: ScarceResourceAvoidance, weight: 1}\n"
+        "  - {name: PodState, weight: 2}\n"
+    )
+    nodes = {row["node"]: row for row in explain_json(capsys, "--config", str(config))["nodes"]}
+    # node-b (0 + 100 + 2*100)/4 = 75, node-c (100 + 0 + 0)/4 = 25
+    assert (nodes["node-b"]["total"], nodes["node-c"]["total"]) == (75, 25)
+    assert (nodes["node-b"]["extenderScore"], nodes["node-c"]["extenderScore"]) == (7, 2)
+
+
+def test_explain_text_is_a_table(capsys):
+    code, out, _ = run(
+        explain_command, [str(POD), "--cluster", str(CLUSTER), "--config", str(CONFIG)], capsys
+    )
+    assert code == 0
+    lines = out.splitlines()
+    header = next(line for line in lines if line.startswith("NODE"))
+    assert header.split() == [
+        "NODE", "ELIGIBLE", "FITS", "CPU", "BEFORE->AFTER/CAP", "MEMORY", "BEFORE->AFTER/CAP",
+        "LA", "NRFP", "SRA", "PS", "TOTAL", "EXT",
+    ]  # fmt: skip
+    row = next(line for line in lines if line.startswith("node-c"))
+    assert row.split() == [
+        "node-c",
+        "yes",
+        "yes",
+        "8->12/24",
+        "(150%)",
+        "8Gi->10Gi/64Gi",
+        "(100%)",
+        "100",
+        "80",
+        "0",
+        "0",
+        "100",
+        "10",
+    ]
+    assert (
+        "  node-a: cpu limit 4 exceeds remaining 0 (allocated 12 of capacity 10 = 8 allocatable x 125%)"
+        in lines
+    )
+
+
+def test_explain_errors_exit_2(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: ConfigMap\n")
+    code, _, err = run(explain_command, [str(bad), "--cluster", str(CLUSTER)], capsys)
+    assert code == 2 and "expected a Pod with a spec" in err
+    code, _, err = run(explain_command, [str(POD), "--cluster", str(tmp_path / "none.yaml")], capsys)
+    assert code == 2 and "cannot read" in err
+
+
+def test_audit_finds_the_node_over_its_ratio_and_exits_1(capsys):
+    code, out, _ = run(
+        audit_command, ["--cluster", str(CLUSTER), "--config", str(CONFIG), "-o", "json"], capsys
+    )
+    assert code == 1
+    report = json.loads(out)
+    assert (report["nodesChecked"], report["nodesOver"]) == (4, 1)
+    (finding,) = report["findings"]
+    assert finding["node"] == "node-a"
+    assert finding["over"] == [
+        {
+            "resource": "cpu",
+            "allocated": "12",
+            "capacity": "10",
+            "excess": "2",
+            "allocatable": "8",
+            "ratioPercent": 125,
+            "actualPercent": 150.0,
+        }
+    ]
+    assert [(p["pod"], p["limits"], p["daemonSet"]) for p in finding["topPods"]] == [
+        ("default/a1", {"cpu": "6"}, False),
+        ("default/a2", {"cpu": "4"}, False),
+        ("default/agent-x7k2p", {"cpu": "2"}, True),
+    ]
+
+
+def test_audit_text_and_top(capsys):
+    code, out, _ = run(
+        audit_command, ["--cluster", str(CLUSTER), "--config", str(CONFIG), "--top", "1"], capsys
+    )
+    assert code == 1
+    assert out.splitlines()[:5] == [
+        "1 of 4 nodes are over their limit-to-allocatable ratio",
+        "",
+        "node node-a",
+        "  over: cpu limits 12 exceed capacity 10 by 2 (150% of 8 allocatable, ratio 125%)",
+        "  pods contributing most:",
+    ]
+    assert out.splitlines()[5] == "    default/a1  cpu 6"
+    assert "a2" not in out
+
+
+@pytest.mark.parametrize("ratio", ["150", "200"])
+def test_audit_exits_0_when_every_node_is_within(tmp_path, capsys, ratio):
+    config = tmp_path / "config.yaml"
+    config.write_text(  # node-a: 8 x 150% = 12 holds its 12
+        "apiVersion: limitguard.io/v1alpha1\nkind: LimitGuardConfiguration\n"
+        f"limitAware:\n  defaultLimitToAllocatableRatio: {{cpu: {ratio}}}\n"
+    )
+    code, out, _ = run(audit_command, ["--cluster", str(CLUSTER), "--config", str(config)], capsys)
+    assert (code, out) == (0, "all 4 nodes are within their limit-to-allocatable ratio\n")

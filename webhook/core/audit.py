@@ -1,0 +1,182 @@
+"""`limitguard audit`: which nodes are over their limit-to-allocatable ratio right now, and why.
+
+Nodes get over their ratio without admission failing: pods bound before limitguard was installed,
+a lowered ratio or annotation, DaemonSet pods (exempt, but counted), enforcement Warn/DryRun, or a
+node whose allocatable shrank. Pure: the command hands in nodes, sums and pods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from webhook.core.config import LimitAwareConfig
+from webhook.core.limitaware import NodeLike, effective_ratios, ratio_warnings
+from webhook.core.quantity import format_units
+from webhook.core.ratios import limit_capacity
+
+DEFAULT_TOP_PODS = 5
+
+
+@dataclass(frozen=True)
+class Overage:
+    resource: str
+    allocated: int
+    capacity: int
+    allocatable: int
+    percent: int
+
+    @property
+    def excess(self) -> int:
+        return self.allocated - self.capacity
+
+    @property
+    def actual_percent(self) -> float:
+        """Summed limits as a percent of allocatable (what the ratio caps)."""
+        return 100.0 * self.allocated / self.allocatable if self.allocatable else float("inf")
+
+    def describe(self) -> str:
+        fmt = lambda amount: format_units(self.resource, amount)  # noqa: E731
+        actual = "inf" if self.allocatable == 0 else f"{self.actual_percent:.0f}%"
+        return (
+            f"{self.resource} limits {fmt(self.allocated)} exceed capacity {fmt(self.capacity)} by "
+            f"{fmt(self.excess)} ({actual} of {fmt(self.allocatable)} allocatable, ratio {self.percent}%)"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        fmt = lambda amount: format_units(self.resource, amount)  # noqa: E731
+        return {
+            "resource": self.resource,
+            "allocated": fmt(self.allocated),
+            "capacity": fmt(self.capacity),
+            "excess": fmt(self.excess),
+            "allocatable": fmt(self.allocatable),
+            "ratioPercent": self.percent,
+            "actualPercent": None if self.allocatable == 0 else round(self.actual_percent, 1),
+        }
+
+
+@dataclass(frozen=True)
+class PodShare:
+    """One pod's limits on an over node, for the over resources."""
+
+    pod: str
+    limits: Mapping[str, int]
+    daemonset: bool = False
+
+
+@dataclass
+class NodeFinding:
+    node: str
+    overages: list[Overage]
+    top_pods: list[PodShare] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "over": [overage.to_dict() for overage in self.overages],
+            "topPods": [
+                {
+                    "pod": share.pod,
+                    "daemonSet": share.daemonset,
+                    "limits": {r: format_units(r, a) for r, a in share.limits.items()},
+                }
+                for share in self.top_pods
+            ],
+            "warnings": self.warnings,
+        }
+
+
+@dataclass
+class AuditReport:
+    nodes_checked: int
+    findings: list[NodeFinding]
+
+    @property
+    def over(self) -> bool:
+        return bool(self.findings)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "nodesChecked": self.nodes_checked,
+            "nodesOver": len(self.findings),
+            "findings": [finding.to_dict() for finding in self.findings],
+        }
+
+
+def node_overages(node: NodeLike, allocated: Mapping[str, int], config: LimitAwareConfig) -> list[Overage]:
+    """Every checked resource whose summed limits exceed the node's limit capacity."""
+    found = []
+    for resource, percent in sorted(effective_ratios(node, config).items()):
+        allocatable = node.allocatable.get(resource, 0)
+        capacity = limit_capacity(allocatable, percent)
+        amount = allocated.get(resource, 0)
+        if amount > capacity:
+            found.append(Overage(resource, amount, capacity, allocatable, percent))
+    return found
+
+
+def _share_key(overages: Sequence[Overage]) -> Callable[[PodShare], tuple[Any, ...]]:
+    """Largest share of the over resources first: each resource's share of its node's excess."""
+
+    def key(share: PodShare) -> tuple[Any, ...]:
+        weight = sum(share.limits.get(o.resource, 0) / max(o.capacity, 1) for o in overages)
+        return (-weight, share.pod)
+
+    return key
+
+
+def audit(
+    nodes: Iterable[NodeLike],
+    allocated_of: Callable[[str], Mapping[str, int]],
+    pods_on: Callable[[set[str]], Mapping[str, list[PodShare]]],
+    config: LimitAwareConfig,
+    *,
+    top: int = DEFAULT_TOP_PODS,
+) -> AuditReport:
+    """Nodes over their ratio, worst first, each with the *top* pods contributing most.
+
+    *pods_on* maps a set of node names to their counted pods; it is called once, only for the over
+    nodes, so a clean cluster never walks its pods.
+    """
+    checked = 0
+    findings: list[NodeFinding] = []
+    for node in nodes:
+        checked += 1
+        overages = node_overages(node, allocated_of(node.traits.name), config)
+        if overages:
+            findings.append(NodeFinding(node.traits.name, overages, warnings=list(ratio_warnings(node))))
+    if findings:
+        pods = pods_on({finding.node for finding in findings})
+        for finding in findings:
+            over = {overage.resource for overage in finding.overages}
+            shares = [
+                PodShare(share.pod, {r: a for r, a in share.limits.items() if r in over}, share.daemonset)
+                for share in pods.get(finding.node, [])
+                if any(share.limits.get(r, 0) > 0 for r in over)
+            ]
+            finding.top_pods = sorted(shares, key=_share_key(finding.overages))[:top]
+    findings.sort(key=lambda f: (-max(o.allocated / max(o.capacity, 1) for o in f.overages), f.node))
+    return AuditReport(checked, findings)
+
+
+def render_text(report: AuditReport) -> str:
+    if not report.findings:
+        return f"all {report.nodes_checked} nodes are within their limit-to-allocatable ratio\n"
+    lines = [
+        f"{len(report.findings)} of {report.nodes_checked} nodes are over their limit-to-allocatable ratio",
+        "",
+    ]
+    for finding in report.findings:
+        lines.append(f"node {finding.node}")
+        lines += [f"  over: {overage.describe()}" for overage in finding.overages]
+        lines += [f"  warning: {text}" for text in finding.warnings]
+        if finding.top_pods:
+            lines.append("  pods contributing most:")
+            for share in finding.top_pods:
+                amounts = ", ".join(f"{r} {format_units(r, a)}" for r, a in sorted(share.limits.items()))
+                lines.append(f"    {share.pod}  {amounts}" + ("  (DaemonSet)" if share.daemonset else ""))
+        lines.append("")
+    return "\n".join(lines)

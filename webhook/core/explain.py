@@ -1,0 +1,276 @@
+"""`limitguard explain`: for one pod, what every node says and why (pure; the command reads state).
+
+Per node: eligibility (the scheduler's node filters limitguard mirrors), the limit sums before and
+after the pod for each checked resource, capacity and ratio, whether the pod fits and why not, and
+what each scorer would give. Scores are computed over the nodes kube-scheduler would send to the
+extender's prioritize call: eligible and fitting ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from webhook.core.config import Enforcement, LimitAwareConfig
+from webhook.core.eligibility import Placement
+from webhook.core.fit import shortfalls
+from webhook.core.limitaware import NodeLike, effective_ratios, ratio_warnings
+from webhook.core.quantity import format_units
+from webhook.core.ratios import limit_capacity
+from webhook.core.scoring import NodeFacts, PodFacts, ScorerConfig, score_candidates
+
+
+@dataclass(frozen=True)
+class ResourceCheck:
+    resource: str
+    pod_limit: int
+    before: int  # allocated limits on the node
+    after: int  # before + the pod's limit
+    allocatable: int
+    percent: int
+    capacity: int
+
+    @property
+    def fits(self) -> bool:
+        return self.pod_limit <= 0 or self.after <= self.capacity
+
+    def to_dict(self) -> dict[str, Any]:
+        fmt = lambda amount: format_units(self.resource, amount)  # noqa: E731
+        return {
+            "resource": self.resource,
+            "podLimit": fmt(self.pod_limit),
+            "before": fmt(self.before),
+            "after": fmt(self.after),
+            "capacity": fmt(self.capacity),
+            "allocatable": fmt(self.allocatable),
+            "ratioPercent": self.percent,
+            "fits": self.fits,
+        }
+
+
+@dataclass(frozen=True)
+class NodeScore:
+    scorer: str
+    raw: int
+    score: int  # 0..100
+
+
+@dataclass
+class NodeExplanation:
+    node: str
+    rejection: str | None  # why the node is not eligible; None when it is
+    checks: list[ResourceCheck]
+    shortfalls: list[str]  # Shortfall.describe() of every resource that does not fit
+    warnings: list[str]
+    scores: list[NodeScore] = field(default_factory=list)  # empty unless the node is a candidate
+    total: int | None = None  # weighted 0..100
+    priority: int | None = None  # extender 0..10
+
+    @property
+    def eligible(self) -> bool:
+        return self.rejection is None
+
+    @property
+    def fits(self) -> bool:
+        return not self.shortfalls
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "eligible": self.eligible,
+            "ineligibleReason": self.rejection,
+            "fits": self.fits,
+            "resources": [check.to_dict() for check in self.checks],
+            "shortfalls": self.shortfalls,
+            "warnings": self.warnings,
+            "scores": {score.scorer: {"raw": score.raw, "score": score.score} for score in self.scores},
+            "total": self.total,
+            "extenderScore": self.priority,
+        }
+
+
+@dataclass
+class Explanation:
+    pod: str
+    limits: Mapping[str, int]
+    scoring_requests: Mapping[str, int]
+    scorers: list[ScorerConfig]
+    nodes: list[NodeExplanation]
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pod": self.pod,
+            "limits": {resource: format_units(resource, amount) for resource, amount in self.limits.items()},
+            "scoringRequests": {
+                resource: format_units(resource, amount) for resource, amount in self.scoring_requests.items()
+            },
+            "scorers": [{"name": scorer.name, "weight": scorer.weight} for scorer in self.scorers],
+            "notes": self.notes,
+            "nodes": [node.to_dict() for node in self.nodes],
+        }
+
+
+def _checks(
+    pod_limits: Mapping[str, int], node: NodeLike, allocated: Mapping[str, int], ratios: Mapping[str, int]
+) -> list[ResourceCheck]:
+    checks = []
+    for resource, percent in sorted(ratios.items()):
+        allocatable = node.allocatable.get(resource, 0)
+        before = allocated.get(resource, 0)
+        pod_limit = pod_limits.get(resource, 0)
+        checks.append(
+            ResourceCheck(
+                resource,
+                pod_limit,
+                before,
+                before + pod_limit,
+                allocatable,
+                percent,
+                limit_capacity(allocatable, percent),
+            )
+        )
+    return checks
+
+
+def explain_pod(
+    pod: Mapping[str, Any],
+    pod_limits: Mapping[str, int],
+    pod_facts: PodFacts,
+    nodes: Sequence[NodeLike],
+    allocated_of: Callable[[str], Mapping[str, int]],
+    facts_of: Callable[[Any], NodeFacts],
+    config: LimitAwareConfig,
+    scorers: Sequence[ScorerConfig],
+    *,
+    exempt: bool = False,
+) -> Explanation:
+    """Explain *pod* against every node; *facts_of* gives a node's scoring inputs."""
+    metadata = pod.get("metadata") if isinstance(pod.get("metadata"), Mapping) else {}
+    spec = pod.get("spec") if isinstance(pod.get("spec"), Mapping) else {}
+    name = f"{metadata.get('namespace') or 'default'}/{metadata.get('name') or '<unnamed>'}"
+    placement = Placement(spec)
+    notes: list[str] = []
+    if exempt:
+        notes.append("DaemonSet pod: admission never rejects it, the extender filter passes every node")
+    if config.enforcement is not Enforcement.DENY:
+        notes.append(
+            f"enforcement is {config.enforcement}: nothing is rejected, the extender filter passes every node"
+        )
+    rows: list[NodeExplanation] = []
+    candidates: list[tuple[NodeExplanation, NodeLike]] = []
+    for node in sorted(nodes, key=lambda node: node.traits.name):
+        node_name = node.traits.name
+        allocated = allocated_of(node_name)
+        ratios = effective_ratios(node, config)
+        found = shortfalls(node_name, pod_limits, node.allocatable, allocated, ratios)
+        row = NodeExplanation(
+            node=node_name,
+            rejection=placement.rejection(node.traits),
+            checks=_checks(pod_limits, node, allocated, ratios),
+            shortfalls=[shortfall.describe() for shortfall in found],
+            warnings=list(ratio_warnings(node)),
+        )
+        rows.append(row)
+        filtered_out = row.shortfalls and not exempt and config.enforcement is Enforcement.DENY
+        if row.eligible and not filtered_out:
+            candidates.append((row, node))
+    sheet = score_candidates(
+        pod_facts, [facts_of(node) for _, node in candidates], scorers, config.default_ratios
+    )
+    for index, (row, _) in enumerate(candidates):
+        row.scores = [
+            NodeScore(column.name, column.raw[index], column.scores[index]) for column in sheet.columns
+        ]
+        row.total = sheet.totals[index]
+        row.priority = sheet.priorities[index]
+    if not candidates:
+        notes.append("no node is a candidate: the scheduler would not call prioritize")
+    return Explanation(name, dict(pod_limits), dict(pod_facts.requests), list(scorers), rows, notes)
+
+
+# -- text rendering ---------------------------------------------------------------------------
+_SCORER_ABBREVIATIONS = {
+    "LimitAware": "LA",
+    "NodeResourcesFitPlus": "NRFP",
+    "ScarceResourceAvoidance": "SRA",
+    "PodState": "PS",
+}
+
+
+_BINARY_SUFFIXES = (("Ti", 1024**4), ("Gi", 1024**3), ("Mi", 1024**2), ("Ki", 1024))
+
+
+def display_units(resource: str, amount: int) -> str:
+    """format_units, but a byte count that is no whole binary unit reads as `~38.4Gi` (text only)."""
+    exact = format_units(resource, amount)
+    byte_sized = resource in ("memory", "ephemeral-storage", "storage") or resource.startswith("hugepages-")
+    if not byte_sized or not exact.lstrip("-").isdigit():
+        return exact
+    for suffix, step in _BINARY_SUFFIXES:
+        if abs(amount) >= step:
+            return f"~{amount / step:.1f}{suffix}"
+    return exact
+
+
+def _amounts(amounts: Mapping[str, int]) -> str:
+    return ", ".join(f"{r} {format_units(r, a)}" for r, a in sorted(amounts.items())) or "none"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[index]) for row in [header, *rows]) for index in range(len(header))]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *rows]
+    ]
+
+
+def render_text(explanation: Explanation) -> str:
+    """A table a person reads at a glance, then the reasons behind every "no"."""
+    lines = [
+        f"pod {explanation.pod}",
+        f"  limits:           {_amounts(explanation.limits)}",
+        f"  scoring requests: {_amounts(explanation.scoring_requests)} (non-zero defaults for cpu/memory)",
+        "  scorers:          "
+        + ", ".join(
+            f"{_SCORER_ABBREVIATIONS.get(s.name, s.name)}={s.name} x{s.weight}"
+            + ("" if s.weight else " (shown, not counted)")
+            for s in explanation.scorers
+        ),
+    ]
+    lines += [f"  note: {note}" for note in explanation.notes]
+    resources = sorted({check.resource for row in explanation.nodes for check in row.checks})
+    header = ["NODE", "ELIGIBLE", "FITS"]
+    header += [f"{resource.upper()} BEFORE->AFTER/CAP" for resource in resources]
+    header += [_SCORER_ABBREVIATIONS.get(s.name, s.name) for s in explanation.scorers] + ["TOTAL", "EXT"]
+    rows = []
+    for row in explanation.nodes:
+        by_resource = {check.resource: check for check in row.checks}
+        cells = [row.node, "yes" if row.eligible else "no", "yes" if row.fits else "NO"]
+        for resource in resources:
+            check = by_resource.get(resource)
+            if check is None:
+                cells.append("-")
+                continue
+            fmt = lambda amount, r=resource: display_units(r, amount)  # noqa: E731
+            cells.append(f"{fmt(check.before)}->{fmt(check.after)}/{fmt(check.capacity)} ({check.percent}%)")
+        scores = {score.scorer: score for score in row.scores}
+        for scorer in explanation.scorers:
+            score = scores.get(scorer.name)
+            cells.append("-" if score is None else str(score.score))
+        cells += [
+            "-" if row.total is None else str(row.total),
+            "-" if row.priority is None else str(row.priority),
+        ]
+        rows.append(cells)
+    lines += ["", *_table(header, rows)]
+    reasons = []
+    for row in explanation.nodes:
+        if row.rejection is not None:
+            reasons.append(f"  {row.node}: not eligible: {row.rejection}")
+        reasons += [f"  {row.node}: {text}" for text in row.shortfalls]
+        reasons += [f"  {row.node}: warning: {text}" for text in row.warnings]
+    if reasons:
+        lines += ["", "why:", *reasons]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,38 @@
+"""Scoring inputs read from the cluster state (shared by the extender and `explain`)."""
+
+from __future__ import annotations
+
+from webhook.cluster.records import NodeRecord
+from webhook.cluster.state import ClusterState
+from webhook.core.scoring import NodeFacts
+from webhook.core.scoring.scarce import resource_types
+
+
+class NodeFactsReader:
+    """Builds NodeFacts from the state; node resource types are cached per allocatable map."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+        self._types: dict[str, tuple[object, frozenset[str]]] = {}
+
+    def types(self, record: NodeRecord) -> frozenset[str]:
+        cached = self._types.get(record.name)
+        if cached is not None and cached[0] is record.allocatable:
+            return cached[1]
+        types = resource_types(record.allocatable)
+        self._types[record.name] = (record.allocatable, types)
+        return types
+
+    def facts(self, record: NodeRecord, *, with_types: bool = True) -> NodeFacts:
+        state = self.state
+        name = record.name
+        return NodeFacts(
+            name=name,
+            allocatable=record.allocatable,
+            ratio_override=record.ratio_override,
+            limits_allocated=state.scoring_allocated(name),
+            requested=state.requested(name),
+            terminating=state.terminating_pods(name),
+            nominated=state.nominated_pods(name),
+            types=self.types(record) if with_types else frozenset(),
+        )

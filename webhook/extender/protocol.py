@@ -1,0 +1,125 @@
+"""kube-scheduler's HTTP extender protocol (k8s.io/kube-scheduler/extender/v1), decoded and encoded.
+
+The Go types carry no JSON tags, so kube-scheduler sends the Go field names (`Pod`, `Nodes`,
+`NodeNames`) and decodes our answers with encoding/json, which matches keys case-insensitively.
+Extenders written against the older tagged types use `pod`, `nodes`, `nodenames`. We accept any
+casing on input and answer with the lower-camel names (`nodenames`, `failedNodes`,
+`failedAndUnresolvableNodes`, `error`, `host`, `score`), which both forms decode.
+
+ExtenderArgs carries candidates either as full Nodes (`nodes`, a v1.NodeList: nodeCacheCapable
+false) or as names only (`nodenames`: nodeCacheCapable true). The filter answer must use the same
+form: with nodeCacheCapable, kube-scheduler reads only `nodenames`, and a missing list filters out
+every node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+
+class ExtenderProtocolError(ValueError):
+    """A request body that is not a usable ExtenderArgs."""
+
+
+@dataclass(frozen=True)
+class ExtenderArgs:
+    pod: Mapping[str, Any]
+    node_names: list[str]  # candidates, in the scheduler's order
+    nodes: dict[str, Mapping[str, Any]] | None  # name -> Node object, when sent as a NodeList
+    names_form: bool  # the request carried `nodenames`
+
+    @property
+    def pod_metadata(self) -> Mapping[str, Any]:
+        metadata = self.pod.get("metadata")
+        return metadata if isinstance(metadata, Mapping) else {}
+
+    @property
+    def pod_spec(self) -> Mapping[str, Any]:
+        spec = self.pod.get("spec")
+        return spec if isinstance(spec, Mapping) else {}
+
+    def describe_pod(self) -> str:
+        metadata = self.pod_metadata
+        return f"{metadata.get('namespace') or ''}/{metadata.get('name') or ''}"
+
+
+def _field(document: Mapping[str, Any], name: str) -> Any:
+    """encoding/json's rule: the exact key if present, else any key equal ignoring case."""
+    if name in document:
+        return document[name]
+    lowered = name.lower()
+    for key, value in document.items():
+        if isinstance(key, str) and key.lower() == lowered:
+            return value
+    return None
+
+
+def _node_name(node: Any, index: int) -> str:
+    metadata = node.get("metadata") if isinstance(node, Mapping) else None
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    if not isinstance(name, str) or not name:
+        raise ExtenderProtocolError(f"nodes.items[{index}]: a Node with metadata.name is required")
+    return name
+
+
+def decode_extender_args(body: bytes) -> ExtenderArgs:
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        raise ExtenderProtocolError(f"body is not valid JSON: {error}") from None
+    if not isinstance(document, Mapping):
+        raise ExtenderProtocolError("body must be a JSON object (ExtenderArgs)")
+    pod = _field(document, "Pod")
+    if not isinstance(pod, Mapping):
+        raise ExtenderProtocolError("ExtenderArgs.pod must be a Pod object")
+    node_list = _field(document, "Nodes")
+    names = _field(document, "NodeNames")
+    nodes: dict[str, Mapping[str, Any]] | None = None
+    if node_list is not None:
+        items = _field(node_list, "items") if isinstance(node_list, Mapping) else None
+        if items is None:
+            items = []
+        if not isinstance(items, list):
+            raise ExtenderProtocolError("ExtenderArgs.nodes must be a NodeList with an items list")
+        nodes = {_node_name(node, index): node for index, node in enumerate(items)}
+    if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)):
+        raise ExtenderProtocolError("ExtenderArgs.nodenames must be a list of node names")
+    if nodes is None and names is None:
+        raise ExtenderProtocolError("ExtenderArgs carries neither nodes nor nodenames")
+    node_names = list(names) if names is not None else list(nodes or {})
+    return ExtenderArgs(pod=pod, node_names=node_names, nodes=nodes, names_form=names is not None)
+
+
+def encode_filter_result(
+    args: ExtenderArgs, passed: Iterable[str], failed: Mapping[str, str], error: str = ""
+) -> bytes:
+    """An ExtenderFilterResult in the form the request used."""
+    passed = list(passed)
+    result: dict[str, Any] = {}
+    if args.names_form or args.nodes is None:
+        result["nodenames"] = passed
+    if args.nodes is not None:
+        result["nodes"] = {
+            "apiVersion": "v1",
+            "kind": "NodeList",
+            "metadata": {},
+            "items": [args.nodes[name] for name in passed if name in args.nodes],
+        }
+    result["failedNodes"] = dict(failed)
+    result["failedAndUnresolvableNodes"] = {}
+    result["error"] = error
+    return orjson.dumps(result)
+
+
+def encode_filter_error(message: str) -> bytes:
+    """An ExtenderFilterResult that only reports an error (kube-scheduler fails the filter call)."""
+    return orjson.dumps({"failedNodes": {}, "failedAndUnresolvableNodes": {}, "error": message})
+
+
+def encode_priorities(priorities: Iterable[tuple[str, int]]) -> bytes:
+    """A HostPriorityList: [{"host": name, "score": 0..10}]."""
+    return orjson.dumps([{"host": host, "score": score} for host, score in priorities])

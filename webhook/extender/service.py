@@ -1,0 +1,167 @@
+"""Filter and prioritize over the cluster state: the extender's decisions, without HTTP.
+
+Filter is the same limit-to-allocatable check as admission (real limits, ledger included), so a
+node the extender lets through is one the binding webhook will accept. Prioritize weights the
+configured scorers (webhook.core.scoring). Both fail open: a node or pod we cannot judge is passed
+(filter) or scored 0 (prioritize), never turned into a scheduling failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import logging
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from webhook.cluster.records import NodeRecord, is_daemonset_pod, node_record
+from webhook.cluster.state import ClusterState
+from webhook.core.config import Config, Enforcement, NotReadyPolicy
+from webhook.core.fit import fits, shortfalls
+from webhook.core.limitaware import effective_ratios
+from webhook.core.podlimits import PodSpecError, pod_limits
+from webhook.core.scoring import PodFacts, ScoreSheet, score_candidates
+from webhook.core.scoring.scarce import NAME as SCARCE
+from webhook.extender.config import ExtenderConfig
+from webhook.extender.facts import NodeFactsReader
+from webhook.extender.protocol import ExtenderArgs
+
+log = logging.getLogger("limitguard.extender")
+
+NOT_READY_MESSAGE = "limitguard: cluster state not synced yet"
+
+
+class ExtenderUnavailable(RuntimeError):
+    """The extender must answer with an error (state not ready and whileNotReady: Deny)."""
+
+
+@dataclass
+class FilterOutcome:
+    passed: list[str]
+    failed: dict[str, str]
+    reason: str  # checked | exempt | excluded | no-limits | not-enforced | not-ready | unreadable-pod
+    unknown: int = 0  # candidates the state does not know (passed)
+
+
+@dataclass
+class PrioritizeOutcome:
+    priorities: list[tuple[str, int]]
+    sheet: ScoreSheet | None = None
+    unknown: int = 0
+    reason: str = "scored"
+    notes: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic GC around one scoring pass.
+
+    A pass allocates ~10 small objects per candidate (50,000 for 5,000 nodes) and no cycles; with
+    150,000 pod records alive, the collections those allocations trigger would cost more than the
+    scoring itself. Reference counting still frees everything as usual.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def failure_reason(resources: list[str]) -> str:
+    """The FailedNodes message: node-independent so kube-scheduler's event aggregates it
+    ("0/5 nodes are available: 3 limit-to-allocatable ratio exceeded (cpu), ...")."""
+    return f"limit-to-allocatable ratio exceeded ({', '.join(resources)})"
+
+
+class Extender:
+    def __init__(self, state: ClusterState, config: Config, extender_config: ExtenderConfig) -> None:
+        self.state = state
+        self.config = config
+        self.extender_config = extender_config
+        self.facts = NodeFactsReader(state)
+        self._needs_types = any(scorer.name == SCARCE for scorer in extender_config.scorers)
+
+    def _candidates(self, args: ExtenderArgs) -> list[tuple[str, NodeRecord | None]]:
+        """Each candidate with its record: the scheduler's own Node object when sent, else ours."""
+        if args.nodes is not None:
+            return [
+                (name, node_record(args.nodes[name]) if name in args.nodes else self.state.node(name))
+                for name in args.node_names
+            ]
+        return [(name, self.state.node(name)) for name in args.node_names]
+
+    def _pass_all(self, args: ExtenderArgs, reason: str) -> FilterOutcome:
+        return FilterOutcome(list(args.node_names), {}, reason)
+
+    def filter(self, args: ExtenderArgs) -> FilterOutcome:
+        """Drop the candidates whose limit-to-allocatable ratio the pod's limits would exceed."""
+        limit_aware = self.config.limit_aware
+        if not self.state.ready:
+            if self.config.while_not_ready is NotReadyPolicy.DENY:
+                raise ExtenderUnavailable(NOT_READY_MESSAGE)
+            return self._pass_all(args, "not-ready")
+        metadata = args.pod_metadata
+        if metadata.get("namespace") in self.config.excluded_namespaces:
+            return self._pass_all(args, "excluded")
+        if limit_aware.enforcement is not Enforcement.DENY:
+            return self._pass_all(args, "not-enforced")  # admission would allow; so must we
+        if limit_aware.exempt_daemonset_pods and is_daemonset_pod(metadata):
+            return self._pass_all(args, "exempt")
+        try:
+            limits = pod_limits(args.pod_spec)
+        except PodSpecError as error:
+            log.warning("extender filter: pod %s unreadable, passing all: %s", args.describe_pod(), error)
+            return self._pass_all(args, "unreadable-pod")
+        used = [(resource, amount) for resource, amount in limits.items() if amount > 0]
+        if not used:
+            return self._pass_all(args, "no-limits")
+        passed: list[str] = []
+        failed: dict[str, str] = {}
+        unknown = 0
+        for name, record in self._candidates(args):
+            if record is None:
+                unknown += 1
+                passed.append(name)
+                continue
+            ratios = effective_ratios(record, limit_aware)
+            allocated = self.state.allocated(name)
+            if fits(used, record.allocatable, allocated, ratios):
+                passed.append(name)
+                continue
+            found = shortfalls(name, limits, record.allocatable, allocated, ratios)
+            failed[name] = failure_reason([shortfall.resource for shortfall in found])
+            if log.isEnabledFor(logging.DEBUG):
+                log.debug(
+                    "extender filter: %s does not fit %s: %s",
+                    args.describe_pod(),
+                    name,
+                    "; ".join(shortfall.describe() for shortfall in found),
+                )
+        return FilterOutcome(passed, failed, "checked", unknown)
+
+    def prioritize(self, args: ExtenderArgs) -> PrioritizeOutcome:
+        """0..10 per candidate: the weighted scorers; unknown nodes score 0 and do not normalise."""
+        zeros = [(name, 0) for name in args.node_names]
+        if not self.state.ready:
+            return PrioritizeOutcome(zeros, reason="not-ready")
+        try:
+            pod = PodFacts.from_spec(args.pod_spec)
+        except PodSpecError as error:
+            log.warning("extender prioritize: pod %s unreadable, scoring 0: %s", args.describe_pod(), error)
+            return PrioritizeOutcome(zeros, reason="unreadable-pod")
+        known = []
+        unknown = 0
+        with _collector_paused():
+            for _name, record in self._candidates(args):
+                if record is None:
+                    unknown += 1
+                    continue
+                known.append(self.facts.facts(record, with_types=self._needs_types))
+            sheet = score_candidates(
+                pod, known, self.extender_config.scorers, self.config.limit_aware.default_ratios
+            )
+        scores: Mapping[str, int] = dict(zip(sheet.nodes, sheet.priorities, strict=True))
+        return PrioritizeOutcome([(name, scores.get(name, 0)) for name in args.node_names], sheet, unknown)
