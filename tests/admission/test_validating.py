@@ -302,3 +302,19 @@ def test_requests_the_webhook_does_not_check_are_allowed():
         body = fixture(name)
         response = ask(validator, body if "request" in body else review(body))
         assert response.allowed and response.reason == "not-checked", name
+
+
+def test_a_repeated_binding_for_a_pod_already_bound_there_is_not_counted_twice():
+    state = worked_example()
+    validator = Validator(state, config())
+    assert ask(validator, binding("pod3", "node2")).allowed  # pod3 already runs there: 5 of 10
+    assert len(state.ledger) == 0
+    assert state.allocated("node2")["cpu"] == 5000
+
+
+def test_an_unchanged_watch_event_keeps_the_sums_and_releases_the_ledger():
+    state = worked_example()
+    state.ledger.reserve("node2", "default/pod3", {"cpu": 3000})  # e.g. reserved just before the cache caught up
+    state.upsert_pod(pod("pod3", node_name="node2", cpu="3"))  # identical record
+    assert len(state.ledger) == 0
+    assert state.allocated("node2")["cpu"] == 5000

@@ -86,8 +86,9 @@ class Validator:
             return self._incomplete(f'node "{node_name}" is not in the cache')
         allocated = self.state.allocated(node_name)
         current = self.state.pod(*pod_key.split("/", 1))
-        if current is not None and current.counted_node == node_name:
-            # Already counted there (a repeated request): do not count it twice.
+        already_counted = current is not None and current.counted_node == node_name
+        if already_counted:
+            # A repeated request for a pod the cache shows on this node: do not count it twice.
             allocated = {r: a - current.limits.get(r, 0) for r, a in allocated.items()}
         verdict = check_on_node(
             subject,
@@ -97,7 +98,7 @@ class Validator:
             self.config.limit_aware,
             exempt=daemonset and self.config.limit_aware.exempt_daemonset_pods,
         )
-        if verdict.allowed and not request.dry_run and limits:
+        if verdict.allowed and not request.dry_run and limits and not already_counted:
             self.state.ledger.reserve(node_name, pod_key, limits)
         return verdict
 

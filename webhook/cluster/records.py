@@ -12,13 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from webhook.core.eligibility import NodeTraits, parse_taints
-from webhook.core.podlimits import (
-    PodSpecError,
-    ResourceAmounts,
-    pod_limits,
-    pod_requests,
-    pod_scoring_limits,
-)
+from webhook.core.podlimits import PodSpecError, ResourceAmounts, pod_amounts
 from webhook.core.quantity import to_units
 from webhook.core.ratios import RATIO_ANNOTATION, RatioError, RatioMap, parse_ratio_annotation
 
@@ -124,11 +118,13 @@ def pod_record(pod: Mapping[str, Any]) -> PodRecord:
     namespace = str(metadata.get("namespace") or "")
     name = str(metadata.get("name") or "")
     try:
-        limits = pod_limits(spec)
+        amounts = pod_amounts(spec)
+        limits = amounts.limits
+        requests = _intern(amounts.scoring_requests)
+        scoring_limits = limits if amounts.scoring_limits == limits else _intern(amounts.scoring_limits)
     except PodSpecError as error:
         log.warning("pod %s/%s: limits not counted: %s", namespace, name, error)
-        limits = {}
-    requests, scoring_limits = _scoring_amounts(spec, limits)
+        limits, requests, scoring_limits = {}, {}, {}
     return PodRecord(
         namespace=namespace,
         name=name,
@@ -158,18 +154,6 @@ def _intern(amounts: ResourceAmounts) -> ResourceAmounts:
     if len(_INTERNED) < _MAX_INTERNED:
         _INTERNED[key] = amounts
     return amounts
-
-
-def _scoring_amounts(
-    spec: Mapping[str, Any], limits: ResourceAmounts
-) -> tuple[ResourceAmounts, ResourceAmounts]:
-    """(non-zero requests, non-zero limits); an unreadable spec scores as nothing requested."""
-    try:
-        requests = pod_requests(spec, non_zero=True)
-        scoring_limits = pod_scoring_limits(spec)
-    except PodSpecError:
-        return {}, limits
-    return _intern(requests), limits if scoring_limits == limits else _intern(scoring_limits)
 
 
 def namespace_record(namespace: Mapping[str, Any]) -> NamespaceRecord:

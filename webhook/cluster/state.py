@@ -133,20 +133,20 @@ class ClusterState:
     # -- pods -------------------------------------------------------------------------------
     def _count(self, pod: PodRecord, sign: int) -> None:
         self._scoring.count(pod, sign)
-        node = pod.counted_node
-        if not node or not pod.limits:
-            return
-        sums = self._allocated.setdefault(node, {})
-        for resource, amount in pod.limits.items():
-            sums[resource] = sums.get(resource, 0) + sign * amount
+        if pod.counted_node:
+            _add_amounts(self._allocated, pod.counted_node, pod.limits, sign)
 
     def upsert_pod(self, obj: Mapping[str, Any]) -> PodRecord:
         record = pod_record(obj)
         previous = self._pods.get(record.key)
-        if previous is not None:
-            self._count(previous, -1)
-        self._pods[record.key] = record
-        self._count(record, +1)
+        if previous == record:
+            # Most watch events are status or label updates: nothing that is counted changed.
+            record = previous
+        else:
+            if previous is not None:
+                self._count(previous, -1)
+            self._pods[record.key] = record
+            self._count(record, +1)
         if record.node_name:
             self.ledger.release(record.key)
         return record
@@ -215,6 +215,15 @@ class ClusterState:
             del self._namespaces[name]
 
 
+def _add_amounts(table: dict[str, ResourceAmounts], node: str, amounts: Mapping[str, int], sign: int) -> None:
+    """Add (sign +1) or remove (-1) a pod's amounts from its node's sums in *table*."""
+    if not amounts:
+        return
+    sums = table.setdefault(node, {})
+    for resource, amount in amounts.items():
+        sums[resource] = sums.get(resource, 0) + sign * amount
+
+
 class _ScoringSums:
     """Per-node sums that only scoring reads, kept incrementally next to the limit sums."""
 
@@ -225,14 +234,6 @@ class _ScoringSums:
         self.limits: dict[str, ResourceAmounts] = {}
         self.terminating: dict[str, int] = {}
         self.nominated: dict[str, int] = {}
-
-    @staticmethod
-    def _add(table: dict[str, ResourceAmounts], node: str, amounts: Mapping[str, int], sign: int) -> None:
-        if not amounts:
-            return
-        sums = table.setdefault(node, {})
-        for resource, amount in amounts.items():
-            sums[resource] = sums.get(resource, 0) + sign * amount
 
     @staticmethod
     def _tally(counts: dict[str, int], node: str, sign: int) -> None:
@@ -247,8 +248,8 @@ class _ScoringSums:
             return
         node = pod.counted_node
         if node:
-            self._add(self.requested, node, pod.requests, sign)
-            self._add(self.limits, node, pod.scoring_limits, sign)
+            _add_amounts(self.requested, node, pod.requests, sign)
+            _add_amounts(self.limits, node, pod.scoring_limits, sign)
             if pod.terminating:
                 self._tally(self.terminating, node, sign)
         if pod.nominated_node:

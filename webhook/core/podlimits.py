@@ -1,44 +1,129 @@
-"""A pod's effective limit per resource (SPEC 1).
+"""A pod's effective resources per resource name (SPEC 1), parsed once per pod.
 
-container value = limits[R], else requests[R], else 0 (Koordinator's LimitAware rule: a container
-without a limit is held to its request). The pod value follows Kubernetes' effective-resources rule
-with sidecars (KEP-753), plus the RuntimeClass overhead.
+Filtering uses the pod's *limit*: per container its limit, else its request, else 0 (Koordinator's
+LimitAware rule: a container without a limit is held to its request). Scoring (extender, explain)
+also needs requests (request, else the limit that API defaulting copies into it) and both with the
+scheduler's non-zero cpu/memory defaults. Every view combines containers by Kubernetes'
+effective-resources rule with sidecars (KEP-753), plus the RuntimeClass overhead.
+
+Watch events apply tens of thousands of pods a second, so each container's quantities are parsed
+once and the views are cheap dict merges over the parsed amounts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from webhook.core.quantity import to_units
 
 ResourceAmounts = dict[str, int]
 
+# The scheduler's non-zero defaults (k8s.io/kubernetes/pkg/scheduler/util: DefaultMilliCPURequest,
+# DefaultMemoryRequest): a container with neither request nor limit for cpu / memory counts this much
+# when nodes are *scored*, so piles of best-effort pods do not look free. Filtering never uses them.
+NON_ZERO_DEFAULTS: Mapping[str, int] = {"cpu": 100, "memory": 200 * 1024**2}
+
 
 class PodSpecError(ValueError):
     """A pod spec whose resources cannot be read (wrong types, unparsable quantities)."""
 
 
-def container_values(container: Any) -> ResourceAmounts:
-    """Per-resource value of one container: its limit, else its request."""
-    if not isinstance(container, Mapping):
+def _is_object(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)  # dict first: the ABC check is slow
+
+
+def _amounts(raw: Any, where: Callable[[], str]) -> ResourceAmounts:
+    if not raw:
+        return {}
+    if not _is_object(raw):
+        raise PodSpecError(f"{where()} is not an object")
+    parsed: ResourceAmounts = {}
+    for resource, quantity in raw.items():
+        try:
+            parsed[resource] = to_units(resource, quantity)
+        except ValueError as error:
+            raise PodSpecError(f"{where()}[{resource}]: {error}") from None
+    return parsed
+
+
+# A container as (requests, limits), parsed.
+Parsed = tuple[ResourceAmounts, ResourceAmounts]
+
+
+def _parse_container(container: Any) -> Parsed:
+    if not _is_object(container):
         raise PodSpecError("container is not an object")
-    resources = container.get("resources") or {}
-    if not isinstance(resources, Mapping):
-        raise PodSpecError(f"container {container.get('name')!r}: resources is not an object")
-    values: ResourceAmounts = {}
-    for field in ("requests", "limits"):  # limits last, so they win over requests
-        amounts = resources.get(field) or {}
-        if not isinstance(amounts, Mapping):
-            raise PodSpecError(f"container {container.get('name')!r}: resources.{field} is not an object")
-        for resource, quantity in amounts.items():
-            try:
-                values[resource] = to_units(resource, quantity)
-            except ValueError as error:
-                raise PodSpecError(
-                    f"container {container.get('name')!r}: resources.{field}[{resource}]: {error}"
-                ) from None
-    return values
+    resources = container.get("resources")
+    if not resources:
+        return {}, {}
+    name = lambda: f"container {container.get('name')!r}: resources"  # noqa: E731 - only on errors
+    if not _is_object(resources):
+        raise PodSpecError(f"{name()} is not an object")
+    return (
+        _amounts(resources.get("requests"), lambda: f"{name()}.requests"),
+        _amounts(resources.get("limits"), lambda: f"{name()}.limits"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _ParsedPod:
+    regular: list[Parsed]
+    init: list[tuple[Parsed, bool]]  # (amounts, is a sidecar: restartPolicy Always)
+    overhead: ResourceAmounts
+
+
+def _containers(spec: Mapping[str, Any], field: str) -> list[Any]:
+    containers = spec.get(field)
+    if not containers:
+        return []
+    if not isinstance(containers, list):
+        raise PodSpecError(f"spec.{field} is not a list")
+    return containers
+
+
+def _parse(spec: Any) -> _ParsedPod:
+    if not _is_object(spec):
+        raise PodSpecError("pod spec is not an object")
+    regular = [_parse_container(container) for container in _containers(spec, "containers")]
+    init = [
+        (_parse_container(container), container.get("restartPolicy") == "Always")
+        for container in _containers(spec, "initContainers")
+    ]
+    return _ParsedPod(regular, init, _amounts(spec.get("overhead"), lambda: "spec.overhead"))
+
+
+# -- per-container views --------------------------------------------------------------------------
+View = Callable[[Parsed], ResourceAmounts]
+
+
+def limit_view(parsed: Parsed) -> ResourceAmounts:
+    """Its limit, else its request."""
+    requests, limits = parsed
+    return {**requests, **limits} if requests else dict(limits)
+
+
+def request_view(parsed: Parsed) -> ResourceAmounts:
+    """Its request, else its limit (API defaulting copies a limit into a missing request)."""
+    requests, limits = parsed
+    return {**limits, **requests} if limits else dict(requests)
+
+
+def with_non_zero_defaults(view: View) -> View:
+    """The view with the scheduler's non-zero cpu/memory defaults; an explicit 0 stays 0."""
+
+    def with_defaults(parsed: Parsed) -> ResourceAmounts:
+        values = view(parsed)
+        for resource, default in NON_ZERO_DEFAULTS.items():
+            values.setdefault(resource, default)
+        return values
+
+    return with_defaults
+
+
+_SCORING_REQUESTS = with_non_zero_defaults(request_view)
+_SCORING_LIMITS = with_non_zero_defaults(limit_view)
 
 
 def _add(total: ResourceAmounts, amounts: Mapping[str, int]) -> None:
@@ -52,99 +137,54 @@ def _maximize(total: ResourceAmounts, amounts: Mapping[str, int]) -> None:
             total[resource] = amount
 
 
-def _containers(spec: Mapping[str, Any], field: str) -> Iterable[Any]:
-    containers = spec.get(field) or []
-    if not isinstance(containers, list):
-        raise PodSpecError(f"spec.{field} is not a list")
-    return containers
+def _effective(pod: _ParsedPod, view: View) -> ResourceAmounts:
+    """max(long-running sum incl. sidecars, each init container + the sidecars started before it)
+    + overhead; resources that sum to 0 are left out."""
+    long_running: ResourceAmounts = {}
+    for parsed in pod.regular:
+        _add(long_running, view(parsed))
+    if pod.init:
+        started_sidecars: ResourceAmounts = {}
+        init_peak: ResourceAmounts = {}
+        for parsed, sidecar in pod.init:
+            values = view(parsed)
+            if sidecar:
+                _add(started_sidecars, values)
+                _add(long_running, values)
+            else:
+                during_init = dict(started_sidecars)
+                _add(during_init, values)
+                _maximize(init_peak, during_init)
+        _maximize(long_running, init_peak)
+    _add(long_running, pod.overhead)
+    return {resource: amount for resource, amount in long_running.items() if amount}
 
 
 def pod_limits(spec: Mapping[str, Any]) -> ResourceAmounts:
-    """The pod's limit per resource; resources that sum to 0 are left out."""
-    return _effective(spec, container_values)
-
-
-def _effective(spec: Mapping[str, Any], value_of: Callable[[Any], ResourceAmounts]) -> ResourceAmounts:
-    """Kubernetes' effective-resources rule (KEP-753) over one per-container value function."""
-    if not isinstance(spec, Mapping):
-        raise PodSpecError("pod spec is not an object")
-    long_running: ResourceAmounts = {}
-    for container in _containers(spec, "containers"):
-        _add(long_running, value_of(container))
-
-    started_sidecars: ResourceAmounts = {}
-    init_peak: ResourceAmounts = {}
-    for container in _containers(spec, "initContainers"):
-        values = value_of(container)
-        if container.get("restartPolicy") == "Always":
-            _add(started_sidecars, values)
-            _add(long_running, values)
-        else:
-            during_init = dict(started_sidecars)
-            _add(during_init, values)
-            _maximize(init_peak, during_init)
-
-    limits = long_running
-    _maximize(limits, init_peak)
-    overhead = spec.get("overhead") or {}
-    if not isinstance(overhead, Mapping):
-        raise PodSpecError("spec.overhead is not an object")
-    try:
-        _add(limits, {resource: to_units(resource, q) for resource, q in overhead.items()})
-    except ValueError as error:
-        raise PodSpecError(f"spec.overhead: {error}") from None
-    return {resource: amount for resource, amount in limits.items() if amount}
-
-
-# -- scoring-only amounts (SPEC 1, last bullet) -------------------------------------------------
-# The scheduler's non-zero defaults (k8s.io/kubernetes/pkg/scheduler/util: DefaultMilliCPURequest,
-# DefaultMemoryRequest): a container with neither request nor limit for cpu / memory counts this much
-# when nodes are *scored*, so piles of best-effort pods do not look free. Filtering never uses them.
-NON_ZERO_DEFAULTS: Mapping[str, int] = {"cpu": 100, "memory": 200 * 1024**2}
-
-
-def container_requests(container: Any) -> ResourceAmounts:
-    """Per-resource request of one container: its request, else its limit (API defaulting copies it)."""
-    if not isinstance(container, Mapping):
-        raise PodSpecError("container is not an object")
-    resources = container.get("resources") or {}
-    if not isinstance(resources, Mapping):
-        raise PodSpecError(f"container {container.get('name')!r}: resources is not an object")
-    values: ResourceAmounts = {}
-    for field in ("limits", "requests"):  # requests last, so they win over limits
-        amounts = resources.get(field) or {}
-        if not isinstance(amounts, Mapping):
-            raise PodSpecError(f"container {container.get('name')!r}: resources.{field} is not an object")
-        for resource, quantity in amounts.items():
-            try:
-                values[resource] = to_units(resource, quantity)
-            except ValueError as error:
-                raise PodSpecError(
-                    f"container {container.get('name')!r}: resources.{field}[{resource}]: {error}"
-                ) from None
-    return values
-
-
-def _non_zero(value_of: Callable[[Any], ResourceAmounts]) -> Callable[[Any], ResourceAmounts]:
-    """Wrap a per-container value function with the non-zero defaults; an explicit 0 stays 0."""
-
-    def with_defaults(container: Any) -> ResourceAmounts:
-        values = value_of(container)
-        for resource, default in NON_ZERO_DEFAULTS.items():
-            values.setdefault(resource, default)  # absent means neither request nor limit was set
-        return values
-
-    return with_defaults
+    """The pod's limit per resource (what filtering and admission count)."""
+    return _effective(_parse(spec), limit_view)
 
 
 def pod_requests(spec: Mapping[str, Any], *, non_zero: bool = False) -> ResourceAmounts:
-    """The pod's request per resource by the effective-resources rule; zero sums are left out.
-
-    With *non_zero*, cpu and memory use the scheduler's non-zero defaults (scoring only).
-    """
-    return _effective(spec, _non_zero(container_requests) if non_zero else container_requests)
+    """The pod's request per resource; with *non_zero*, as the scheduler scores it."""
+    return _effective(_parse(spec), _SCORING_REQUESTS if non_zero else request_view)
 
 
 def pod_scoring_limits(spec: Mapping[str, Any]) -> ResourceAmounts:
-    """`pod_limits` with the non-zero defaults for cpu and memory (LimitAware scoring, never filtering)."""
-    return _effective(spec, _non_zero(container_values))
+    """`pod_limits` with the non-zero cpu/memory defaults (LimitAware scoring, never filtering)."""
+    return _effective(_parse(spec), _SCORING_LIMITS)
+
+
+@dataclass(frozen=True, slots=True)
+class PodAmounts:
+    limits: ResourceAmounts
+    scoring_requests: ResourceAmounts  # non-zero defaults
+    scoring_limits: ResourceAmounts  # non-zero defaults
+
+
+def pod_amounts(spec: Mapping[str, Any]) -> PodAmounts:
+    """Every view the cluster state keeps for a pod, from one parse of its containers."""
+    pod = _parse(spec)
+    return PodAmounts(
+        _effective(pod, limit_view), _effective(pod, _SCORING_REQUESTS), _effective(pod, _SCORING_LIMITS)
+    )

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook.core.podlimits import pod_requests, pod_scoring_limits
+from webhook.core.podlimits import pod_amounts, pod_requests
 from webhook.core.scoring import fitplus, limitaware, podstate, scarce
 from webhook.core.scoring.normalize import min_max_normalise, to_extender_priority
 
@@ -64,9 +64,10 @@ class PodFacts:
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any]) -> PodFacts:
         """Raises PodSpecError for a spec whose resources cannot be read."""
+        amounts = pod_amounts(spec)
         return cls(
-            limits=pod_scoring_limits(spec),
-            requests=pod_requests(spec, non_zero=True),
+            limits=amounts.scoring_limits,
+            requests=amounts.scoring_requests,
             types=scarce.resource_types(pod_requests(spec)),
         )
 
