@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import orjson
@@ -102,14 +103,27 @@ async def baseline_watch(url: str, since: str, until: int) -> float:
     raise RuntimeError("the replay ended before the last burst event")
 
 
-async def admissions(url: str, body: bytes, stop: asyncio.Event, latencies: list[float]) -> None:
-    async with aiohttp.ClientSession() as session:
-        while not stop.is_set():
-            started = time.perf_counter()
-            async with session.post(url, data=body, headers={"Content-Type": "application/json"}) as response:
-                await response.read()
-                assert response.status == 200
-            latencies.append(time.perf_counter() - started)
+async def paced_admissions(url: str, body_file: Path, rate: float, while_running: Any) -> list[float]:
+    """Admissions at *rate*/s from a separate process (bench/paced_client.py) while *while_running*
+    runs here; returns their latencies."""
+    client = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(REPO / "bench" / "paced_client.py"),
+        "--url",
+        url,
+        "--body",
+        str(body_file),
+        "--rate",
+        str(rate),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    await asyncio.sleep(0.3)  # let it connect
+    await while_running
+    assert client.stdin is not None
+    client.stdin.close()
+    out, _ = await client.communicate()
+    return orjson.loads(out)
 
 
 def binding_review(namespace: str, name: str, uid: str, node: str) -> bytes:
@@ -190,32 +204,37 @@ async def run(args: argparse.Namespace) -> None:
             other_node = next(node.name for node in state.nodes() if node.name != pod.node_name)
             review = binding_review(pod.namespace, pod.name, pod.uid, other_node)
 
-            idle: list[float] = []
-            stop = asyncio.Event()
-            client = asyncio.create_task(admissions(admit_url, review, stop, idle))
-            await asyncio.sleep(args.idle_seconds)
-            stop.set()
-            await client
+            body_file = Path(work) / "review.json"
+            body_file.write_bytes(review)
 
-            pods = feed.reflectors["pods"]
-            before = int(pods.resource_version)
-            during: list[float] = []
-            stop = asyncio.Event()
-            client = asyncio.create_task(admissions(admit_url, review, stop, during))
-            async with aiohttp.ClientSession() as session:
-                burst = asyncio.create_task(
-                    session.post(f"{url}/_fake/burst", params={"count": str(args.burst)})
-                )
-                first = await wait_for(lambda: int(pods.resource_version) > before)
-                answer = await burst
-                last_rv = (await answer.json())["rv"]
-            done = await wait_for(lambda: int(pods.resource_version) >= last_rv)
-            stop.set()
-            await client
+            async def burst_events_per_second() -> tuple[float, int, int]:
+                """Apply one burst; (events/s, resourceVersion before, last resourceVersion)."""
+                pods = feed.reflectors["pods"]
+                before = int(pods.resource_version)
+                async with aiohttp.ClientSession() as session:
+                    burst = asyncio.create_task(
+                        session.post(f"{url}/_fake/burst", params={"count": str(args.burst)})
+                    )
+                    first = await wait_for(lambda: int(pods.resource_version) > before)
+                    answer = await burst
+                    last_rv = (await answer.json())["rv"]
+                done = await wait_for(lambda: int(pods.resource_version) >= last_rv)
+                return args.burst / (done - first), before, last_rv
+
+            # a) the feed alone
+            alone_events_per_second, _, _ = await burst_events_per_second()
+            # b) idle admission latency, then a burst while admissions arrive from another process
+            idle = await paced_admissions(admit_url, body_file, args.rate, asyncio.sleep(args.idle_seconds))
+            holder: list[tuple[float, int, int]] = []
+
+            async def measured_burst() -> None:
+                holder.append(await burst_events_per_second())
+
+            during = await paced_admissions(admit_url, body_file, args.rate, measured_burst())
+            events_per_second, before, last_rv = holder[0]
             applied = metrics.registry.get_sample_value(
                 "limitguard_watch_events_total", {"kind": "pods", "type": "MODIFIED"}
             )
-            events_per_second = args.burst / (done - first)
             floor_events_per_second = await baseline_watch(url, str(before), last_rv)
             await feed.stop()
             await runner.cleanup()
@@ -233,7 +252,11 @@ async def run(args: argparse.Namespace) -> None:
         f"{peak_rss_mb():.0f} MB at the end"
     )
     print(
-        f"burst of {args.burst} pod MODIFIED events: {events_per_second:,.0f} events/s applied "
+        f"burst of {args.burst} pod MODIFIED events, no admissions: {alone_events_per_second:,.0f} events/s applied"
+    )
+    print(
+        f"burst of {args.burst} pod MODIFIED events with {args.rate:g} admissions/s from another process: "
+        f"{events_per_second:,.0f} events/s applied "
         f"(bare reader on the same events: {floor_events_per_second:,.0f} events/s; "
         f"ratio {events_per_second / floor_events_per_second:.2f}); counted {applied:.0f}"
     )
@@ -260,7 +283,8 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=150_000)
     parser.add_argument("--burst", type=int, default=10_000)
-    parser.add_argument("--idle-seconds", type=float, default=1.0)
+    parser.add_argument("--idle-seconds", type=float, default=2.0)
+    parser.add_argument("--rate", type=float, default=200, help="admissions per second during the burst")
     asyncio.run(run(parser.parse_args()))
 
 

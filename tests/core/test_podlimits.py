@@ -81,3 +81,33 @@ def test_no_resources_means_no_limits():
 def test_malformed_specs_raise_a_clear_error(bad):
     with pytest.raises(PodSpecError):
         pod_limits(bad)
+
+
+def test_amounts_are_memoised_per_resource_shape_and_shared():
+    from webhook.core.podlimits import pod_amounts
+
+    first = pod_amounts(spec([container("a", limits={"cpu": "2"}, requests={"cpu": "1"})]))
+    again = pod_amounts(spec([container("b", limits={"cpu": "2"}, requests={"cpu": "1"})]))  # other name
+    assert again is first
+    assert first.limits == {"cpu": 2000}
+    assert first.scoring_requests == {"cpu": 1000, "memory": 200 * 1024**2}
+    other = pod_amounts(spec([container("a", limits={"cpu": "3"}, requests={"cpu": "1"})]))
+    assert other.limits == {"cpu": 3000}
+
+
+def test_memo_keeps_sidecars_and_init_containers_apart():
+    from webhook.core.podlimits import pod_amounts
+
+    init = container("i", limits={"cpu": "2"})
+    sidecar = container("i", limits={"cpu": "2"}, restartPolicy="Always")
+    app = [container(limits={"cpu": "1"})]
+    assert pod_amounts(spec(app, init=[init])).limits == {"cpu": 2000}
+    assert pod_amounts(spec(app, init=[sidecar])).limits == {"cpu": 3000}
+    assert pod_amounts(spec(app + [init])).limits == {"cpu": 3000}  # a regular container, summed
+
+
+def test_memo_still_rejects_unhashable_quantities():
+    from webhook.core.podlimits import pod_amounts
+
+    with pytest.raises(PodSpecError):
+        pod_amounts({"containers": [{"name": "a", "resources": {"limits": {"cpu": ["2"]}}}]})

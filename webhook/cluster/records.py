@@ -52,7 +52,7 @@ class PodRecord:
     terminating: bool
     nominated_node: str
     # Scoring only (extender, explain): requests and limits with the scheduler's non-zero cpu/memory
-    # defaults. Shared (interned) between pods with the same amounts, so 150,000 pods stay lean.
+    # defaults. Shared between pods with the same resources (pod_amounts), so 150,000 pods stay lean.
     requests: ResourceAmounts = field(default_factory=dict)
     scoring_limits: ResourceAmounts = field(default_factory=dict)
 
@@ -118,10 +118,8 @@ def pod_record(pod: Mapping[str, Any]) -> PodRecord:
     namespace = str(metadata.get("namespace") or "")
     name = str(metadata.get("name") or "")
     try:
-        amounts = pod_amounts(spec)
-        limits = amounts.limits
-        requests = _intern(amounts.scoring_requests)
-        scoring_limits = limits if amounts.scoring_limits == limits else _intern(amounts.scoring_limits)
+        amounts = pod_amounts(spec)  # shared between pods of one template: never mutated
+        limits, requests, scoring_limits = amounts.limits, amounts.scoring_requests, amounts.scoring_limits
     except PodSpecError as error:
         log.warning("pod %s/%s: limits not counted: %s", namespace, name, error)
         limits, requests, scoring_limits = {}, {}, {}
@@ -138,22 +136,6 @@ def pod_record(pod: Mapping[str, Any]) -> PodRecord:
         requests=requests,
         scoring_limits=scoring_limits,
     )
-
-
-# Distinct amount maps are few (pods come from a handful of templates); cap the table anyway.
-_INTERNED: dict[tuple[tuple[str, int], ...], ResourceAmounts] = {}
-_MAX_INTERNED = 65536
-
-
-def _intern(amounts: ResourceAmounts) -> ResourceAmounts:
-    """One shared dict per distinct amount map; callers must never mutate what they get back."""
-    key = tuple(sorted(amounts.items()))
-    shared = _INTERNED.get(key)
-    if shared is not None:
-        return shared
-    if len(_INTERNED) < _MAX_INTERNED:
-        _INTERNED[key] = amounts
-    return amounts
 
 
 def namespace_record(namespace: Mapping[str, Any]) -> NamespaceRecord:

@@ -182,9 +182,62 @@ class PodAmounts:
     scoring_limits: ResourceAmounts  # non-zero defaults
 
 
+# Pods come from a handful of templates: the same resources over and over. Amounts are memoised
+# by the raw resource fields (bounded; past the bound, new shapes are computed and not kept), and
+# the dicts handed out are shared, so callers must never mutate them.
+_AMOUNTS: dict[tuple[Any, ...], PodAmounts] = {}
+_MAX_AMOUNTS = 4096
+
+
+def _frozen(amounts: Any) -> tuple[Any, ...] | None:
+    if not amounts:
+        return ()
+    return tuple(amounts.items()) if type(amounts) is dict else None
+
+
+def _resources_key(spec: Any) -> tuple[Any, ...] | None:
+    """A hashable key of everything pod_amounts reads; None for shapes not worth memoising."""
+    if type(spec) is not dict:
+        return None
+    key: list[Any] = [_frozen(spec.get("overhead"))]
+    for field in ("containers", "initContainers"):
+        containers = spec.get(field)
+        if containers:
+            if type(containers) is not list:
+                return None
+            for container in containers:
+                if type(container) is not dict:
+                    return None
+                resources = container.get("resources") or {}
+                if type(resources) is not dict:
+                    return None
+                key.append(
+                    (
+                        container.get("restartPolicy") == "Always",
+                        _frozen(resources.get("requests")),
+                        _frozen(resources.get("limits")),
+                    )
+                )
+        key.append(field)
+    return tuple(key)
+
+
 def pod_amounts(spec: Mapping[str, Any]) -> PodAmounts:
-    """Every view the cluster state keeps for a pod, from one parse of its containers."""
+    """Every view the cluster state keeps for a pod, from one parse of its containers (memoised)."""
+    key = _resources_key(spec)
+    if key is not None:
+        try:
+            cached = _AMOUNTS.get(key)
+        except TypeError:  # an unhashable quantity (a list, ...): compute, and let _parse reject it
+            key, cached = None, None
+        if cached is not None:
+            return cached
     pod = _parse(spec)
-    return PodAmounts(
-        _effective(pod, limit_view), _effective(pod, _SCORING_REQUESTS), _effective(pod, _SCORING_LIMITS)
+    limits = _effective(pod, limit_view)
+    scoring_limits = _effective(pod, _SCORING_LIMITS)
+    amounts = PodAmounts(
+        limits, _effective(pod, _SCORING_REQUESTS), limits if scoring_limits == limits else scoring_limits
     )
+    if key is not None and len(_AMOUNTS) < _MAX_AMOUNTS:
+        _AMOUNTS[key] = amounts
+    return amounts
