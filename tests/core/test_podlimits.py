@@ -103,7 +103,7 @@ def test_memo_keeps_sidecars_and_init_containers_apart():
     app = [container(limits={"cpu": "1"})]
     assert pod_amounts(spec(app, init=[init])).limits == {"cpu": 2000}
     assert pod_amounts(spec(app, init=[sidecar])).limits == {"cpu": 3000}
-    assert pod_amounts(spec(app + [init])).limits == {"cpu": 3000}  # a regular container, summed
+    assert pod_amounts(spec([*app, init])).limits == {"cpu": 3000}  # a regular container, summed
 
 
 def test_memo_still_rejects_unhashable_quantities():
