@@ -651,3 +651,25 @@ def test_notes_warn_about_risky_choices(helm: Helm) -> None:
     assert "enforcement is DryRun" in _notes(helm, "config.limitAware.enforcement=DryRun")
     assert "podDisruptionBudget is disabled" in _notes(helm, "podDisruptionBudget.enabled=false")
     assert "no PodDisruptionBudget was created" in risky
+
+
+def test_extender_service_and_scorers(render: Render) -> None:
+    assert not [o for o in render("default") if o["metadata"]["name"].endswith("-extender")]
+    objects = render(
+        "default",
+        "extender.service.enabled=true",
+        "extender.service.clusterIP=10.96.0.200",
+        "extender.scorers[0].name=LimitAware",
+        "extender.scorers[0].weight=2",
+        "extender.scorers[0].args.kind=LimitAwareArgs",
+        "extender.scorers[0].args.scoringResourceWeights.cpu=1",
+        "extender.scorers[1].name=PodState",
+        "extender.scorers[1].weight=1",
+    )
+    services = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Service"}
+    service = services[f"{FULLNAME}-extender"]
+    assert service["spec"]["clusterIP"] == "10.96.0.200"
+    assert service["spec"]["selector"] == services[FULLNAME]["spec"]["selector"]
+    assert service["spec"]["ports"][0]["targetPort"] == "https"
+    config = _config(objects)
+    assert [(scorer.name, scorer.weight) for scorer in config.scorers] == [("LimitAware", 2), ("PodState", 1)]

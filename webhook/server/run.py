@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 import sys
@@ -61,6 +62,7 @@ async def serve(args: argparse.Namespace) -> int:
     feed = None
     if args.cluster:
         counts = load_cluster_file(state, args.cluster)
+        gc.freeze()  # the loaded records hold no cycles: keep full collections from walking them all
         log.info("cluster state loaded from file", extra={"file": args.cluster, **counts})
     else:
         from webhook.cluster.live import start_live_feed
