@@ -27,14 +27,10 @@ import orjson
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.admission import CONFIG  # noqa: E402
 from bench.synthetic import make_cluster  # noqa: E402
 from webhook import certs  # noqa: E402
 
-CONFIG = """apiVersion: limitguard.io/v1alpha1
-kind: LimitGuardConfiguration
-limitAware:
-  defaultLimitToAllocatableRatio: {cpu: 150, memory: "150%"}
-"""
 # Every scorer counted: the heaviest prioritize.
 EXTENDER_CONFIG = {
     "scorers": [

@@ -31,6 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.admission import CONFIG, binding_body, configmap_body, percentile_ms, pod_body, start  # noqa: E402
+from bench.fakeapi import start_fake_apiserver  # noqa: E402
 from tests.live.helpers import write_kubeconfig  # noqa: E402
 from webhook import certs  # noqa: E402
 
@@ -157,28 +158,9 @@ def main() -> None:
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="limitguard-soak-"))
-    api = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tests.fakeapiserver",
-            "--nodes",
-            str(args.nodes),
-            "--pods",
-            str(args.pods),
-            "--token",
-            TOKEN,
-            "--bookmark-interval",
-            "5",
-        ],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    api, api_url = start_fake_apiserver(args.nodes, args.pods, TOKEN)
     server = None
     try:
-        assert api.stdout is not None
-        api_url = f"http://127.0.0.1:{int(api.stdout.readline())}"
         kubeconfig = write_kubeconfig(work, api_url, token=TOKEN)
         (work / "config.yaml").write_text(CONFIG)
         certs.write(certs.generate(["localhost", "127.0.0.1"]), work / "certs")

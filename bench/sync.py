@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +31,7 @@ from aiohttp import web
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.fakeapi import start_fake_apiserver  # noqa: E402
 from tests.live.helpers import write_kubeconfig  # noqa: E402
 from webhook.admission.validating import Validator  # noqa: E402
 from webhook.cluster.live import ACTIVE_PODS_SELECTOR, start_live_feed  # noqa: E402
@@ -155,28 +155,8 @@ def binding_review(namespace: str, name: str, uid: str, node: str) -> bytes:
 async def run(args: argparse.Namespace) -> None:
     rss_start = peak_rss_mb()
     print(f"starting the fake API server with {args.nodes} nodes and {args.pods} pods ...", flush=True)
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tests.fakeapiserver",
-            "--nodes",
-            str(args.nodes),
-            "--pods",
-            str(args.pods),
-            "--token",
-            TOKEN,
-            "--bookmark-interval",
-            "5",
-        ],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    server, url = await asyncio.to_thread(start_fake_apiserver, args.nodes, args.pods, TOKEN)
     try:
-        assert server.stdout is not None
-        port = int(await asyncio.to_thread(server.stdout.readline))
-        url = f"http://127.0.0.1:{port}"
         with tempfile.TemporaryDirectory() as work:
             kubeconfig = write_kubeconfig(Path(work), url, token=TOKEN)
 

@@ -8,7 +8,7 @@ Everything runs on the event loop thread, so a check and the ledger entry it mak
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from webhook.cluster.ledger import BindingLedger
@@ -162,11 +162,7 @@ class ClusterState:
 
     def replace_pods(self, objects: Iterable[Mapping[str, Any]]) -> None:
         """Make the pod set exactly *objects* (a relist), keeping sums consistent."""
-        seen: set[str] = set()
-        for obj in objects:
-            seen.add(self.upsert_pod(obj).key)
-        for key in [key for key in self._pods if key not in seen]:
-            self.remove_pod(key)
+        _replace(objects, lambda obj: self.upsert_pod(obj).key, self._pods, self.remove_pod)
 
     # -- nodes ------------------------------------------------------------------------------
     def _index_labels(self, record: NodeRecord, add: bool) -> None:
@@ -196,9 +192,7 @@ class ClusterState:
             self._index_labels(previous, add=False)
 
     def replace_nodes(self, objects: Iterable[Mapping[str, Any]]) -> None:
-        seen = {self.upsert_node(obj).name for obj in objects}
-        for name in [name for name in self._nodes if name not in seen]:
-            self.remove_node(name)
+        _replace(objects, lambda obj: self.upsert_node(obj).name, self._nodes, self.remove_node)
 
     # -- namespaces -------------------------------------------------------------------------
     def upsert_namespace(self, obj: Mapping[str, Any]) -> NamespaceRecord:
@@ -210,9 +204,19 @@ class ClusterState:
         self._namespaces.pop(_name(obj), None)
 
     def replace_namespaces(self, objects: Iterable[Mapping[str, Any]]) -> None:
-        seen = {self.upsert_namespace(obj).name for obj in objects}
-        for name in [name for name in self._namespaces if name not in seen]:
-            del self._namespaces[name]
+        _replace(objects, lambda obj: self.upsert_namespace(obj).name, self._namespaces, self._namespaces.pop)
+
+
+def _replace(
+    objects: Iterable[Mapping[str, Any]],
+    upsert: Callable[[Mapping[str, Any]], str],
+    held: Mapping[str, Any],
+    remove: Callable[[str], Any],
+) -> None:
+    """Upsert every object, then remove whatever *held* has that was not among them."""
+    seen = {upsert(obj) for obj in objects}
+    for key in [key for key in held if key not in seen]:
+        remove(key)
 
 
 def _add_amounts(table: dict[str, ResourceAmounts], node: str, amounts: Mapping[str, int], sign: int) -> None:
