@@ -60,6 +60,7 @@ class Result:
     latencies: list[float]
     errors: int
     denied: int
+    concurrency: int = 0
 
     @property
     def rps(self) -> float:
@@ -71,13 +72,13 @@ class Result:
     def row(self, floor: Result | None) -> str:
         ratio = f"{self.rps / floor.rps:6.0%}" if floor else "     -"
         return (
-            f"{self.name:<28} {self.requests:>7} {self.rps:>9.0f} {ratio} {self.percentile(0.5):>8.2f} "
+            f"{self.name:<28} {self.concurrency:>4} {self.requests:>7} {self.rps:>9.0f} {ratio} {self.percentile(0.5):>8.2f} "
             f"{self.percentile(0.95):>8.2f} {self.percentile(0.99):>8.2f} {self.errors:>6} {self.denied:>7}"
         )
 
 
 HEADER = (
-    f"{'scenario':<28} {'reqs':>7} {'req/s':>9} {'floor':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} "
+    f"{'scenario':<28} {'conc':>4} {'reqs':>7} {'req/s':>9} {'floor':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} "
     f"{'errors':>6} {'denied':>7}"
 )
 
@@ -315,7 +316,8 @@ def main() -> None:
     load = measure_state_load(cluster_file)
     print(
         f"state load: {load['state_seconds']:.2f} s, peak RSS {load['state_rss_mb']:.0f} MB "
-        f"(baseline orjson parse only: {load['parse_seconds']:.2f} s, {load['parse_rss_mb']:.0f} MB)"
+        f"(baseline: orjson parse of the whole file, no state: {load['parse_seconds']:.2f} s, "
+        f"{load['parse_rss_mb']:.0f} MB)"
     )
 
     port, floor_port = 18443, 18444
@@ -357,37 +359,37 @@ def main() -> None:
     server_rss_loaded = peak_rss_mb(server.pid)
     node_names = [f"node-{index:05d}" for index in range(args.nodes)]
     n = args.requests
-    scenarios: dict[str, Callable[[int], bytes]] = {
-        "binding check": lambda i: binding_body(
-            i,
-            pending[i % len(pending)]["name"],
-            pending[i % len(pending)]["namespace"],
-            rng.choice(node_names),
+    scan = lambda i: pod_body(  # noqa: E731
+        i, {"cpu": "20", "memory": "1Gi"}, {"topology.kubernetes.io/zone": rng.choice(ZONES)}
+    )
+    # (name, body maker, concurrency, requests)
+    scenarios: list[tuple[str, Callable[[int], bytes], int, int]] = [
+        (
+            "binding check",
+            lambda i: binding_body(
+                i,
+                pending[i % len(pending)]["name"],
+                pending[i % len(pending)]["namespace"],
+                rng.choice(node_names),
+            ),
+            args.concurrency,
+            n,
         ),
-        "unbound pod (fits)": lambda i: pod_body(i, {"cpu": "1", "memory": "1Gi"}),
-        "unbound pod (no room, scan)": lambda i: pod_body(
-            i, {"cpu": "20", "memory": "1Gi"}, {"topology.kubernetes.io/zone": rng.choice(ZONES)}
-        ),
-        "mutate best-effort pod": lambda i: pod_body(i, None),
-        "ConfigMap validation": configmap_body,
-    }
+        ("unbound pod (fits)", lambda i: pod_body(i, {"cpu": "1", "memory": "1Gi"}), args.concurrency, n),
+        ("unbound pod (no room, scan)", scan, args.concurrency, n),
+        ("unbound pod (no room, scan)", scan, 1, max(n // 5, 100)),
+        ("mutate best-effort pod", lambda i: pod_body(i, None), args.concurrency, n),
+        ("ConfigMap validation", configmap_body, args.concurrency, n),
+    ]
     results: list[tuple[Result, Result]] = []
     try:
-        for name, make in scenarios.items():
-            bodies = [make(i) for i in range(n)]
+        for name, make, concurrency, count in scenarios:
+            bodies = [make(i) for i in range(count)]
             path = "/mutate" if name.startswith("mutate") else "/validate"
-            floor_result = asyncio.run(
-                drive(
-                    f"  floor ({name})",
-                    f"https://localhost:{floor_port}{path}",
-                    bodies,
-                    args.concurrency,
-                    context,
-                )
-            )
-            result = asyncio.run(
-                drive(name, f"https://localhost:{port}{path}", bodies, args.concurrency, context)
-            )
+            floor_url = f"https://localhost:{floor_port}{path}"
+            floor_result = asyncio.run(drive("  floor", floor_url, bodies, concurrency, context))
+            result = asyncio.run(drive(name, f"https://localhost:{port}{path}", bodies, concurrency, context))
+            result.concurrency = floor_result.concurrency = concurrency
             results.append((result, floor_result))
         server_rss_end = peak_rss_mb(server.pid)
     finally:
@@ -395,9 +397,7 @@ def main() -> None:
             process.terminate()
             process.wait(timeout=30)
 
-    print(
-        f"\nconcurrency {args.concurrency}, keep-alive HTTPS (TLS 1.3), client and servers on one 2-core machine"
-    )
+    print("\nkeep-alive HTTPS (TLS 1.3); client and servers on one 2-core machine")
     print(HEADER)
     for result, floor_result in results:
         print(result.row(floor_result))
@@ -408,7 +408,7 @@ def main() -> None:
             "load": load,
             "server_rss_mb": server_rss_end,
             "scenarios": {
-                r.name: {
+                f"{r.name} x{r.concurrency}": {
                     "rps": r.rps,
                     "p50_ms": r.percentile(0.5),
                     "p95_ms": r.percentile(0.95),

@@ -1,11 +1,17 @@
-"""Cluster state from a file: what `kubectl get nodes,pods,namespaces -A -o yaml|json` prints."""
+"""Cluster state from a file: what `kubectl get namespaces,nodes,pods -A -o json|yaml` prints.
+
+JSON Lists are streamed item by item (ijson's C backend), so loading 150,000 pods never holds the
+whole parsed document: memory stays that of the state itself. YAML is parsed whole (PyYAML's C
+loader); prefer `-o json` for large clusters.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+import ijson
 import orjson
 import yaml
 
@@ -30,36 +36,50 @@ def _objects(document: Any) -> Iterator[Mapping[str, Any]]:
         yield document
 
 
-def read_objects(path: str | Path) -> list[Mapping[str, Any]]:
+def _json_objects(stream: BinaryIO, path: Path) -> Iterator[Mapping[str, Any]]:
+    """Items of a JSON List one at a time; any other JSON document parsed whole."""
+    streamed = False
+    for item in ijson.items(stream, "items.item", use_float=True):
+        streamed = True
+        yield from _objects(item)
+    if not streamed:  # not a List (a single object), or an empty one
+        stream.seek(0)
+        yield from _objects(orjson.loads(stream.read()))
+
+
+def read_objects(path: str | Path) -> Iterator[Mapping[str, Any]]:
+    """Every Kubernetes object in the file, streamed where the format allows."""
+    path = Path(path)
     try:
-        data = Path(path).read_bytes()
+        with path.open("rb") as stream:
+            head = stream.read(4096).lstrip()
+            stream.seek(0)
+            if head[:1] in (b"{", b"["):
+                try:
+                    yield from _json_objects(stream, path)
+                except (ijson.JSONError, orjson.JSONDecodeError) as error:
+                    raise ClusterFileError(f"{path}: not valid JSON: {error}") from None
+                return
+            try:
+                documents = list(yaml.load_all(stream, Loader=_YAML_LOADER))
+            except yaml.YAMLError as error:
+                raise ClusterFileError(f"{path}: not valid YAML: {error}") from None
     except OSError as error:
         raise ClusterFileError(f"{path}: cannot read: {error.strerror}") from None
-    try:
-        documents = [orjson.loads(data)] if data.lstrip()[:1] in (b"{", b"[") else None
-    except orjson.JSONDecodeError as error:
-        raise ClusterFileError(f"{path}: not valid JSON: {error}") from None
-    if documents is None:
-        try:
-            documents = list(yaml.load_all(data, Loader=_YAML_LOADER))
-        except yaml.YAMLError as error:
-            raise ClusterFileError(f"{path}: not valid YAML: {error}") from None
-    objects = [obj for document in documents for obj in _objects(document)]
-    if not objects:
-        raise ClusterFileError(f"{path}: holds no Kubernetes objects (expected a List of Nodes and Pods)")
-    return objects
+    for document in documents:
+        yield from _objects(document)
 
 
 def load_cluster_file(state: ClusterState, path: str | Path) -> dict[str, int]:
-    """Replace the state with the file's Nodes, Pods and Namespaces; returns counts by kind."""
-    by_kind: dict[str, list[Mapping[str, Any]]] = {kind: [] for kind in KINDS}
+    """Make the state hold exactly the file's Nodes, Pods and Namespaces; returns counts by kind."""
+    seen: dict[str, set[str]] = {kind: set() for kind in KINDS}
     for obj in read_objects(path):
         kind = str(obj.get("kind", "")).lower() + "s"
-        if kind in by_kind:
-            by_kind[kind].append(obj)
-    state.replace_nodes(by_kind["nodes"])
-    state.replace_namespaces(by_kind["namespaces"])
-    state.replace_pods(by_kind["pods"])
-    for kind in KINDS:
+        if kind in seen:
+            seen[kind].add(state.upsert(kind, obj))
+    if not any(seen.values()):
+        raise ClusterFileError(f"{path}: holds no Nodes, Pods or Namespaces (expected a List of them)")
+    for kind, keys in seen.items():
+        state.retain(kind, keys)
         state.mark_synced(kind)
-    return {kind: len(objects) for kind, objects in by_kind.items()}
+    return {kind: len(keys) for kind, keys in seen.items()}

@@ -8,7 +8,7 @@ Everything runs on the event loop thread, so a check and the ledger entry it mak
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from webhook.cluster.ledger import BindingLedger
@@ -162,7 +162,7 @@ class ClusterState:
 
     def replace_pods(self, objects: Iterable[Mapping[str, Any]]) -> None:
         """Make the pod set exactly *objects* (a relist), keeping sums consistent."""
-        _replace(objects, lambda obj: self.upsert_pod(obj).key, self._pods, self.remove_pod)
+        self.retain("pods", {self.upsert_pod(obj).key for obj in objects})
 
     # -- nodes ------------------------------------------------------------------------------
     def _index_labels(self, record: NodeRecord, add: bool) -> None:
@@ -192,7 +192,7 @@ class ClusterState:
             self._index_labels(previous, add=False)
 
     def replace_nodes(self, objects: Iterable[Mapping[str, Any]]) -> None:
-        _replace(objects, lambda obj: self.upsert_node(obj).name, self._nodes, self.remove_node)
+        self.retain("nodes", {self.upsert_node(obj).name for obj in objects})
 
     # -- namespaces -------------------------------------------------------------------------
     def upsert_namespace(self, obj: Mapping[str, Any]) -> NamespaceRecord:
@@ -204,19 +204,25 @@ class ClusterState:
         self._namespaces.pop(_name(obj), None)
 
     def replace_namespaces(self, objects: Iterable[Mapping[str, Any]]) -> None:
-        _replace(objects, lambda obj: self.upsert_namespace(obj).name, self._namespaces, self._namespaces.pop)
+        self.retain("namespaces", {self.upsert_namespace(obj).name for obj in objects})
 
+    def upsert(self, kind: str, obj: Mapping[str, Any]) -> str:
+        """Upsert an object of *kind* (nodes, pods, namespaces); returns its key."""
+        if kind == "pods":
+            return self.upsert_pod(obj).key
+        if kind == "nodes":
+            return self.upsert_node(obj).name
+        return self.upsert_namespace(obj).name
 
-def _replace(
-    objects: Iterable[Mapping[str, Any]],
-    upsert: Callable[[Mapping[str, Any]], str],
-    held: Mapping[str, Any],
-    remove: Callable[[str], Any],
-) -> None:
-    """Upsert every object, then remove whatever *held* has that was not among them."""
-    seen = {upsert(obj) for obj in objects}
-    for key in [key for key in held if key not in seen]:
-        remove(key)
+    def retain(self, kind: str, keys: set[str]) -> None:
+        """Remove every object of *kind* whose key is not in *keys* (the end of a full list)."""
+        held, remove = {
+            "pods": (self._pods, self.remove_pod),
+            "nodes": (self._nodes, self.remove_node),
+            "namespaces": (self._namespaces, self._namespaces.pop),
+        }[kind]
+        for key in [key for key in held if key not in keys]:
+            remove(key)
 
 
 def _add_amounts(table: dict[str, ResourceAmounts], node: str, amounts: Mapping[str, int], sign: int) -> None:
