@@ -318,3 +318,11 @@ def test_an_unchanged_watch_event_keeps_the_sums_and_releases_the_ledger():
     state.upsert_pod(pod("pod3", node_name="node2", cpu="3"))  # identical record
     assert len(state.ledger) == 0
     assert state.allocated("node2")["cpu"] == 5000
+
+
+def test_resize_on_a_node_the_cache_does_not_know():
+    validator = Validator(worked_example(), config())
+    old = pod("ghost", node_name="node9", cpu="2")
+    assert ask(validator, resize(old, pod("ghost", node_name="node9", cpu="1"))).reason == "lowered"
+    grown = ask(validator, resize(old, pod("ghost", node_name="node9", cpu="3")))
+    assert grown.allowed and grown.reason == "state-incomplete"

@@ -14,7 +14,7 @@ from webhook.cluster.records import NodeRecord, is_daemonset_pod, node_ratio_ove
 from webhook.cluster.state import ClusterState
 from webhook.core.config import Config, NotReadyPolicy
 from webhook.core.eligibility import Placement
-from webhook.core.limitaware import check_on_node, check_resize, check_unbound
+from webhook.core.limitaware import check_on_node, check_resize, check_unbound, grown_limits
 from webhook.core.podlimits import PodSpecError, pod_limits
 from webhook.core.ratios import ACCEPTED_FORMS, RATIO_ANNOTATION
 from webhook.core.verdict import BAD_REQUEST, Verdict, allow, reject
@@ -180,10 +180,8 @@ class Validator:
             return allow("unbound")
         node = self.state.node(node_name)
         if node is None or not self.state.ready:
-            if all(new_limits.get(r, 0) <= a for r, a in old_limits.items()) and set(new_limits) <= set(
-                old_limits
-            ):
-                return allow("lowered")
+            if not grown_limits(old_limits, new_limits):
+                return allow("lowered")  # lowering always passes, whatever the cache knows
             return self._incomplete(f'node "{node_name}" is not in the cache')
         return check_resize(
             f"resizing pod {namespace}/{name} on node {node_name}:",

@@ -70,6 +70,13 @@ def check_on_node(
     return enforce("exceeds", message, _brief(found), config.enforcement, *warnings)
 
 
+def grown_limits(old_limits: Mapping[str, int], new_limits: Mapping[str, int]) -> dict[str, int]:
+    """The resources whose limit a resize raises, with their new limits (empty: nothing grows)."""
+    return {
+        resource: amount for resource, amount in new_limits.items() if amount > old_limits.get(resource, 0)
+    }
+
+
 def check_resize(
     subject: str,
     old_limits: Mapping[str, int],
@@ -85,9 +92,7 @@ def check_resize(
     Only resources whose limit grows are checked, so lowering a limit always passes, even on a
     node that is already over its ratio.
     """
-    grown = {
-        resource: amount for resource, amount in new_limits.items() if amount > old_limits.get(resource, 0)
-    }
+    grown = grown_limits(old_limits, new_limits)
     if not grown:
         return allow("lowered", *ratio_warnings(node))
     without_pod = {resource: allocated.get(resource, 0) - old_limits.get(resource, 0) for resource in grown}
@@ -114,13 +119,11 @@ def check_unbound(
     eligible = 0
     example: NodeLike | None = None
     used = [(resource, amount) for resource, amount in pod_limits.items() if amount > 0]
-    default_ratios = config.default_ratios
     for node in nodes:
         if placement.rejection(node.traits) is not None:
             continue
         eligible += 1
-        ratios = node.ratio_override if node.ratio_override is not None else default_ratios
-        if fits(used, node.allocatable, allocated_of(node.traits.name), ratios):
+        if fits(used, node.allocatable, allocated_of(node.traits.name), effective_ratios(node, config)):
             return allow("fits")
         example = example or node
     if exempt:
@@ -130,7 +133,8 @@ def check_unbound(
         return allow("no-eligible-node")
     found = node_shortfalls(pod_limits, example, allocated_of(example.traits.name), config)
     message = (
-        f"{subject} fits no eligible node's limit-to-allocatable ratio ({eligible} eligible node{'s' if eligible != 1 else ''} checked); "
+        f"{subject} fits no eligible node's limit-to-allocatable ratio "
+        f"({eligible} eligible node{'s' if eligible != 1 else ''} checked); "
         f"for example {describe_node(example.traits.name, found)}"
     )
     brief = f"limitguard: none of {eligible} eligible nodes has room for the pod's limits"
