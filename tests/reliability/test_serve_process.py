@@ -113,54 +113,38 @@ async def test_sigterm_under_load_answers_what_it_accepted_then_exits_0(tmp_path
             process.wait()
 
 
+def serve_once(tmp_path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """`limitguard serve` with arguments that must make it stop at start-up."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "webhook",
+            "serve",
+            *arguments,
+            "--cert-dir",
+            str(tmp_path / "certs"),
+            "--port",
+            str(free_port()),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 def test_bad_configuration_exits_2_with_the_field_path(tmp_path):
     config = tmp_path / "config.yaml"
     config.write_text(
         "apiVersion: limitguard.io/v1alpha1\nkind: LimitGuardConfiguration\nlimitAware: {enforcement: Block}\n"
     )
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "webhook",
-            "serve",
-            "--config",
-            str(config),
-            "--cluster",
-            str(DEMO / "cluster.yaml"),
-            "--cert-dir",
-            str(tmp_path / "certs"),
-            "--port",
-            str(free_port()),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    completed = serve_once(tmp_path, "--config", str(config), "--cluster", str(DEMO / "cluster.yaml"))
     assert completed.returncode == 2
     assert "limitAware.enforcement" in completed.stderr
 
 
 def test_unreadable_cluster_file_exits_2(tmp_path):
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "webhook",
-            "serve",
-            "--cluster",
-            str(tmp_path / "nope.yaml"),
-            "--cert-dir",
-            str(tmp_path / "certs"),
-            "--port",
-            str(free_port()),
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    completed = serve_once(tmp_path, "--cluster", str(tmp_path / "nope.yaml"))
     assert completed.returncode == 2 and "cannot read" in completed.stderr
