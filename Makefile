@@ -21,7 +21,7 @@ $(VENV)/.test-deps: $(BIN)/limitguard
 DEMO := webhook/demo
 
 run: $(BIN)/limitguard
-	@echo "Demo cluster: $(DEMO)/cluster.yaml (SPEC 2 worked example). In another shell, try a denied binding:"
+	@echo "Demo cluster: $(DEMO)/cluster.yaml (the worked example of the design documents). In another shell, try a denied binding:"
 	@echo "  curl -s --cacert certs/ca.crt -H 'Content-Type: application/json' --data @$(DEMO)/binding-pod5-node1.json https://localhost:$(PORT)/validate"
 	@echo "and an allowed one: the same with binding-pod5-node2.json"
 	$(BIN)/limitguard serve --config $(DEMO)/config.yaml --cluster $(DEMO)/cluster.yaml --cert-dir certs \
