@@ -92,9 +92,11 @@ class ClusterState:
         """Summed limits of the active pods the cache shows bound to *node*."""
         return self._allocated.get(node, {})
 
-    def allocated(self, node: str) -> ResourceAmounts:
+    def allocated(self, node: str) -> Mapping[str, int]:
         """Committed sums plus what the ledger holds for *node* (SPEC 2 'allocated limit')."""
-        committed = self._allocated.get(node, {})
+        return self._with_ledger(node, self._allocated.get(node, {}))
+
+    def _with_ledger(self, node: str, committed: Mapping[str, int]) -> Mapping[str, int]:
         held = self.ledger.held(node)
         if not held:
             return committed
@@ -110,14 +112,7 @@ class ClusterState:
 
     def scoring_allocated(self, node: str) -> Mapping[str, int]:
         """Summed limits with the non-zero defaults, plus what the ledger holds for *node*."""
-        committed = self._scoring.limits.get(node, {})
-        held = self.ledger.held(node)
-        if not held:
-            return committed
-        total = dict(committed)
-        for resource, amount in held.items():
-            total[resource] = total.get(resource, 0) + amount
-        return total
+        return self._with_ledger(node, self._scoring.limits.get(node, {}))
 
     def terminating_pods(self, node: str) -> int:
         """Active pods on *node* that carry a deletionTimestamp (PodState scoring)."""

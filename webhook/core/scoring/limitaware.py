@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from webhook.core.ratios import limit_capacity
 from webhook.core.scoring.normalize import MAX_NODE_SCORE, trunc_div
 
 NAME = "LimitAware"
@@ -58,7 +59,7 @@ def limit_terms(
         percent = ratios.get(resource)
         if percent is None:
             continue
-        capacity = allocatable.get(resource, 0) * percent // 100
+        capacity = limit_capacity(allocatable.get(resource, 0), percent)
         if capacity <= 0:
             continue
         after = allocated.get(resource, 0) + pod_limits.get(resource, 0)
