@@ -10,11 +10,11 @@ from typing import Any
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures"
+FIXTURES = REPO / "tests" / "fixtures"
 
 
 def fixture(name: str) -> Any:
-    """A file from ../shared/fixtures (JSON or YAML), parsed."""
+    """A file from tests/fixtures (JSON or YAML), parsed."""
     text = (FIXTURES / name).read_text()
     return json.loads(text) if name.endswith(".json") else yaml.safe_load(text)
 

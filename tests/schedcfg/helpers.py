@@ -9,7 +9,7 @@ from typing import Any
 
 from webhook.schedcfg import Report, validate_text
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 V1 = "kubescheduler.config.k8s.io/v1"
 
 

@@ -1,4 +1,4 @@
-"""Every real scheduler configuration in ../shared/fixtures is classified correctly."""
+"""Every real scheduler configuration in tests/fixtures is classified correctly."""
 
 from __future__ import annotations
 
