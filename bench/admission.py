@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.synthetic import ZONES, make_cluster  # noqa: E402
-from webhook import certs  # noqa: E402
+from limitguard.certs import generate as certs  # noqa: E402
 
 CONFIG = """apiVersion: limitguard.io/v1alpha1
 kind: LimitGuardConfiguration
@@ -261,8 +261,8 @@ def measure_state_load(cluster_file: Path) -> dict[str, float]:
         "import sys, time, orjson\n"
         "from pathlib import Path\n"
         "mode, path = sys.argv[1], sys.argv[2]\n"
-        "from webhook.cluster.state import ClusterState\n"
-        "from webhook.cluster.filesource import load_cluster_file\n"
+        "from limitguard.state.store import ClusterState\n"
+        "from limitguard.kube.filefeed import load_cluster_file\n"
         "t = time.perf_counter()\n"
         "if mode == 'state':\n"
         "    load_cluster_file(ClusterState(), path)\n"
@@ -327,7 +327,7 @@ def main() -> None:
         [
             sys.executable,
             "-m",
-            "webhook",
+            "limitguard",
             "serve",
             "--config",
             str(work / "config.yaml"),

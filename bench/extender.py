@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.admission import CONFIG  # noqa: E402
 from bench.synthetic import make_cluster  # noqa: E402
-from webhook import certs  # noqa: E402
+from limitguard.certs import generate as certs  # noqa: E402
 
 # Every scorer counted: the heaviest prioritize.
 EXTENDER_CONFIG = {
@@ -71,14 +71,14 @@ def body(nodes: int, cpu: str = "2") -> bytes:
 def serve(cluster: str, config: str, cert_dir: str, port: int) -> None:
     from aiohttp import web
 
-    from webhook.cluster.filesource import load_cluster_file
-    from webhook.cluster.state import ClusterState
-    from webhook.configfile import load_config
-    from webhook.extender import add_extender_routes, extender_config_from_mapping
-    from webhook.extender.protocol import decode_extender_args, encode_filter_result, encode_priorities
-    from webhook.server.app import create_app
-    from webhook.server.run import build_services
-    from webhook.server.tls import server_context
+    from limitguard.kube.filefeed import load_cluster_file
+    from limitguard.state.store import ClusterState
+    from limitguard.cli.configfile import load_config
+    from limitguard.extender import add_extender_routes, extender_config_from_mapping
+    from limitguard.extender.protocol import decode_extender_args, encode_filter_result, encode_priorities
+    from limitguard.http.app import create_app
+    from limitguard.cli.serve import build_services
+    from limitguard.http.tls import server_context
 
     state = ClusterState()
     load_cluster_file(state, cluster)
@@ -141,12 +141,12 @@ async def throughput(
 
 
 def in_process(cluster_file: Path, config_file: Path, nodes: int, count: int) -> list[float]:
-    from webhook.cluster.filesource import load_cluster_file
-    from webhook.cluster.state import ClusterState
-    from webhook.configfile import load_config
-    from webhook.extender import extender_config_from_mapping
-    from webhook.extender.protocol import decode_extender_args
-    from webhook.extender.service import Extender
+    from limitguard.kube.filefeed import load_cluster_file
+    from limitguard.state.store import ClusterState
+    from limitguard.cli.configfile import load_config
+    from limitguard.extender import extender_config_from_mapping
+    from limitguard.extender.protocol import decode_extender_args
+    from limitguard.extender.service import Extender
 
     state = ClusterState()
     load_cluster_file(state, cluster_file)

@@ -15,7 +15,7 @@ def start_fake_apiserver(nodes: int, pods: int, token: str) -> tuple[subprocess.
         [
             sys.executable,
             "-m",
-            "tests.fakeapiserver",
+            "limitguard.testing.fakeapiserver",
             "--nodes",
             str(nodes),
             "--pods",

@@ -10,9 +10,9 @@ from pathlib import Path
 
 from aiohttp import web
 
-from webhook import certs
-from webhook.admission.review import AdmissionResponse, decode_review, encode_response
-from webhook.server.tls import server_context
+from limitguard.certs import generate as certs
+from limitguard.admission.review import AdmissionResponse, decode_review, encode_response
+from limitguard.http.tls import server_context
 
 
 async def answer(request: web.Request) -> web.Response:

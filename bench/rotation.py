@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.admission import pod_body, start  # noqa: E402
-from webhook import certs  # noqa: E402
+from limitguard.certs import generate as certs  # noqa: E402
 
 
 @dataclass
@@ -128,7 +128,7 @@ def main() -> None:
         [
             sys.executable,
             "-m",
-            "webhook",
+            "limitguard",
             "serve",
             "--cluster",
             str(work / "cluster.yaml"),

@@ -33,12 +33,12 @@ sys.path.insert(0, str(REPO))
 
 from bench.fakeapi import start_fake_apiserver  # noqa: E402
 from tests.live.helpers import write_kubeconfig  # noqa: E402
-from webhook.admission.validating import Validator  # noqa: E402
-from webhook.cluster.live import ACTIVE_PODS_SELECTOR, start_live_feed  # noqa: E402
-from webhook.cluster.state import ClusterState  # noqa: E402
-from webhook.core.config import config_from_mapping  # noqa: E402
-from webhook.metrics import Metrics  # noqa: E402
-from webhook.server.app import Services, create_app  # noqa: E402
+from limitguard.admission.validating import Validator  # noqa: E402
+from limitguard.kube.livefeed import ACTIVE_PODS_SELECTOR, start_live_feed  # noqa: E402
+from limitguard.state.store import ClusterState  # noqa: E402
+from limitguard.core.config import config_from_mapping  # noqa: E402
+from limitguard.http.metrics import Metrics  # noqa: E402
+from limitguard.http.app import Services, create_app  # noqa: E402
 
 TOKEN = "bench-token"
 PATHS = {"nodes": "/api/v1/nodes", "pods": "/api/v1/pods", "namespaces": "/api/v1/namespaces"}

@@ -13,12 +13,12 @@ import orjson
 import pytest
 from aiohttp import web
 
-from webhook import certs
-from webhook.cluster.state import ClusterState
-from webhook.core.config import Config
-from webhook.server.app import ServerSettings, create_app
-from webhook.server.run import build_services
-from webhook.server.tls import server_context
+from limitguard.certs import generate as certs
+from limitguard.state.store import ClusterState
+from limitguard.core.config import Config
+from limitguard.http.app import ServerSettings, create_app
+from limitguard.cli.serve import build_services
+from limitguard.http.tls import server_context
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
 import sys
 
-from webhook.cli import main
+from limitguard.cli.main import main
 
 sys.exit(main())

@@ -5,7 +5,7 @@ import copy
 import yaml
 
 from tests.support import FIXTURES, fixture, review
-from webhook.cluster.state import ClusterState
+from limitguard.state.store import ClusterState
 
 
 def configmap_request(configmap: dict, operation: str = "CREATE") -> dict:

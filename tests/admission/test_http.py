@@ -8,7 +8,7 @@ import pytest
 
 from tests.admission.test_validating import config, worked_example
 from tests.support import binding, fixture, pod, pod_create, review
-from webhook.cluster.state import ClusterState
+from limitguard.state.store import ClusterState
 
 
 async def test_binding_denial_over_tls(start_server):

@@ -7,9 +7,9 @@ import jsonpatch
 import orjson
 
 from tests.support import fixture, pod, pod_create, review
-from webhook.cluster.state import ClusterState
-from webhook.core.defaults import DEFAULTED_ANNOTATION
-from webhook.core.podlimits import pod_limits
+from limitguard.state.store import ClusterState
+from limitguard.core.defaults import DEFAULTED_ANNOTATION
+from limitguard.core.podlimits import pod_limits
 
 REAL_BEST_EFFORT = (
     "admissionreview-v1-pod-create-gke-no-resources.kube-rs.json",

@@ -6,11 +6,11 @@ import orjson
 import pytest
 
 from tests.support import binding, container, fixture, node, node_write, pod, pod_create, resize, review
-from webhook.admission.review import decode_review
-from webhook.admission.validating import Validator
-from webhook.cluster.state import ClusterState
-from webhook.core.config import Config, Enforcement, LimitAwareConfig, NotReadyPolicy, UnboundPolicy
-from webhook.core.ratios import RATIO_ANNOTATION
+from limitguard.admission.review import decode_review
+from limitguard.admission.validating import Validator
+from limitguard.state.store import ClusterState
+from limitguard.core.config import Config, Enforcement, LimitAwareConfig, NotReadyPolicy, UnboundPolicy
+from limitguard.core.ratios import RATIO_ANNOTATION
 
 
 def config(**limit_aware) -> Config:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from webhook import certs
+from limitguard.certs import generate as certs
 
 REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "limitguard"

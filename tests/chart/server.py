@@ -9,19 +9,19 @@ from pathlib import Path
 
 from aiohttp import web
 
-from webhook import certs
-from webhook.admission.validating import Validator
-from webhook.cluster.state import ClusterState
-from webhook.core.config import Config
-from webhook.metrics import Metrics
-from webhook.server.app import Services, create_app
-from webhook.server.tls import CertificateReloader, server_context
+from limitguard.certs import generate as certs
+from limitguard.admission.validating import Validator
+from limitguard.state.store import ClusterState
+from limitguard.core.config import Config
+from limitguard.http.metrics import Metrics
+from limitguard.http.app import Services, create_app
+from limitguard.http.tls import CertificateReloader, server_context
 
 
 def services(state: ClusterState, config: Config) -> Services:
     """build_services when every handler imports; else the validating handler alone."""
     try:
-        from webhook.server.run import build_services
+        from limitguard.cli.serve import build_services
     except ImportError:
         return Services(state, config, {"validate": Validator(state, config)}, Metrics(state, config))
     return build_services(config, state)

@@ -22,7 +22,9 @@ from cryptography import x509
 
 from tests.chart.conftest import CHART, FULLNAME, NAMESPACE
 from tests.chart.server import serve
-from webhook import certs, certs_cluster, certs_command
+from limitguard.certs import cluster as certs_cluster
+from limitguard.certs import generate as certs
+from limitguard.cli import certs as certs_command
 
 SERVICE, NS = "limitguard", "limitguard-system"
 

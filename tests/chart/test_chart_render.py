@@ -14,13 +14,13 @@ import yaml
 from kubernetes_validate.utils import SchemaNotFoundError
 
 from tests.chart.conftest import CHART, FULLNAME, MODES, NAMESPACE, Helm, find, one
-from webhook.admission.review import AdmissionRequest, AdmissionResponse
-from webhook.admission.validating import Validator
-from webhook.cluster.state import ClusterState
-from webhook.configfile import parse_config
-from webhook.core.config import Config, Enforcement
-from webhook.metrics import Metrics
-from webhook.server.app import Services, create_app
+from limitguard.admission.review import AdmissionRequest, AdmissionResponse
+from limitguard.admission.validating import Validator
+from limitguard.state.store import ClusterState
+from limitguard.cli.configfile import parse_config
+from limitguard.core.config import Config, Enforcement
+from limitguard.http.metrics import Metrics
+from limitguard.http.app import Services, create_app
 
 Render = Callable[..., list[dict[str, Any]]]
 KUBERNETES_VERSION = "1.35"
@@ -316,7 +316,7 @@ def test_configuration_values_reach_the_server(render: Render, tmp_path: Path) -
     assert config.best_effort_defaults.limits["cpu"] == 2 or config.best_effort_defaults.limits["cpu"] == "2"
     assert config.while_not_ready.value == "Deny"
     # The file as mounted is what `limitguard serve --config` loads.
-    from webhook.configfile import load_config
+    from limitguard.cli.configfile import load_config
 
     path = tmp_path / "config.yaml"
     path.write_text(one(objects, "ConfigMap", f"{FULLNAME}-config")["data"]["config.yaml"])
@@ -476,7 +476,7 @@ def test_generate_mode_hooks(render: Render) -> None:
     # The Job's flags exist in the real CLI.
     import argparse
 
-    from webhook import certs_command
+    from limitguard.cli import certs as certs_command
 
     parser = argparse.ArgumentParser()
     certs_command.add_arguments(parser)
@@ -485,7 +485,7 @@ def test_generate_mode_hooks(render: Render) -> None:
 
 
 def test_cert_manager_mode(render: Render) -> None:
-    from webhook.certs import service_hostnames
+    from limitguard.certs.generate import service_hostnames
 
     objects = render("certManager")
     serving = one(objects, "Certificate", f"{FULLNAME}-serving")

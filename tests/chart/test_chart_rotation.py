@@ -1,7 +1,7 @@
 """Certificate rotation under load: no request may fail, new connections get the new certificate.
 
 The server is the real app with the real CertificateReloader, serving the files the chart mounts
-from the TLS Secret. Rotation happens two ways: `webhook.certs.write` (atomic file replaces, key
+from the TLS Secret. Rotation happens two ways: `limitguard.certs.generate.write` (atomic file replaces, key
 first) and the way kubelet updates a Secret volume (a new timestamped directory, then the `..data`
 symlink swapped atomically). The client trusts every CA involved, as caBundle does during a
 rotation in generate mode (previous CA kept) or certManager mode (CA unchanged).
@@ -23,7 +23,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 
 from tests.chart.server import serve
-from webhook import certs
+from limitguard.certs import generate as certs
 
 SERVICE, NS = "limitguard", "limitguard"
 HOSTNAME = f"{SERVICE}.{NS}.svc"

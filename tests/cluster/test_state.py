@@ -4,10 +4,10 @@ import pytest
 import yaml
 
 from tests.support import FIXTURES, REPO, container, node, pod
-from webhook.cluster.filesource import ClusterFileError, load_cluster_file
-from webhook.cluster.ledger import BindingLedger
-from webhook.cluster.state import ClusterState
-from webhook.core.ratios import RATIO_ANNOTATION
+from limitguard.kube.filefeed import ClusterFileError, load_cluster_file
+from limitguard.state.ledger import BindingLedger
+from limitguard.state.store import ClusterState
+from limitguard.core.ratios import RATIO_ANNOTATION
 
 
 def test_sums_follow_add_update_and_delete():

@@ -2,8 +2,8 @@
 
 import pytest
 
-from webhook.configfile import load_config, parse_config
-from webhook.core.config import ConfigError, Enforcement, NotReadyPolicy, UnboundPolicy
+from limitguard.cli.configfile import load_config, parse_config
+from limitguard.core.config import ConfigError, Enforcement, NotReadyPolicy, UnboundPolicy
 
 HEADER = "apiVersion: limitguard.io/v1alpha1\nkind: LimitGuardConfiguration\n"
 

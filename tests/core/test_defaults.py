@@ -4,8 +4,8 @@ import jsonpatch
 import pytest
 
 from tests.support import container, pod
-from webhook.core.config import BestEffortDefaults
-from webhook.core.defaults import (
+from limitguard.core.config import BestEffortDefaults
+from limitguard.core.defaults import (
     DEFAULTED_ANNOTATION,
     NotAPod,
     best_effort_patch,
@@ -13,7 +13,7 @@ from webhook.core.defaults import (
     namespace_defaults,
     pointer,
 )
-from webhook.core.podlimits import pod_limits
+from limitguard.core.podlimits import pod_limits
 
 DEFAULTS = BestEffortDefaults()
 

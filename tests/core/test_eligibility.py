@@ -1,7 +1,7 @@
 import pytest
 
-from webhook.core.eligibility import NodeTraits, Placement, Taint
-from webhook.core.podlimits import PodSpecError
+from limitguard.core.eligibility import NodeTraits, Placement, Taint
+from limitguard.core.podlimits import PodSpecError
 
 LINUX_A = NodeTraits("node-a", {"kubernetes.io/os": "linux", "zone": "a", "gen": "5"})
 LINUX_B = NodeTraits("node-b", {"kubernetes.io/os": "linux", "zone": "b", "gen": "3"})

@@ -1,4 +1,4 @@
-from webhook.core.fit import describe_node, shortfalls
+from limitguard.core.fit import describe_node, shortfalls
 
 CPU_125 = {"cpu": 125}
 

@@ -1,7 +1,7 @@
 import pytest
 
 from tests.support import container
-from webhook.core.podlimits import PodSpecError, pod_limits
+from limitguard.core.podlimits import PodSpecError, pod_limits
 
 
 def spec(containers=(), init=(), overhead=None):
@@ -84,7 +84,7 @@ def test_malformed_specs_raise_a_clear_error(bad):
 
 
 def test_amounts_are_memoised_per_resource_shape_and_shared():
-    from webhook.core.podlimits import pod_amounts
+    from limitguard.core.podlimits import pod_amounts
 
     first = pod_amounts(spec([container("a", limits={"cpu": "2"}, requests={"cpu": "1"})]))
     again = pod_amounts(spec([container("b", limits={"cpu": "2"}, requests={"cpu": "1"})]))  # other name
@@ -96,7 +96,7 @@ def test_amounts_are_memoised_per_resource_shape_and_shared():
 
 
 def test_memo_keeps_sidecars_and_init_containers_apart():
-    from webhook.core.podlimits import pod_amounts
+    from limitguard.core.podlimits import pod_amounts
 
     init = container("i", limits={"cpu": "2"})
     sidecar = container("i", limits={"cpu": "2"}, restartPolicy="Always")
@@ -107,7 +107,7 @@ def test_memo_keeps_sidecars_and_init_containers_apart():
 
 
 def test_memo_still_rejects_unhashable_quantities():
-    from webhook.core.podlimits import pod_amounts
+    from limitguard.core.podlimits import pod_amounts
 
     with pytest.raises(PodSpecError):
         pod_amounts({"containers": [{"name": "a", "resources": {"limits": {"cpu": ["2"]}}}]})

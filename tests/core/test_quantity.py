@@ -2,7 +2,7 @@ from fractions import Fraction
 
 import pytest
 
-from webhook.core.quantity import QuantityError, format_units, parse_quantity, to_units
+from limitguard.core.quantity import QuantityError, format_units, parse_quantity, to_units
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 import pytest
 
-from webhook.core.ratios import (
+from limitguard.core.ratios import (
     RatioError,
     limit_capacity,
     parse_ratio_annotation,

@@ -1,5 +1,5 @@
-from webhook.core.config import Enforcement
-from webhook.core.verdict import MAX_WARNING_LENGTH, enforce, warning
+from limitguard.core.config import Enforcement
+from limitguard.core.response import MAX_WARNING_LENGTH, enforce, warning
 
 
 def test_long_warnings_are_cut_below_the_limit():

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from webhook import audit_command, explain_command
+from limitguard.cli import audit as audit_command
+
+from limitguard.cli import explain as explain_command
 
 HERE = Path(__file__).resolve().parent
 CLUSTER, CONFIG, POD = HERE / "cluster.yaml", HERE / "config.yaml", HERE / "web.yaml"

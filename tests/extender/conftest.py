@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import RunningServer
-from webhook.cluster.state import ClusterState
-from webhook.core.config import Config
+from limitguard.state.store import ClusterState
+from limitguard.core.config import Config
 
 
 @pytest.fixture

@@ -5,12 +5,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from webhook.core.scoring import DEFAULT_SCORERS, ScorerConfig
-from webhook.core.scoring.fitplus import FitPlusArgs, ResourceStrategy, Strategy
-from webhook.core.scoring.limitaware import LimitAwareArgs
-from webhook.core.scoring.scarce import ScarceResourceArgs
-from webhook.extender import ExtenderConfigError, extender_config_from_mapping
-from webhook.schedcfg import validate_text
+from limitguard.core.scoring import DEFAULT_SCORERS, ScorerConfig
+from limitguard.core.scoring.fitplus import FitPlusArgs, ResourceStrategy, Strategy
+from limitguard.core.scoring.limitaware import LimitAwareArgs
+from limitguard.core.scoring.scarce import ScarceResourceArgs
+from limitguard.extender import ExtenderConfigError, extender_config_from_mapping
+from limitguard.schedcfg import validate_text
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 

@@ -8,11 +8,11 @@ import pytest
 
 from tests.extender.shapes import args_names, args_nodes, scheduler_node, scheduler_pod
 from tests.support import node, pod
-from webhook.cluster.filesource import load_cluster_file
-from webhook.cluster.state import ClusterState
-from webhook.configfile import load_config
-from webhook.core.config import Config, Enforcement, LimitAwareConfig, NotReadyPolicy
-from webhook.extender.protocol import ExtenderProtocolError, decode_extender_args, encode_filter_result
+from limitguard.kube.filefeed import load_cluster_file
+from limitguard.state.store import ClusterState
+from limitguard.cli.configfile import load_config
+from limitguard.core.config import Config, Enforcement, LimitAwareConfig, NotReadyPolicy
+from limitguard.extender.protocol import ExtenderProtocolError, decode_extender_args, encode_filter_result
 
 DEMO = Path(__file__).resolve().parents[2] / "webhook" / "demo"
 CPU_REASON = "limit-to-allocatable ratio exceeded (cpu)"

@@ -1,7 +1,7 @@
 """Scorers against hand-computed numbers and the score tables of the design documents."""
 
-from webhook.core.scoring import NodeFacts, PodFacts, ScorerConfig, score_candidates
-from webhook.core.scoring.fitplus import (
+from limitguard.core.scoring import NodeFacts, PodFacts, ScorerConfig, score_candidates
+from limitguard.core.scoring.fitplus import (
     FitPlusArgs,
     ResourceStrategy,
     Strategy,
@@ -9,10 +9,10 @@ from webhook.core.scoring.fitplus import (
     least_allocated,
     most_allocated,
 )
-from webhook.core.scoring.limitaware import LimitAwareArgs, limit_aware_raw, limit_terms
-from webhook.core.scoring.normalize import min_max_normalise, to_extender_priority, trunc_div, weighted_mean
-from webhook.core.scoring.podstate import pod_state_raw
-from webhook.core.scoring.scarce import resource_types, scarce_resource_score
+from limitguard.core.scoring.limitaware import LimitAwareArgs, limit_aware_raw, limit_terms
+from limitguard.core.scoring.normalize import min_max_normalise, to_extender_priority, trunc_div, weighted_mean
+from limitguard.core.scoring.podstate import pod_state_raw
+from limitguard.core.scoring.scarce import resource_types, scarce_resource_score
 
 GiB = 1024**3
 CORES = 1000  # millicores per core

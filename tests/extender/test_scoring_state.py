@@ -1,9 +1,9 @@
 """Scoring amounts of pods (non-zero defaults) and the per-node sums the state keeps for them."""
 
 from tests.support import container, node, pod
-from webhook.cluster.state import ClusterState
-from webhook.core.podlimits import pod_limits, pod_requests, pod_scoring_limits
-from webhook.core.scoring.limitaware import limit_aware_raw
+from limitguard.state.store import ClusterState
+from limitguard.core.podlimits import pod_limits, pod_requests, pod_scoring_limits
+from limitguard.core.scoring.limitaware import limit_aware_raw
 
 MiB = 1024**2
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakeapiserver import FakeApiServer
+from limitguard.testing.fakeapiserver import FakeApiServer
 from tests.live.helpers import FAST, TOKEN, Connected, eventually, write_kubeconfig
-from webhook.cluster.live import LiveFeed, start_live_feed
-from webhook.cluster.reflector import ReflectorSettings
-from webhook.cluster.state import ClusterState
-from webhook.core.config import Config
-from webhook.metrics import Metrics
+from limitguard.kube.livefeed import LiveFeed, start_live_feed
+from limitguard.kube.reflector import ReflectorSettings
+from limitguard.state.store import ClusterState
+from limitguard.core.config import Config
+from limitguard.http.metrics import Metrics
 
 
 @pytest.fixture

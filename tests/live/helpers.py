@@ -8,10 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from webhook.cluster.live import LiveFeed
-from webhook.cluster.reflector import ReflectorSettings
-from webhook.cluster.state import ClusterState
-from webhook.metrics import Metrics
+from limitguard.kube.livefeed import LiveFeed
+from limitguard.kube.reflector import ReflectorSettings
+from limitguard.state.store import ClusterState
+from limitguard.http.metrics import Metrics
 
 TOKEN = "test-token"
 FAST = ReflectorSettings(

@@ -9,11 +9,11 @@ from typing import Any
 
 import orjson
 
-from tests.fakeapiserver import FakeApiServer, make_namespace, make_node, make_pod
+from limitguard.testing.fakeapiserver import FakeApiServer, make_namespace, make_node, make_pod
 from tests.live.helpers import all_watching, eventually
-from webhook.admission.validating import Validator
-from webhook.core.config import config_from_mapping
-from webhook.server.app import Services, create_app
+from limitguard.admission.validating import Validator
+from limitguard.core.config import config_from_mapping
+from limitguard.http.app import Services, create_app
 
 DEMO_BINDING = Path(__file__).resolve().parents[2] / "webhook" / "demo" / "binding-pod5-node1.json"
 CONFIG = config_from_mapping({"limitAware": {"defaultLimitToAllocatableRatio": {"cpu": 125}}})

@@ -6,9 +6,10 @@ import argparse
 import asyncio
 import json
 
-from tests.fakeapiserver import make_namespace, make_node, make_pod
+from limitguard.testing.fakeapiserver import make_namespace, make_node, make_pod
 from tests.live.helpers import TOKEN, write_kubeconfig
-from webhook import audit_command, explain_command
+from limitguard.cli import audit as audit_command
+from limitguard.cli import explain as explain_command
 
 
 def parse(module, argv: list[str]) -> argparse.Namespace:

@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from kubernetes.config import incluster_config
 
-from tests.fakeapiserver import make_node
+from limitguard.testing.fakeapiserver import make_node
 from tests.live.helpers import FAST, Connected, all_watching, eventually, write_kubeconfig
 from tests.live.test_live_sync import small_cluster
-from webhook import certs
-from webhook.cluster.kubeclient import KubeConfigError, load_configuration, tls_context
-from webhook.cluster.live import start_live_feed
-from webhook.cluster.state import ClusterState
-from webhook.server.tls import server_context
+from limitguard.certs import generate as certs
+from limitguard.kube.client import KubeConfigError, load_configuration, tls_context
+from limitguard.kube.livefeed import start_live_feed
+from limitguard.state.store import ClusterState
+from limitguard.http.tls import server_context
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from __future__ import annotations
 import aiohttp
 import orjson
 
-from tests.fakeapiserver import FakeApiServer, make_pod
-from webhook.cluster.live import ACTIVE_PODS_SELECTOR
+from limitguard.testing.fakeapiserver import FakeApiServer, make_pod
+from limitguard.kube.livefeed import ACTIVE_PODS_SELECTOR
 
 
 async def get(url: str, **params: str) -> tuple[int, dict]:

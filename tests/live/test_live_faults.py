@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
-from tests.fakeapiserver import FakeApiServer, make_node, make_pod
+from limitguard.testing.fakeapiserver import FakeApiServer, make_node, make_pod
 from tests.live.helpers import FAST, all_watching, eventually
 from tests.live.test_live_sync import small_cluster
 

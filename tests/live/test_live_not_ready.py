@@ -7,14 +7,14 @@ import asyncio
 
 import pytest
 
-from tests.fakeapiserver import make_pod
+from limitguard.testing.fakeapiserver import make_pod
 from tests.live.helpers import all_watching, eventually
 from tests.live.test_live_admission import worked_example
 from tests.support import binding
-from webhook.admission.validating import Validator
-from webhook.cluster.ledger import BindingLedger
-from webhook.core.config import config_from_mapping
-from webhook.server.app import Services, create_app
+from limitguard.admission.validating import Validator
+from limitguard.state.ledger import BindingLedger
+from limitguard.core.config import config_from_mapping
+from limitguard.http.app import Services, create_app
 
 
 def config(while_not_ready: str = "Allow"):

@@ -6,7 +6,7 @@ import asyncio
 import random
 import time
 
-from webhook.cluster.reflector import Backoff, KindSink, Reflector, ReflectorSettings
+from limitguard.kube.reflector import Backoff, KindSink, Reflector, ReflectorSettings
 
 
 def slow_sink(applied: list[str], cost_seconds: float) -> KindSink:

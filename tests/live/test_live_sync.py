@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tests.fakeapiserver import FakeApiServer, make_namespace, make_node, make_pod
+from limitguard.testing.fakeapiserver import FakeApiServer, make_namespace, make_node, make_pod
 from tests.live.helpers import eventually
-from webhook.cluster.live import ACTIVE_PODS_SELECTOR
+from limitguard.kube.livefeed import ACTIVE_PODS_SELECTOR
 
 
 def small_cluster(server: FakeApiServer) -> None:

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support import REPO
-from webhook.schedcfg import cli
+from limitguard.cli import validate as cli
 
 RANDOM_DOCUMENTS = 300
 
@@ -37,7 +37,7 @@ _MEASURED_CLI = (
     "    hwm = next(l for l in Path('/proc/self/status').read_text().splitlines() if l.startswith('VmHWM'))\n"
     "    sys.stderr.write('\\nVmHWM-kB ' + hwm.split()[1] + '\\n')\n"
     "atexit.register(report)\n"
-    "from webhook.cli import main\n"
+    "from limitguard.cli.main import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
 )
 

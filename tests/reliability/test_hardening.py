@@ -13,7 +13,7 @@ import pytest
 
 from tests.admission.test_validating import config, worked_example
 from tests.support import binding, container, pod, pod_create
-from webhook import certs
+from limitguard.certs import generate as certs
 
 
 def test_private_keys_are_written_0600_and_replaced_atomically(tmp_path):

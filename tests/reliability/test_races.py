@@ -3,8 +3,8 @@
 import asyncio
 
 from tests.support import binding, node, pod
-from webhook.cluster.state import ClusterState
-from webhook.core.config import Config, LimitAwareConfig
+from limitguard.state.store import ClusterState
+from limitguard.core.config import Config, LimitAwareConfig
 
 PODS = 500
 ROOM = 10  # node "target": 10 cpu allocatable at 100%, every pod has a 1 cpu limit

@@ -53,7 +53,7 @@ async def test_sigterm_under_load_answers_what_it_accepted_then_exits_0(tmp_path
         [
             sys.executable,
             "-m",
-            "webhook",
+            "limitguard",
             "serve",
             "--config",
             str(DEMO / "config.yaml"),
@@ -119,7 +119,7 @@ def serve_once(tmp_path, *arguments: str) -> subprocess.CompletedProcess[str]:
         [
             sys.executable,
             "-m",
-            "webhook",
+            "limitguard",
             "serve",
             *arguments,
             "--cert-dir",

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from webhook.schedcfg import Report, validate_text
+from limitguard.schedcfg import Report, validate_text
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 V1 = "kubescheduler.config.k8s.io/v1"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from webhook.schedcfg import cli
+from limitguard.cli import validate as cli
 
 from .helpers import FIXTURES
 
@@ -93,6 +93,6 @@ def test_verbose_shows_notes(capsys: pytest.CaptureFixture[str]) -> None:
 def test_module_entry_point(tmp_path: Path) -> None:
     import subprocess
 
-    result = subprocess.run([sys.executable, "-m", "webhook.schedcfg.cli", VALID], capture_output=True, text=True,
+    result = subprocess.run([sys.executable, "-m", "limitguard.cli.validate", VALID], capture_output=True, text=True,
                             cwd=Path(__file__).resolve().parents[2], check=False)
     assert result.returncode == 0, result.stderr

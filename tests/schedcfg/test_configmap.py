@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from webhook.schedcfg import configmap_verdict, documents, validator
+from limitguard.schedcfg import configmap_verdict, documents, validator
 
 from .helpers import FIXTURES, config
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from webhook.schedcfg import documents, validate_text
-from webhook.schedcfg.documents import YamlInputError, load_documents
+from limitguard.schedcfg import documents, validate_text
+from limitguard.schedcfg.documents import YamlInputError, load_documents
 
 
 def test_syntax_error_has_line_and_column() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from webhook.schedcfg import validate_text
+from limitguard.schedcfg import validate_text
 
 from .helpers import FIXTURES, fixture_text, messages, paths, render_helm
 

@@ -1,4 +1,4 @@
-"""parse_ratio_percent and is_valid_resource_name (webhook.core): one definition for the validator and the node-annotation webhook."""
+"""parse_ratio_percent and is_valid_resource_name (limitguard.core): one definition for the validator and the node-annotation webhook."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from webhook.core.names import is_valid_resource_name
-from webhook.core.ratios import parse_ratio_percent
-from webhook.schedcfg import schemas
+from limitguard.core.names import is_valid_resource_name
+from limitguard.core.ratios import parse_ratio_percent
+from limitguard.schedcfg import schemas
 
 
 @pytest.mark.parametrize(("value", "percent"), [(150, 150), ("150%", 150), (0, 0), ("0%", 0), ("007%", 7)])

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from webhook.schedcfg import schemas
+from limitguard.schedcfg import schemas
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
 MINE = sorted([*SCHEMA_DIR.glob("kubescheduler-config-*.schema.json"), *SCHEMA_DIR.glob("args/*.schema.json")])

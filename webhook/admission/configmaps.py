@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from webhook.admission.review import AdmissionResponse
-from webhook.core.verdict import warning
-from webhook.schedcfg import configmap_verdict
+from limitguard.admission.review import AdmissionResponse
+from limitguard.core.response import warning
+from limitguard.schedcfg import configmap_verdict
 
 UNPROCESSABLE = 422
 _MAX_WARNINGS = 10

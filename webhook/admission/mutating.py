@@ -6,17 +6,17 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from webhook.admission.review import AdmissionRequest, AdmissionResponse
-from webhook.cluster.state import ClusterState
-from webhook.core.config import Config
-from webhook.core.defaults import (
+from limitguard.admission.review import AdmissionRequest, AdmissionResponse
+from limitguard.state.store import ClusterState
+from limitguard.core.config import Config
+from limitguard.core.defaults import (
     NAMESPACE_DEFAULTS_ANNOTATION,
     NotAPod,
     best_effort_patch,
     namespace_defaults,
     skips_defaults,
 )
-from webhook.core.verdict import warning
+from limitguard.core.response import warning
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from webhook.core.verdict import Verdict
+from limitguard.core.response import Verdict
 
 API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
 _STATUS_REASONS = {400: "BadRequest", 403: "Forbidden", 422: "Invalid"}

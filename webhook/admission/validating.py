@@ -1,7 +1,7 @@
 """The validating webhook: routes each request to the check its resource needs.
 
 This is the edge between the cluster state and the pure policy: it looks things up, calls
-`webhook.core.limitaware`, and records approved bindings in the ledger.
+`limitguard.core.limitaware`, and records approved bindings in the ledger.
 """
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from webhook.admission.review import AdmissionRequest, AdmissionResponse
-from webhook.cluster.records import NodeRecord, is_daemonset_pod, node_ratio_override
-from webhook.cluster.state import ClusterState
-from webhook.core.config import Config, NotReadyPolicy
-from webhook.core.eligibility import Placement
-from webhook.core.limitaware import check_on_node, check_resize, check_unbound, grown_limits
-from webhook.core.podlimits import PodSpecError, pod_limits
-from webhook.core.ratios import ACCEPTED_FORMS, RATIO_ANNOTATION
-from webhook.core.verdict import BAD_REQUEST, Verdict, allow, reject
+from limitguard.admission.review import AdmissionRequest, AdmissionResponse
+from limitguard.state.records import NodeRecord, is_daemonset_pod, node_ratio_override
+from limitguard.state.store import ClusterState
+from limitguard.core.config import Config, NotReadyPolicy
+from limitguard.core.eligibility import Placement
+from limitguard.core.limitaware import check_on_node, check_resize, check_unbound, grown_limits
+from limitguard.core.podlimits import PodSpecError, pod_limits
+from limitguard.core.ratios import ACCEPTED_FORMS, RATIO_ANNOTATION
+from limitguard.core.response import BAD_REQUEST, Verdict, allow, reject
 
 ConfigMapCheck = Callable[[Mapping[str, Any]], AdmissionResponse | None]
 

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook.core.quantity import QuantityError, format_units, to_units
-from webhook.core.ratios import RatioError, RatioMap, parse_ratio_map
-from webhook.core.scoring import DEFAULT_SCORERS, ScorerConfig
+from limitguard.core.quantity import QuantityError, format_units, to_units
+from limitguard.core.ratios import RatioError, RatioMap, parse_ratio_map
+from limitguard.core.scoring import DEFAULT_SCORERS, ScorerConfig
 
 
 class ConfigError(ValueError):

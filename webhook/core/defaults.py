@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from webhook.core.config import BestEffortDefaults, defaults_problems
+from limitguard.core.config import BestEffortDefaults, defaults_problems
 
 DEFAULTED_ANNOTATION = "limitguard.io/defaulted"
 SKIP_ANNOTATION = "limitguard.io/skip-defaults"

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from webhook.core.podlimits import PodSpecError
+from limitguard.core.podlimits import PodSpecError
 
 UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
 _BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from webhook.core.quantity import format_units
-from webhook.core.ratios import limit_capacity
+from limitguard.core.quantity import format_units
+from limitguard.core.ratios import limit_capacity
 
 
 @dataclass(frozen=True, slots=True)

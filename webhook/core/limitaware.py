@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
-from webhook.core.config import LimitAwareConfig, UnboundPolicy
-from webhook.core.eligibility import NodeTraits, Placement
-from webhook.core.fit import Shortfall, describe_node, fits, shortfalls
-from webhook.core.ratios import RATIO_ANNOTATION
-from webhook.core.verdict import Verdict, allow, enforce
+from limitguard.core.config import LimitAwareConfig, UnboundPolicy
+from limitguard.core.eligibility import NodeTraits, Placement
+from limitguard.core.fit import Shortfall, describe_node, fits, shortfalls
+from limitguard.core.ratios import RATIO_ANNOTATION
+from limitguard.core.response import Verdict, allow, enforce
 
 
 class NodeLike(Protocol):

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from webhook.core.quantity import to_units
+from limitguard.core.quantity import to_units
 
 ResourceAmounts = dict[str, int]
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from webhook.core.names import RESOURCE_NAME_HINT, is_valid_resource_name
+from limitguard.core.names import RESOURCE_NAME_HINT, is_valid_resource_name
 
 RATIO_ANNOTATION = "node.koordinator.sh/limit-to-allocatable"
 ACCEPTED_FORMS = (

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from webhook.core.ratios import parse_ratio_map
-from webhook.core.scoring import (
+from limitguard.core.ratios import parse_ratio_map
+from limitguard.core.scoring import (
     DEFAULT_SCORERS,
     SCORER_NAMES,
     ScorerConfig,
@@ -31,7 +31,7 @@ from webhook.core.scoring import (
     podstate,
     scarce,
 )
-from webhook.core.scoring.combine import ScorerArgs
+from limitguard.core.scoring.combine import ScorerArgs
 
 _SCORER_FIELDS = frozenset({"name", "weight", "args"})
 MAX_SCORER_WEIGHT = 100
@@ -52,7 +52,7 @@ class ExtenderConfig:
 
 def _args_problems(plugin: str, args: Mapping[str, Any], path: str) -> list[str]:
     """Errors from the scheduler-config validator's own check of one args document."""
-    from webhook.schedcfg.args import check_plugin_args
+    from limitguard.schedcfg.args import check_plugin_args
 
     return [
         str(finding)

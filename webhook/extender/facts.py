@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from webhook.cluster.records import NodeRecord
-from webhook.cluster.state import ClusterState
-from webhook.core.scoring import NodeFacts
-from webhook.core.scoring.scarce import resource_types
+from limitguard.state.records import NodeRecord
+from limitguard.state.store import ClusterState
+from limitguard.core.scoring import NodeFacts
+from limitguard.core.scoring.scarce import resource_types
 
 
 class NodeFactsReader:

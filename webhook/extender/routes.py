@@ -15,16 +15,16 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from webhook.extender.config import ExtenderConfig
-from webhook.extender.protocol import (
+from limitguard.extender.config import ExtenderConfig
+from limitguard.extender.protocol import (
     ExtenderProtocolError,
     decode_extender_args,
     encode_filter_error,
     encode_filter_result,
     encode_priorities,
 )
-from webhook.extender.service import Extender, ExtenderUnavailable
-from webhook.server.body import BodyError, json_error, read_body
+from limitguard.extender.service import Extender, ExtenderUnavailable
+from limitguard.http.body import BodyError, json_error, read_body
 
 log = logging.getLogger("limitguard.extender")
 

@@ -2,7 +2,7 @@
 
 Filter is the same limit-to-allocatable check as admission (real limits, ledger included), so a
 node the extender lets through is one the binding webhook will accept. Prioritize weights the
-configured scorers (webhook.core.scoring). Both fail open: a node or pod we cannot judge is passed
+configured scorers (limitguard.core.scoring). Both fail open: a node or pod we cannot judge is passed
 (filter) or scored 0 (prioritize), never turned into a scheduling failure.
 """
 
@@ -14,17 +14,17 @@ import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from webhook.cluster.records import NodeRecord, is_daemonset_pod, node_record
-from webhook.cluster.state import ClusterState
-from webhook.core.config import Config, Enforcement, NotReadyPolicy
-from webhook.core.fit import fits, shortfalls
-from webhook.core.limitaware import effective_ratios
-from webhook.core.podlimits import PodSpecError, pod_limits
-from webhook.core.scoring import PodFacts, ScoreSheet, score_candidates
-from webhook.core.scoring.scarce import NAME as SCARCE
-from webhook.extender.config import ExtenderConfig
-from webhook.extender.facts import NodeFactsReader
-from webhook.extender.protocol import ExtenderArgs
+from limitguard.state.records import NodeRecord, is_daemonset_pod, node_record
+from limitguard.state.store import ClusterState
+from limitguard.core.config import Config, Enforcement, NotReadyPolicy
+from limitguard.core.fit import fits, shortfalls
+from limitguard.core.limitaware import effective_ratios
+from limitguard.core.podlimits import PodSpecError, pod_limits
+from limitguard.core.scoring import PodFacts, ScoreSheet, score_candidates
+from limitguard.core.scoring.scarce import NAME as SCARCE
+from limitguard.extender.config import ExtenderConfig
+from limitguard.extender.facts import NodeFactsReader
+from limitguard.extender.protocol import ExtenderArgs
 
 log = logging.getLogger("limitguard.extender")
 

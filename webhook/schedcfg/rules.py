@@ -6,7 +6,7 @@ values kube-scheduler would see *after defaulting* (e.g. podMaxBackoffSeconds de
 the framework starts (one queue-sort plugin, at least one bind plugin). Every rule runs defensively on
 data that may already have schema errors: a wrong type is skipped here, never a crash.
 
-``parse_ratio_percent`` and ``is_valid_resource_name`` come from the pure core (``webhook.core``), shared
+``parse_ratio_percent`` and ``is_valid_resource_name`` come from the pure core (``limitguard.core``), shared
 with the node-annotation webhook (``node.koordinator.sh/limit-to-allocatable``, SPEC 2).
 """
 
@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from webhook.core.names import (
+from limitguard.core.names import (
     RESOURCE_NAME_HINT,
     is_qualified_name,
     is_valid_resource_name,

@@ -62,7 +62,7 @@ _StrictValidator = extend(
 
 def schema_root() -> Any:
     """The packaged schema directory (a Traversable; works from a wheel and from a source checkout)."""
-    return resources.files("webhook") / "_schemas"
+    return resources.files("limitguard") / "_schemas"
 
 
 @cache

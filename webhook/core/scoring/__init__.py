@@ -1,7 +1,7 @@
 """Pure node scorers for the extender and `explain`: LimitAware, NodeResourcesFitPlus,
 ScarceResourceAvoidance and PodState, plus their normalisation and weighting. No I/O."""
 
-from webhook.core.scoring.combine import (
+from limitguard.core.scoring.combine import (
     DEFAULT_SCORERS,
     SCORER_NAMES,
     NodeFacts,

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook.core.podlimits import pod_amounts, pod_requests
-from webhook.core.scoring import fitplus, limitaware, podstate, scarce
-from webhook.core.scoring.normalize import min_max_normalise, to_extender_priority
+from limitguard.core.podlimits import pod_amounts, pod_requests
+from limitguard.core.scoring import fitplus, limitaware, podstate, scarce
+from limitguard.core.scoring.normalize import min_max_normalise, to_extender_priority
 
 ScorerArgs = limitaware.LimitAwareArgs | fitplus.FitPlusArgs | scarce.ScarceResourceArgs | None
 

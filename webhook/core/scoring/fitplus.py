@@ -19,8 +19,8 @@ import enum
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from webhook.core.scoring.normalize import MAX_NODE_SCORE
-from webhook.core.scoring.scarce import is_resource_type
+from limitguard.core.scoring.normalize import MAX_NODE_SCORE
+from limitguard.core.scoring.scarce import is_resource_type
 
 NAME = "NodeResourcesFitPlus"
 ARGS_KINDS = ("NodeResourcesFitPlusArgs", "ResourceTypesArgs")

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from webhook.core.ratios import limit_capacity
-from webhook.core.scoring.normalize import MAX_NODE_SCORE, trunc_div
+from limitguard.core.ratios import limit_capacity
+from limitguard.core.scoring.normalize import MAX_NODE_SCORE, trunc_div
 
 NAME = "LimitAware"
 ARGS_KIND = "LimitAwareArgs"

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from webhook.core.scoring.normalize import MAX_NODE_SCORE
+from limitguard.core.scoring.normalize import MAX_NODE_SCORE
 
 NAME = "ScarceResourceAvoidance"
 ARGS_KIND = "ScarceResourceAvoidanceArgs"

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 
-from webhook import certs
+from limitguard.certs import generate as certs
 
 FIELD_MANAGER = "limitguard-certs"
 KINDS = ("mutating", "validating")

@@ -8,10 +8,10 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from webhook.cluster.state import ClusterState
-from webhook.core.config import Config
-from webhook.core.limitaware import effective_ratios
-from webhook.core.ratios import limit_capacity
+from limitguard.state.store import ClusterState
+from limitguard.core.config import Config
+from limitguard.core.limitaware import effective_ratios
+from limitguard.core.ratios import limit_capacity
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 

@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook.core.config import LimitAwareConfig
-from webhook.core.limitaware import NodeLike, effective_ratios, ratio_warnings
-from webhook.core.quantity import format_units
-from webhook.core.ratios import limit_capacity
+from limitguard.core.config import LimitAwareConfig
+from limitguard.core.limitaware import NodeLike, effective_ratios, ratio_warnings
+from limitguard.core.quantity import format_units
+from limitguard.core.ratios import limit_capacity
 
 DEFAULT_TOP_PODS = 5
 

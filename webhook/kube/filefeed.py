@@ -15,7 +15,7 @@ import ijson
 import orjson
 import yaml
 
-from webhook.cluster.state import KINDS, ClusterState
+from limitguard.state.store import KINDS, ClusterState
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from webhook.core.config import Enforcement
+from limitguard.core.config import Enforcement
 
 FORBIDDEN = 403
 BAD_REQUEST = 400

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook.core.eligibility import NodeTraits, parse_taints
-from webhook.core.podlimits import PodSpecError, ResourceAmounts, pod_amounts
-from webhook.core.quantity import to_units
-from webhook.core.ratios import RATIO_ANNOTATION, RatioError, RatioMap, parse_ratio_annotation
+from limitguard.core.eligibility import NodeTraits, parse_taints
+from limitguard.core.podlimits import PodSpecError, ResourceAmounts, pod_amounts
+from limitguard.core.quantity import to_units
+from limitguard.core.ratios import RATIO_ANNOTATION, RatioError, RatioMap, parse_ratio_annotation
 
 log = logging.getLogger(__name__)
 

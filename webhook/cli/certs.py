@@ -2,7 +2,7 @@
 
 Without cluster flags it only writes files (pure, no API access). The Helm chart's `generate` mode
 adds `--secret` (create the TLS Secret once, reuse it afterwards) and `--patch-webhook-configuration`
-(set caBundle on the webhook configurations); that cluster I/O lives in `webhook.certs_cluster`.
+(set caBundle on the webhook configurations); that cluster I/O lives in `limitguard.certs.cluster`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from webhook import certs
+from limitguard.certs import generate as certs
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_in_cluster(args: argparse.Namespace, hostnames: list[str]) -> int:
-    from webhook import certs_cluster
+    from limitguard.certs import cluster as certs_cluster
 
     try:
         cluster = certs_cluster.KubernetesCluster(args.kubeconfig)

@@ -12,13 +12,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from webhook.core.config import Enforcement, LimitAwareConfig
-from webhook.core.eligibility import Placement
-from webhook.core.fit import shortfalls
-from webhook.core.limitaware import NodeLike, effective_ratios, ratio_warnings
-from webhook.core.quantity import format_units
-from webhook.core.ratios import limit_capacity
-from webhook.core.scoring import NodeFacts, PodFacts, ScorerConfig, score_candidates
+from limitguard.core.config import Enforcement, LimitAwareConfig
+from limitguard.core.eligibility import Placement
+from limitguard.core.fit import shortfalls
+from limitguard.core.limitaware import NodeLike, effective_ratios, ratio_warnings
+from limitguard.core.quantity import format_units
+from limitguard.core.ratios import limit_capacity
+from limitguard.core.scoring import NodeFacts, PodFacts, ScorerConfig, score_candidates
 
 
 @dataclass(frozen=True)

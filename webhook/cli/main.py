@@ -7,11 +7,11 @@ import importlib
 import sys
 
 SUBCOMMANDS = {
-    "serve": ("webhook.server.run", "run the admission webhook server (HTTPS)"),
-    "certs": ("webhook.certs_command", "generate a CA and a serving certificate for the webhook Service"),
-    "validate": ("webhook.schedcfg.cli", "validate KubeSchedulerConfiguration files or ConfigMaps"),
-    "explain": ("webhook.explain_command", "show every node's verdict and scores for one pod"),
-    "audit": ("webhook.audit_command", "list nodes over their limit-to-allocatable ratio (exit 1 if any)"),
+    "serve": ("limitguard.cli.serve", "run the admission webhook server (HTTPS)"),
+    "certs": ("limitguard.cli.certs", "generate a CA and a serving certificate for the webhook Service"),
+    "validate": ("limitguard.cli.validate", "validate KubeSchedulerConfiguration files or ConfigMaps"),
+    "explain": ("limitguard.cli.explain", "show every node's verdict and scores for one pod"),
+    "audit": ("limitguard.cli.audit", "list nodes over their limit-to-allocatable ratio (exit 1 if any)"),
 }
 
 

@@ -13,16 +13,16 @@ from pathlib import Path
 
 from aiohttp import web
 
-from webhook import certs
-from webhook.admission.validating import Validator
-from webhook.cluster.filesource import ClusterFileError, load_cluster_file
-from webhook.cluster.state import ClusterState
-from webhook.configfile import load_config
-from webhook.core.config import Config, ConfigError
-from webhook.logs import configure as configure_logging
-from webhook.metrics import Metrics
-from webhook.server.app import ServerSettings, Services, create_app
-from webhook.server.tls import CertificateReloader, server_context
+from limitguard.certs import generate as certs
+from limitguard.admission.validating import Validator
+from limitguard.kube.filefeed import ClusterFileError, load_cluster_file
+from limitguard.state.store import ClusterState
+from limitguard.cli.configfile import load_config
+from limitguard.core.config import Config, ConfigError
+from limitguard.http.logs import configure as configure_logging
+from limitguard.http.metrics import Metrics
+from limitguard.http.app import ServerSettings, Services, create_app
+from limitguard.http.tls import CertificateReloader, server_context
 
 log = logging.getLogger("limitguard")
 
@@ -46,8 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def build_services(config: Config, state: ClusterState, settings: ServerSettings | None = None) -> Services:
     """Wire handlers to one state and one configuration (also used by tests and benchmarks)."""
-    from webhook.admission.configmaps import configmap_check
-    from webhook.admission.mutating import Mutator
+    from limitguard.admission.configmaps import configmap_check
+    from limitguard.admission.mutating import Mutator
 
     handlers = {
         "validate": Validator(state, config, configmap_check),
@@ -65,7 +65,7 @@ async def serve(args: argparse.Namespace) -> int:
         gc.freeze()  # the loaded records hold no cycles: keep full collections from walking them all
         log.info("cluster state loaded from file", extra={"file": args.cluster, **counts})
     else:
-        from webhook.cluster.live import start_live_feed
+        from limitguard.kube.livefeed import start_live_feed
 
         feed = await start_live_feed(state, args.kubeconfig)
     services = build_services(config, state, ServerSettings(max_body_bytes=args.max_body_bytes))

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from webhook.cluster.ledger import BindingLedger
-from webhook.cluster.records import (
+from limitguard.state.ledger import BindingLedger
+from limitguard.state.records import (
     NamespaceRecord,
     NodeRecord,
     PodRecord,
@@ -20,7 +20,7 @@ from webhook.cluster.records import (
     node_record,
     pod_record,
 )
-from webhook.core.podlimits import ResourceAmounts
+from limitguard.core.podlimits import ResourceAmounts
 
 KINDS = ("nodes", "pods", "namespaces")
 

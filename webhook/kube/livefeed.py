@@ -12,9 +12,9 @@ import gc
 import logging
 from collections.abc import Callable
 
-from webhook.cluster.kubeclient import KubeClient, load_configuration
-from webhook.cluster.reflector import KindSink, Reflector, ReflectorSettings, WatchMetrics
-from webhook.cluster.state import ClusterState
+from limitguard.kube.client import KubeClient, load_configuration
+from limitguard.kube.reflector import KindSink, Reflector, ReflectorSettings, WatchMetrics
+from limitguard.state.store import ClusterState
 
 log = logging.getLogger("limitguard.live")
 

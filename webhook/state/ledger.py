@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from webhook.core.podlimits import ResourceAmounts
+from limitguard.core.podlimits import ResourceAmounts
 
 
 @dataclass(slots=True)

@@ -5,15 +5,16 @@ from __future__ import annotations
 import dataclasses
 import json
 from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 from jsonschema import Draft202012Validator
 
-from webhook.core.config import Config, ConfigError, config_from_mapping
+from limitguard.core.config import Config, ConfigError, config_from_mapping
 
-SCHEMA_DIR = Path(__file__).resolve().parent / "_schemas"
+SCHEMA_DIR = Path(str(resources.files("limitguard") / "_schemas"))
 
 
 @cache
@@ -42,7 +43,7 @@ def parse_config(raw: Any) -> Config:
     config = config_from_mapping(raw)
     if raw.get("extender") is None:
         return config
-    from webhook.extender.config import ExtenderConfigError, extender_config_from_mapping
+    from limitguard.extender.config import ExtenderConfigError, extender_config_from_mapping
 
     try:
         extender = extender_config_from_mapping(raw["extender"])

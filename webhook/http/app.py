@@ -15,18 +15,18 @@ from dataclasses import dataclass, field
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from webhook.admission.review import (
+from limitguard.admission.review import (
     AdmissionRequest,
     AdmissionResponse,
     ReviewError,
     decode_review,
     encode_response,
 )
-from webhook.cluster.state import ClusterState
-from webhook.core.config import Config
-from webhook.extender import add_extender_routes
-from webhook.metrics import Metrics
-from webhook.server.body import BodyError, json_error, read_body
+from limitguard.state.store import ClusterState
+from limitguard.core.config import Config
+from limitguard.extender import add_extender_routes
+from limitguard.http.metrics import Metrics
+from limitguard.http.body import BodyError, json_error, read_body
 
 log = logging.getLogger("limitguard.admission")
 

@@ -42,7 +42,7 @@ namespaced paths, GET of single objects, writes over HTTP, protobuf/table output
 priority and fairness (429s only via fail_next), object validation or defaulting, graceful deletion
 (deletes are immediate), "too large resource version" waits.
 
-Run standalone for benchmarks: `python -m tests.fakeapiserver --nodes N --pods M` prints the port,
+Run standalone for benchmarks: `python -m limitguard.testing.fakeapiserver --nodes N --pods M` prints the port,
 then control endpoints under /_fake/ (burst, rv) drive it.
 """
 

@@ -1,7 +1,7 @@
 """`limitguard explain POD.yaml`: every node's verdict and scores for one pod.
 
 Thin: read the pod, build the cluster state (a file, or the live cluster), hand plain data to
-webhook.core.explain. The state loading here is shared with `limitguard audit`.
+limitguard.core.reports.explain. The state loading here is shared with `limitguard audit`.
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ from typing import Any
 import orjson
 import yaml
 
-from webhook.cluster.filesource import ClusterFileError, load_cluster_file
-from webhook.cluster.records import is_daemonset_pod
-from webhook.cluster.state import ClusterState
-from webhook.configfile import load_config
-from webhook.core.config import Config, ConfigError
-from webhook.core.explain import explain_pod, render_text
-from webhook.core.podlimits import PodSpecError, pod_limits
-from webhook.core.scoring import PodFacts, with_all_scorers
-from webhook.extender.facts import NodeFactsReader
+from limitguard.kube.filefeed import ClusterFileError, load_cluster_file
+from limitguard.state.records import is_daemonset_pod
+from limitguard.state.store import ClusterState
+from limitguard.cli.configfile import load_config
+from limitguard.core.config import Config, ConfigError
+from limitguard.core.reports.explain import explain_pod, render_text
+from limitguard.core.podlimits import PodSpecError, pod_limits
+from limitguard.core.scoring import PodFacts, with_all_scorers
+from limitguard.extender.facts import NodeFactsReader
 
 DEFAULT_LIVE_TIMEOUT_SECONDS = 60.0
 
@@ -60,7 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _live_state(kubeconfig: str | None, timeout: float) -> ClusterState:
-    from webhook.cluster.live import start_live_feed
+    from limitguard.kube.livefeed import start_live_feed
 
     state = ClusterState()
     feed = await start_live_feed(state, kubeconfig)

@@ -11,9 +11,9 @@ import json
 import sys
 from typing import Any, BinaryIO
 
-from .documents import MAX_INPUT_BYTES
-from .report import Finding, Report
-from .validator import validate_text
+from limitguard.schedcfg.documents import MAX_INPUT_BYTES
+from limitguard.schedcfg.report import Finding, Report
+from limitguard.schedcfg.validator import validate_text
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 

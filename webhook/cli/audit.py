@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping
 
 import orjson
 
-from webhook.cluster.state import ClusterState
-from webhook.core.audit import DEFAULT_TOP_PODS, PodShare, audit, render_text
-from webhook.explain_command import CommandError, add_state_arguments, load_limitguard_config, load_state
+from limitguard.state.store import ClusterState
+from limitguard.core.reports.audit import DEFAULT_TOP_PODS, PodShare, audit, render_text
+from limitguard.cli.explain import CommandError, add_state_arguments, load_limitguard_config, load_state
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

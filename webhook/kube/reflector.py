@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import aiohttp
 import orjson
 
-from webhook.cluster.kubeclient import ApiError
+from limitguard.kube.client import ApiError
 
 log = logging.getLogger("limitguard.reflector")
 
@@ -33,7 +33,7 @@ KubeObject = Mapping[str, Any]
 
 
 class WatchMetrics(Protocol):
-    """The counters the reflector feeds (webhook.metrics.Metrics has them)."""
+    """The counters the reflector feeds (limitguard.http.metrics.Metrics has them)."""
 
     watch_restarts: Any
     relists: Any
