@@ -32,8 +32,12 @@ tools: $(TOOLS)/helm $(TOOLS)/kubectl
 $(TOOLS)/helm $(TOOLS)/kubectl: scripts/fetch-tools.sh
 	bash scripts/fetch-tools.sh $(TOOLS)
 
-test: $(VENV)/.test-deps tools
+lint: $(VENV)/.test-deps
 	$(BIN)/ruff check webhook tests bench
+	$(BIN)/ruff format --check webhook tests bench
+	$(BIN)/lint-imports
+
+test: lint tools
 	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(BIN)/python -m pytest
 
 bench: $(VENV)/.test-deps

@@ -74,7 +74,7 @@ def serve(cluster: str, config: str, cert_dir: str, port: int) -> None:
     from limitguard.kube.filefeed import load_cluster_file
     from limitguard.state.store import ClusterState
     from limitguard.cli.configfile import load_config
-    from limitguard.extender import add_extender_routes, extender_config_from_mapping
+    from limitguard.extender import extender_config_from_mapping
     from limitguard.extender.protocol import decode_extender_args, encode_filter_result, encode_priorities
     from limitguard.http.app import create_app
     from limitguard.cli.serve import build_services
@@ -83,8 +83,8 @@ def serve(cluster: str, config: str, cert_dir: str, port: int) -> None:
     state = ClusterState()
     load_cluster_file(state, cluster)
     services = build_services(load_config(config), state)
+    services.extender_config = extender_config_from_mapping(EXTENDER_CONFIG)
     app = create_app(services)
-    add_extender_routes(app, services, extender_config_from_mapping(EXTENDER_CONFIG))
 
     async def noop(request: web.Request) -> web.Response:
         args = decode_extender_args(await request.content.read())

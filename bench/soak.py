@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.admission import CONFIG, binding_body, configmap_body, percentile_ms, pod_body, start  # noqa: E402
 from bench.fakeapi import start_fake_apiserver  # noqa: E402
-from tests.live.helpers import write_kubeconfig  # noqa: E402
+from tests.integration.kube.helpers import write_kubeconfig  # noqa: E402
 from limitguard.certs import generate as certs  # noqa: E402
 
 TOKEN = "soak-token"

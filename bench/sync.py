@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.fakeapi import start_fake_apiserver  # noqa: E402
-from tests.live.helpers import write_kubeconfig  # noqa: E402
+from tests.integration.kube.helpers import write_kubeconfig  # noqa: E402
 from limitguard.admission.validating import Validator  # noqa: E402
 from limitguard.kube.livefeed import ACTIVE_PODS_SELECTOR, start_live_feed  # noqa: E402
 from limitguard.state.store import ClusterState  # noqa: E402

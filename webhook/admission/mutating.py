@@ -6,7 +6,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from limitguard.admission.review import AdmissionRequest, AdmissionResponse
+from limitguard.admission.review import AdmissionRequest
 from limitguard.state.store import ClusterState
 from limitguard.core.config import Config
 from limitguard.core.defaults import (
@@ -16,7 +16,7 @@ from limitguard.core.defaults import (
     namespace_defaults,
     skips_defaults,
 )
-from limitguard.core.response import warning
+from limitguard.core.response import Response, allowed, patched, warning
 
 log = logging.getLogger(__name__)
 
@@ -28,24 +28,24 @@ class Mutator:
         self.state = state
         self.config = config
 
-    def __call__(self, request: AdmissionRequest) -> AdmissionResponse:
+    def __call__(self, request: AdmissionRequest) -> Response:
         defaults = self.config.best_effort_defaults
         if not (request.group == "" and request.target == "pods" and request.operation == "CREATE"):
-            return AdmissionResponse(True, "not-checked")
+            return allowed("not-checked")
         if not defaults.enabled:
-            return AdmissionResponse(True, "disabled")
+            return allowed("disabled")
         pod: Any = request.object
         metadata = pod.get("metadata") if isinstance(pod, Mapping) else None
         namespace = request.namespace or (
             metadata.get("namespace", "") if isinstance(metadata, Mapping) else ""
         )
         if namespace in self.config.excluded_namespaces:
-            return AdmissionResponse(True, "excluded")
+            return allowed("excluded")
         warnings: tuple[str, ...] = ()
         namespace_record = self.state.namespace(namespace)
         if namespace_record is not None:
             if skips_defaults(namespace_record.annotations):
-                return AdmissionResponse(True, "namespace-opt-out")
+                return allowed("namespace-opt-out")
             defaults, problem = namespace_defaults(
                 defaults, namespace_record.annotations.get(NAMESPACE_DEFAULTS_ANNOTATION)
             )
@@ -58,7 +58,7 @@ class Mutator:
             patch = best_effort_patch(pod, defaults)
         except NotAPod as error:
             log.info("not defaulting a malformed pod", extra={"uid": request.uid, "problem": str(error)})
-            return AdmissionResponse(True, "malformed")
+            return allowed("malformed")
         if not patch:
-            return AdmissionResponse(True, "not-best-effort", warnings=warnings)
-        return AdmissionResponse(True, "defaulted", warnings=warnings, patch=patch, action="mutate")
+            return allowed("not-best-effort", *warnings)
+        return patched("defaulted", patch, *warnings)

@@ -13,13 +13,14 @@ from typing import Any
 
 import orjson
 
-from limitguard.core.response import Verdict
+from limitguard.errors import LimitguardError
+from limitguard.core.response import Response
 
 API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
 _STATUS_REASONS = {400: "BadRequest", 403: "Forbidden", 422: "Invalid"}
 
 
-class ReviewError(ValueError):
+class ReviewError(LimitguardError, ValueError):
     """A body that is not an AdmissionReview we can answer (HTTP 400)."""
 
 
@@ -45,28 +46,6 @@ class AdmissionRequest:
 
     def describe(self) -> str:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
-
-
-@dataclass(frozen=True, slots=True)
-class AdmissionResponse:
-    allowed: bool
-    reason: str = ""
-    code: int = 200
-    message: str = ""
-    warnings: tuple[str, ...] = ()
-    patch: list[dict[str, Any]] | None = None
-    action: str = "allow"
-
-    @classmethod
-    def from_verdict(cls, verdict: Verdict) -> AdmissionResponse:
-        return cls(
-            allowed=verdict.allowed,
-            reason=verdict.reason,
-            code=verdict.code,
-            message=verdict.message,
-            warnings=verdict.warnings,
-            action=verdict.action,
-        )
 
 
 def _text(value: Any, where: str) -> str:
@@ -128,7 +107,7 @@ def decode_review(body: bytes) -> AdmissionRequest:
     )
 
 
-def encode_response(request: AdmissionRequest, response: AdmissionResponse) -> bytes:
+def encode_response(request: AdmissionRequest, response: Response) -> bytes:
     """The AdmissionReview answering *request*, as JSON bytes."""
     body: dict[str, Any] = {"uid": request.uid, "allowed": response.allowed}
     if not response.allowed:
@@ -141,5 +120,5 @@ def encode_response(request: AdmissionRequest, response: AdmissionResponse) -> b
         body["warnings"] = list(response.warnings)
     if response.patch:
         body["patchType"] = "JSONPatch"
-        body["patch"] = base64.b64encode(orjson.dumps(response.patch)).decode()
+        body["patch"] = base64.b64encode(orjson.dumps(list(response.patch))).decode()
     return orjson.dumps({"apiVersion": request.api_version, "kind": "AdmissionReview", "response": body})

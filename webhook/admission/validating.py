@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from limitguard.admission.review import AdmissionRequest, AdmissionResponse
+from limitguard.admission.review import AdmissionRequest
 from limitguard.state.records import NodeRecord, is_daemonset_pod, node_ratio_override
 from limitguard.state.store import ClusterState
 from limitguard.core.config import Config, NotReadyPolicy
@@ -17,9 +17,9 @@ from limitguard.core.eligibility import Placement
 from limitguard.core.limitaware import check_on_node, check_resize, check_unbound, grown_limits
 from limitguard.core.podlimits import PodSpecError, pod_limits
 from limitguard.core.ratios import ACCEPTED_FORMS, RATIO_ANNOTATION
-from limitguard.core.response import BAD_REQUEST, Verdict, allow, reject
+from limitguard.core.response import BAD_REQUEST, FORBIDDEN, Response, allowed, errored
 
-ConfigMapCheck = Callable[[Mapping[str, Any]], AdmissionResponse | None]
+ConfigMapCheck = Callable[[Mapping[str, Any]], Response | None]
 
 
 def _map(value: Any) -> Mapping[str, Any]:
@@ -35,7 +35,7 @@ class Validator:
         self.state = state
         self.config = config
         self._configmap_check = configmap_check
-        self._routes: dict[tuple[str, str, str], Callable[[AdmissionRequest], Verdict]] = {
+        self._routes: dict[tuple[str, str, str], Callable[[AdmissionRequest], Response]] = {
             ("", "pods/binding", "CREATE"): self.binding,
             ("", "bindings", "CREATE"): self.binding,
             ("", "pods", "CREATE"): self.pod_create,
@@ -44,33 +44,29 @@ class Validator:
             ("", "nodes", "UPDATE"): self.node_write,
         }
 
-    def __call__(self, request: AdmissionRequest) -> AdmissionResponse:
+    def __call__(self, request: AdmissionRequest) -> Response:
         if request.group == "" and request.resource == "configmaps" and not request.sub_resource:
             if request.operation in ("CREATE", "UPDATE") and self._configmap_check is not None:
-                return self._configmap_check(_map(request.object)) or AdmissionResponse(
-                    True, "no-scheduler-config"
-                )
-            return AdmissionResponse(True, "not-checked")
+                return self._configmap_check(_map(request.object)) or allowed("no-scheduler-config")
+            return allowed("not-checked")
         route = self._routes.get((request.group, request.target, request.operation))
         if route is None:
-            return AdmissionResponse(True, "not-checked")
-        return AdmissionResponse.from_verdict(route(request))
+            return allowed("not-checked")
+        return route(request)
 
     # -- helpers ------------------------------------------------------------------------------
     def _excluded(self, namespace: str) -> bool:
         return namespace in self.config.excluded_namespaces
 
-    def _incomplete(self, why: str) -> Verdict:
+    def _incomplete(self, why: str) -> Response:
         """The answer when the state cannot decide (not synced, pod or node unknown)."""
         if self.config.while_not_ready is NotReadyPolicy.DENY:
-            return Verdict(
-                False,
+            return errored(
                 "state-incomplete",
-                message=f"limitguard cannot check this yet: {why}; retry shortly",
-                code=503 if not self.state.ready else 403,
-                action="deny",
+                f"limitguard cannot check this yet: {why}; retry shortly",
+                503 if not self.state.ready else FORBIDDEN,
             )
-        return allow("state-incomplete", f"limitguard: not checked, {why}")
+        return allowed("state-incomplete", f"limitguard: not checked, {why}")
 
     def _on_node(
         self,
@@ -80,7 +76,7 @@ class Validator:
         node_name: str,
         limits: Mapping[str, int],
         daemonset: bool,
-    ) -> Verdict:
+    ) -> Response:
         node = self.state.node(node_name)
         if node is None:
             return self._incomplete(f'node "{node_name}" is not in the cache')
@@ -103,7 +99,7 @@ class Validator:
         return verdict
 
     # -- routes -------------------------------------------------------------------------------
-    def binding(self, request: AdmissionRequest) -> Verdict:
+    def binding(self, request: AdmissionRequest) -> Response:
         binding = _map(request.object)
         metadata = _map(binding.get("metadata"))
         namespace = str(metadata.get("namespace") or request.namespace)
@@ -111,9 +107,9 @@ class Validator:
         target = _map(binding.get("target"))
         node_name = target.get("name")
         if not isinstance(node_name, str) or not node_name:
-            return reject("malformed", "binding has no target.name")
+            return errored("malformed", "binding has no target.name")
         if self._excluded(namespace):
-            return allow("excluded")
+            return allowed("excluded")
         if not self.state.ready:
             return self._incomplete("cluster state is still syncing")
         pod = self.state.pod(namespace, name)
@@ -129,21 +125,21 @@ class Validator:
             return self.state.nodes_labelled({str(k): str(v) for k, v in selector.items()})
         return self.state.nodes()
 
-    def pod_create(self, request: AdmissionRequest) -> Verdict:
+    def pod_create(self, request: AdmissionRequest) -> Response:
         pod = _map(request.object)
         metadata = _map(pod.get("metadata"))
         namespace = str(metadata.get("namespace") or request.namespace)
         name = str(metadata.get("name") or request.name)
         if self._excluded(namespace):
-            return allow("excluded")
+            return allowed("excluded")
         spec = _map(pod.get("spec"))
         try:
             limits = pod_limits(spec)
             placement = None if spec.get("nodeName") else Placement(spec)
         except PodSpecError as error:
-            return reject("malformed", f"pod {namespace}/{name}: {error}", BAD_REQUEST)
+            return errored("malformed", f"pod {namespace}/{name}: {error}", BAD_REQUEST)
         if not limits:
-            return allow("no-limits")
+            return allowed("no-limits")
         if not self.state.ready:
             return self._incomplete("cluster state is still syncing")
         daemonset = is_daemonset_pod(metadata)
@@ -161,27 +157,27 @@ class Validator:
             exempt=daemonset and self.config.limit_aware.exempt_daemonset_pods,
         )
 
-    def pod_resize(self, request: AdmissionRequest) -> Verdict:
+    def pod_resize(self, request: AdmissionRequest) -> Response:
         pod, old_pod = _map(request.object), _map(request.old_object)
         metadata = _map(pod.get("metadata"))
         namespace = str(metadata.get("namespace") or request.namespace)
         name = str(metadata.get("name") or request.name)
         if self._excluded(namespace):
-            return allow("excluded")
+            return allowed("excluded")
         try:
             new_limits = pod_limits(_map(pod.get("spec")))
             old_limits = pod_limits(_map(old_pod.get("spec")))
         except PodSpecError as error:
-            return reject("malformed", f"pod {namespace}/{name}: {error}", BAD_REQUEST)
+            return errored("malformed", f"pod {namespace}/{name}: {error}", BAD_REQUEST)
         node_name = str(
             _map(pod.get("spec")).get("nodeName") or _map(old_pod.get("spec")).get("nodeName") or ""
         )
         if not node_name:
-            return allow("unbound")
+            return allowed("unbound")
         node = self.state.node(node_name)
         if node is None or not self.state.ready:
             if not grown_limits(old_limits, new_limits):
-                return allow("lowered")  # lowering always passes, whatever the cache knows
+                return allowed("lowered")  # lowering always passes, whatever the cache knows
             return self._incomplete(f'node "{node_name}" is not in the cache')
         return check_resize(
             f"resizing pod {namespace}/{name} on node {node_name}:",
@@ -193,20 +189,20 @@ class Validator:
             exempt=is_daemonset_pod(metadata) and self.config.limit_aware.exempt_daemonset_pods,
         )
 
-    def node_write(self, request: AdmissionRequest) -> Verdict:
+    def node_write(self, request: AdmissionRequest) -> Response:
         annotations = _map(_map(_map(request.object).get("metadata")).get("annotations"))
         _, problem = node_ratio_override(annotations)
         if problem is None:
-            return allow("valid-annotation")
+            return allowed("valid-annotation")
         old_annotations = _map(_map(_map(request.old_object).get("metadata")).get("annotations"))
         if request.operation == "UPDATE" and old_annotations.get(RATIO_ANNOTATION) == annotations.get(
             RATIO_ANNOTATION
         ):
             # Unchanged: never block kubelet or other writers of the node for an old mistake.
-            return allow(
+            return allowed(
                 "malformed-annotation-unchanged", f"limitguard: {RATIO_ANNOTATION} is malformed: {problem}"
             )
-        return reject(
+        return errored(
             "malformed-annotation",
             f"metadata.annotations[{RATIO_ANNOTATION}]: Invalid value: {problem}; expected {ACCEPTED_FORMS}",
         )

@@ -18,7 +18,6 @@ import base64
 import binascii
 import datetime
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any, Protocol
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 
+from limitguard.errors import LimitguardError
 from limitguard.certs import generate as certs
 
 FIELD_MANAGER = "limitguard-certs"
@@ -34,7 +34,7 @@ KINDS = ("mutating", "validating")
 MAX_PREVIOUS_CAS = 2  # how many earlier CAs stay trusted next to the current one
 
 
-class CertsClusterError(RuntimeError):
+class CertsClusterError(LimitguardError, RuntimeError):
     """A problem the operator must fix (printed as is by `limitguard certs`)."""
 
 
@@ -144,13 +144,7 @@ def write_files(secret: ServingSecret, directory: str | Path) -> None:
         (certs.TLS_KEY, secret.tls_key, 0o600),
         (certs.TLS_CERT, secret.tls_cert, 0o644),
     ):
-        temporary = out / f".{file_name}.tmp"
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(temporary, out / file_name)
+        certs.write_file(out / file_name, data, mode)
 
 
 # -- caBundle ----------------------------------------------------------------------------------

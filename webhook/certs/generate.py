@@ -102,7 +102,7 @@ def generate(hostnames: list[str], valid_days: int = 365) -> CertificateSet:
     )
 
 
-def _write(path: Path, data: bytes, mode: int) -> None:
+def write_file(path: Path, data: bytes, mode: int) -> None:
     """Write atomically (readers never see half a file) with *mode* from the first byte."""
     temporary = path.with_name(f".{path.name}.tmp")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
@@ -118,10 +118,10 @@ def write(certificates: CertificateSet, directory: str | Path) -> None:
     """Write the set; private keys are 0600, the serving key is replaced last... and atomically."""
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
-    _write(out / CA_CERT, certificates.ca_cert, 0o644)
-    _write(out / CA_KEY, certificates.ca_key, 0o600)
-    _write(out / TLS_KEY, certificates.tls_key, 0o600)
-    _write(out / TLS_CERT, certificates.tls_cert, 0o644)
+    write_file(out / CA_CERT, certificates.ca_cert, 0o644)
+    write_file(out / CA_KEY, certificates.ca_key, 0o600)
+    write_file(out / TLS_KEY, certificates.tls_key, 0o600)
+    write_file(out / TLS_CERT, certificates.tls_cert, 0o644)
 
 
 def ensure_serving_certificates(directory: str | Path, hostnames: list[str]) -> bool:

@@ -13,7 +13,7 @@ import orjson
 
 from limitguard.state.store import ClusterState
 from limitguard.core.reports.audit import DEFAULT_TOP_PODS, PodShare, audit, render_text
-from limitguard.cli.explain import CommandError, add_state_arguments, load_limitguard_config, load_state
+from limitguard.cli.options import CommandError, add_state_arguments, load_limitguard_config, load_state
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

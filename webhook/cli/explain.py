@@ -1,15 +1,14 @@
 """`limitguard explain POD.yaml`: every node's verdict and scores for one pod.
 
 Thin: read the pod, build the cluster state (a file, or the live cluster), hand plain data to
-limitguard.core.reports.explain. The state loading here is shared with `limitguard audit`.
+limitguard.core.reports.explain. State loading and options come from
+limitguard.cli.options, shared with `audit` and `serve`.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -17,84 +16,16 @@ from typing import Any
 import orjson
 import yaml
 
-from limitguard.kube.filefeed import ClusterFileError, load_cluster_file
+from limitguard.cli.options import CommandError, add_state_arguments, load_limitguard_config, load_state
 from limitguard.state.records import is_daemonset_pod
-from limitguard.state.store import ClusterState
-from limitguard.cli.configfile import load_config
-from limitguard.core.config import Config, ConfigError
 from limitguard.core.reports.explain import explain_pod, render_text
 from limitguard.core.podlimits import PodSpecError, pod_limits
 from limitguard.core.scoring import PodFacts, with_all_scorers
 from limitguard.extender.facts import NodeFactsReader
 
-DEFAULT_LIVE_TIMEOUT_SECONDS = 60.0
-
-
-class CommandError(Exception):
-    """A problem the user must fix; printed without a traceback, exit code 2."""
-
-
-def add_state_arguments(parser: argparse.ArgumentParser) -> None:
-    """--cluster FILE, or (without it) the live cluster like `limitguard serve`; plus --config."""
-    parser.add_argument(
-        "--cluster",
-        metavar="FILE",
-        help="cluster state file (`kubectl get nodes,pods,namespaces -A -o yaml`); without it, the live cluster",
-    )
-    parser.add_argument("--kubeconfig", help="kubeconfig for the live cluster (when --cluster is not given)")
-    parser.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_LIVE_TIMEOUT_SECONDS,
-        help="seconds to wait for the live cluster to be fully listed",
-    )
-    parser.add_argument(
-        "--config", help="LimitGuardConfiguration YAML file (ratios, enforcement, the extender's scorers)"
-    )
-    parser.add_argument("--output", "-o", choices=["text", "json"], default="text")
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pod", metavar="POD.yaml", help="the pod to explain (YAML or JSON; '-' for stdin)")
     add_state_arguments(parser)
-
-
-async def _live_state(kubeconfig: str | None, timeout: float) -> ClusterState:
-    from limitguard.kube.livefeed import start_live_feed
-
-    state = ClusterState()
-    feed = await start_live_feed(state, kubeconfig)
-    try:
-        deadline = time.monotonic() + timeout
-        while not state.ready:
-            if time.monotonic() > deadline:
-                raise CommandError(f"the live cluster was not fully listed within {timeout:g}s")
-            await asyncio.sleep(0.05)
-    finally:
-        await feed.stop()
-    return state
-
-
-def load_state(args: argparse.Namespace, config: Config) -> ClusterState:
-    """The cluster state from --cluster FILE, or a one-off full list of the live cluster."""
-    state = ClusterState(config.limit_aware.binding_ledger_ttl_seconds)
-    if args.cluster:
-        try:
-            load_cluster_file(state, args.cluster)
-        except ClusterFileError as error:
-            raise CommandError(str(error)) from None
-        return state
-    try:
-        return asyncio.run(_live_state(args.kubeconfig, args.timeout))
-    except OSError as error:  # KubeConfigError and connection failures
-        raise CommandError(f"cannot read the live cluster: {error}") from None
-
-
-def load_limitguard_config(args: argparse.Namespace) -> Config:
-    try:
-        return load_config(args.config)
-    except ConfigError as error:
-        raise CommandError(str(error)) from None
 
 
 def _read_document(name: str) -> Any:

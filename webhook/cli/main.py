@@ -1,4 +1,8 @@
-"""The `limitguard` command: each subcommand lives in its own module with add_arguments/run."""
+"""The `limitguard` command. Each subcommand is one module of this package with add_arguments/run.
+
+Only the chosen command's module is imported, so `limitguard validate` in a pre-commit hook does not
+pay for aiohttp, the Kubernetes client or the server.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,10 @@ import argparse
 import importlib
 import sys
 
+DESCRIPTION = (
+    "Kubernetes admission webhook and scheduler extender enforcing per-node limit-to-allocatable "
+    "ratios, and a kube-scheduler configuration validator."
+)
 SUBCOMMANDS = {
     "serve": ("limitguard.cli.serve", "run the admission webhook server (HTTPS)"),
     "certs": ("limitguard.cli.certs", "generate a CA and a serving certificate for the webhook Service"),
@@ -15,19 +23,23 @@ SUBCOMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="limitguard", description=__doc__)
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser, with the arguments of *command* only (every command is listed in --help)."""
+    parser = argparse.ArgumentParser(prog="limitguard", description=DESCRIPTION)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
-        module = importlib.import_module(module_name)
         sub = commands.add_parser(name, help=help_text, description=help_text)
-        module.add_arguments(sub)
-        sub.set_defaults(run=module.run)
+        if name == command:
+            module = importlib.import_module(module_name)
+            module.add_arguments(sub)
+            sub.set_defaults(run=module.run)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    command = next((word for word in argv if not word.startswith("-")), None)
+    args = build_parser(command).parse_args(argv)
     return int(args.run(args))
 
 

@@ -18,23 +18,21 @@ from limitguard.admission.validating import Validator
 from limitguard.kube.filefeed import ClusterFileError, load_cluster_file
 from limitguard.state.store import ClusterState
 from limitguard.cli.configfile import load_config
+from limitguard.cli.options import add_cluster_options, add_config_option
 from limitguard.core.config import Config, ConfigError
 from limitguard.http.logs import configure as configure_logging
 from limitguard.http.metrics import Metrics
 from limitguard.http.app import ServerSettings, Services, create_app
 from limitguard.http.tls import CertificateReloader, server_context
 
-log = logging.getLogger("limitguard")
+log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_SECONDS = 15.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", help="LimitGuardConfiguration YAML file (defaults apply when omitted)")
-    parser.add_argument(
-        "--cluster", help="cluster state file: `kubectl get nodes,pods,namespaces -A -o yaml`"
-    )
-    parser.add_argument("--kubeconfig", help="kubeconfig for the live cluster (when --cluster is not given)")
+    add_config_option(parser)
+    add_cluster_options(parser)
     parser.add_argument(
         "--cert-dir", default="certs", help="directory with tls.crt/tls.key (generated when absent)"
     )

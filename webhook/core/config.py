@@ -11,12 +11,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from limitguard.errors import LimitguardError
 from limitguard.core.quantity import QuantityError, format_units, to_units
 from limitguard.core.ratios import RatioError, RatioMap, parse_ratio_map
 from limitguard.core.scoring import DEFAULT_SCORERS, ScorerConfig
 
 
-class ConfigError(ValueError):
+class ConfigError(LimitguardError, ValueError):
     """Invalid configuration; each entry of `problems` is `field.path: what is wrong`."""
 
     def __init__(self, problems: list[str]) -> None:

@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from limitguard.errors import LimitguardError
 from limitguard.core.config import BestEffortDefaults, defaults_problems
 
 DEFAULTED_ANNOTATION = "limitguard.io/defaulted"
@@ -23,7 +24,7 @@ _CONTAINER_FIELDS = ("containers", "initContainers")  # ephemeral containers tak
 Patch = list[dict[str, Any]]
 
 
-class NotAPod(ValueError):
+class NotAPod(LimitguardError, ValueError):
     """The object is too broken to patch; the apiserver's own validation will reject it."""
 
 

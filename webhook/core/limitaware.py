@@ -13,7 +13,7 @@ from limitguard.core.config import LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import NodeTraits, Placement
 from limitguard.core.fit import Shortfall, describe_node, fits, shortfalls
 from limitguard.core.ratios import RATIO_ANNOTATION
-from limitguard.core.response import Verdict, allow, enforce
+from limitguard.core.response import Response, allowed, enforce, warned
 
 
 class NodeLike(Protocol):
@@ -56,14 +56,14 @@ def check_on_node(
     config: LimitAwareConfig,
     *,
     exempt: bool = False,
-) -> Verdict:
+) -> Response:
     """A pod about to run on *node* (a binding, or a create with spec.nodeName)."""
     warnings = ratio_warnings(node)
     found = node_shortfalls(pod_limits, node, allocated, config)
     if not found:
-        return allow("fits", *warnings)
+        return allowed("fits", *warnings)
     if exempt:
-        return allow("exempt-daemonset", *warnings)
+        return allowed("exempt-daemonset", *warnings)
     message = (
         f"{subject} does not fit the limit-to-allocatable ratio of {describe_node(node.traits.name, found)}"
     )
@@ -86,7 +86,7 @@ def check_resize(
     config: LimitAwareConfig,
     *,
     exempt: bool = False,
-) -> Verdict:
+) -> Response:
     """An in-place resize: the pod's old limits leave the node's sum, the new ones must fit.
 
     Only resources whose limit grows are checked, so lowering a limit always passes, even on a
@@ -94,7 +94,7 @@ def check_resize(
     """
     grown = grown_limits(old_limits, new_limits)
     if not grown:
-        return allow("lowered", *ratio_warnings(node))
+        return allowed("lowered", *ratio_warnings(node))
     without_pod = {resource: allocated.get(resource, 0) - old_limits.get(resource, 0) for resource in grown}
     return check_on_node(subject, grown, node, without_pod, config, exempt=exempt)
 
@@ -108,14 +108,14 @@ def check_unbound(
     config: LimitAwareConfig,
     *,
     exempt: bool = False,
-) -> Verdict:
+) -> Response:
     """A pod created without a node: is there any eligible node with room for its limits?
 
     One pass, cheapest test first: eligibility (label and taint lookups) before the fit sums, and
     it stops at the first node that takes the pod; only a "no" visits every node.
     """
     if not pod_limits or config.unbound_pods is UnboundPolicy.IGNORE:
-        return allow("fits")
+        return allowed("fits")
     eligible = 0
     example: NodeLike | None = None
     used = [(resource, amount) for resource, amount in pod_limits.items() if amount > 0]
@@ -124,13 +124,13 @@ def check_unbound(
             continue
         eligible += 1
         if fits(used, node.allocatable, allocated_of(node.traits.name), effective_ratios(node, config)):
-            return allow("fits")
+            return allowed("fits")
         example = example or node
     if exempt:
-        return allow("exempt-daemonset")
+        return allowed("exempt-daemonset")
     if example is None:
         # Not a limits question: the scheduler (or a cluster autoscaler) decides what happens next.
-        return allow("no-eligible-node")
+        return allowed("no-eligible-node")
     found = node_shortfalls(pod_limits, example, allocated_of(example.traits.name), config)
     message = (
         f"{subject} fits no eligible node's limit-to-allocatable ratio "
@@ -139,5 +139,5 @@ def check_unbound(
     )
     brief = f"limitguard: none of {eligible} eligible nodes has room for the pod's limits"
     if config.unbound_pods is UnboundPolicy.WARN:
-        return Verdict(True, "no-room", message=message, warnings=(brief,), action="warn")
+        return warned("no-room", message, brief)
     return enforce("no-room", message, brief, config.enforcement)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from limitguard.errors import LimitguardError
 from limitguard.core.quantity import to_units
 
 ResourceAmounts = dict[str, int]
@@ -26,7 +27,7 @@ ResourceAmounts = dict[str, int]
 NON_ZERO_DEFAULTS: Mapping[str, int] = {"cpu": 100, "memory": 200 * 1024**2}
 
 
-class PodSpecError(ValueError):
+class PodSpecError(LimitguardError, ValueError):
     """A pod spec whose resources cannot be read (wrong types, unparsable quantities)."""
 
 

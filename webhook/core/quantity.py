@@ -10,6 +10,8 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
+from limitguard.errors import LimitguardError
+
 # The grammar of resource.Quantity (k8s.io/apimachinery/pkg/api/resource/quantity.go).
 _QUANTITY = re.compile(
     r"^(?P<number>[+-]?(?:\d+\.?\d*|\.\d+))"
@@ -22,7 +24,7 @@ _MAX_EXPONENT = 64
 MILLI_RESOURCES = frozenset({"cpu"})
 
 
-class QuantityError(ValueError):
+class QuantityError(LimitguardError, ValueError):
     """A value that is not a Kubernetes quantity."""
 
 

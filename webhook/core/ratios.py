@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from limitguard.errors import LimitguardError
 from limitguard.core.names import RESOURCE_NAME_HINT, is_valid_resource_name
 
 RATIO_ANNOTATION = "node.koordinator.sh/limit-to-allocatable"
@@ -21,7 +22,7 @@ _PERCENT_STRING = re.compile(r"^([0-9]+)%$")
 _FORMS = 'must be an integer percent (150) or a percent string ("150%")'
 
 
-class RatioError(ValueError):
+class RatioError(LimitguardError, ValueError):
     """A ratio value or map that is malformed."""
 
 

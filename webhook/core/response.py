@@ -1,8 +1,16 @@
-"""The outcome of a policy check, before it becomes an AdmissionResponse."""
+"""The one answer type of every admission decision, with its constructors.
+
+Modelled on controller-runtime's `pkg/webhook/admission/response.go`: policy code builds a Response
+with `allowed`, `denied`, `warned`, `patched` or `errored`; the transport
+(`limitguard.admission.review`) turns it into an AdmissionReview in the caller's API version. The
+type knows nothing of HTTP or JSON, so the pure core can return it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from limitguard.core.config import Enforcement
 
@@ -12,13 +20,14 @@ MAX_WARNING_LENGTH = 120
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class Response:
     allowed: bool
-    reason: str  # a short machine word for metrics and logs: fits, exceeds, excluded, ...
-    message: str = ""
+    reason: str = ""  # a short machine word for metrics and logs: fits, exceeds, excluded, ...
     code: int = 200
-    warnings: tuple[str, ...] = field(default_factory=tuple)
-    action: str = "allow"  # allow | deny | warn | dryrun
+    message: str = ""
+    warnings: tuple[str, ...] = ()
+    patch: Sequence[dict[str, Any]] | None = None  # JSONPatch operations, mutating webhooks only
+    action: str = "allow"  # allow | deny | warn | dryrun | mutate
 
 
 def warning(text: str) -> str:
@@ -26,19 +35,37 @@ def warning(text: str) -> str:
     return text if len(text) < MAX_WARNING_LENGTH else text[: MAX_WARNING_LENGTH - 5] + " ..."
 
 
-def allow(reason: str, *warnings: str) -> Verdict:
-    return Verdict(True, reason, warnings=tuple(warning(text) for text in warnings))
+def _short(warnings: Sequence[str]) -> tuple[str, ...]:
+    return tuple(warning(text) for text in warnings)
 
 
-def reject(reason: str, message: str, code: int = BAD_REQUEST) -> Verdict:
-    return Verdict(False, reason, message=message, code=code, action="deny")
+def allowed(reason: str, *warnings: str) -> Response:
+    return Response(True, reason, warnings=_short(warnings))
 
 
-def enforce(reason: str, message: str, brief: str, enforcement: Enforcement, *warnings: str) -> Verdict:
+def denied(reason: str, message: str, *warnings: str) -> Response:
+    """A policy violation (403 Forbidden)."""
+    return Response(False, reason, code=FORBIDDEN, message=message, warnings=_short(warnings), action="deny")
+
+
+def warned(reason: str, message: str, brief: str, *warnings: str) -> Response:
+    """Allowed, with *brief* shown to the user as an admission warning and *message* kept for logs."""
+    return Response(True, reason, message=message, warnings=_short((brief, *warnings)), action="warn")
+
+
+def patched(reason: str, patch: Sequence[dict[str, Any]], *warnings: str) -> Response:
+    return Response(True, reason, warnings=_short(warnings), patch=patch, action="mutate")
+
+
+def errored(reason: str, message: str, code: int = BAD_REQUEST) -> Response:
+    """A request limitguard cannot judge because the object itself is malformed (400 by default)."""
+    return Response(False, reason, code=code, message=message, action="deny")
+
+
+def enforce(reason: str, message: str, brief: str, enforcement: Enforcement, *warnings: str) -> Response:
     """Apply the enforcement action (like Gatekeeper's) to a policy violation."""
-    extra = tuple(warning(text) for text in warnings)
     if enforcement is Enforcement.DENY:
-        return Verdict(False, reason, message=message, code=FORBIDDEN, warnings=extra, action="deny")
+        return denied(reason, message, *warnings)
     if enforcement is Enforcement.WARN:
-        return Verdict(True, reason, message=message, warnings=(warning(brief), *extra), action="warn")
-    return Verdict(True, reason, message=message, warnings=extra, action="dryrun")
+        return warned(reason, message, brief, *warnings)
+    return Response(True, reason, message=message, warnings=_short(warnings), action="dryrun")

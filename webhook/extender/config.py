@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from limitguard.errors import LimitguardError
 from limitguard.core.ratios import parse_ratio_map
 from limitguard.core.scoring import (
     DEFAULT_SCORERS,
@@ -37,7 +38,7 @@ _SCORER_FIELDS = frozenset({"name", "weight", "args"})
 MAX_SCORER_WEIGHT = 100
 
 
-class ExtenderConfigError(ValueError):
+class ExtenderConfigError(LimitguardError, ValueError):
     """Invalid extender configuration; each problem is `field.path: what is wrong`."""
 
     def __init__(self, problems: list[str]) -> None:

@@ -20,8 +20,10 @@ from typing import Any
 
 import orjson
 
+from limitguard.errors import LimitguardError
 
-class ExtenderProtocolError(ValueError):
+
+class ExtenderProtocolError(LimitguardError, ValueError):
     """A request body that is not a usable ExtenderArgs."""
 
 

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from limitguard.errors import LimitguardError
 from limitguard.state.records import NodeRecord, is_daemonset_pod, node_record
 from limitguard.state.store import ClusterState
 from limitguard.core.config import Config, Enforcement, NotReadyPolicy
@@ -26,12 +27,12 @@ from limitguard.extender.config import ExtenderConfig
 from limitguard.extender.facts import NodeFactsReader
 from limitguard.extender.protocol import ExtenderArgs
 
-log = logging.getLogger("limitguard.extender")
+log = logging.getLogger(__name__)
 
 NOT_READY_MESSAGE = "limitguard: cluster state not synced yet"
 
 
-class ExtenderUnavailable(RuntimeError):
+class ExtenderUnavailable(LimitguardError, RuntimeError):
     """The extender must answer with an error (state not ready and whileNotReady: Deny)."""
 
 

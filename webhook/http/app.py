@@ -1,40 +1,48 @@
-"""The aiohttp application: admission endpoints, probes and metrics.
+"""The aiohttp application: admission and extender endpoints, probes and metrics.
 
-Every request gets a well-formed answer: 200 with an AdmissionReview, or 400/408/413 with a JSON
-error. A handler bug never becomes a 500 that could block the cluster's writes: it is logged,
-counted, and answered allowed with a warning.
+Every POST route is an `Endpoint` served by the one middleware in `limitguard.http.endpoint`, so every
+request gets a well-formed answer: 200 with the protocol's body, or 400/408/413 with a JSON error. A
+handler bug never becomes a 500 that could block the cluster's writes or scheduling: it is logged,
+counted, and answered fail-open (admission: allowed with a warning; extender: all pass, scores 0).
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from limitguard.admission.review import (
-    AdmissionRequest,
-    AdmissionResponse,
-    ReviewError,
-    decode_review,
-    encode_response,
-)
-from limitguard.state.store import ClusterState
+from limitguard.admission.review import AdmissionRequest, decode_review, encode_response
 from limitguard.core.config import Config
-from limitguard.extender import add_extender_routes
+from limitguard.core.response import Response, allowed
+from limitguard.extender.config import ExtenderConfig
+from limitguard.extender.protocol import ExtenderArgs, decode_extender_args
+from limitguard.extender.service import Extender
+from limitguard.extender.verbs import (
+    DEFAULT_PREFIX,
+    VERBS,
+    Reply,
+    fail_open_reply,
+    filter_reply,
+    prioritize_reply,
+)
+from limitguard.http.endpoint import BODY_TIMEOUT, ENDPOINTS, Endpoint, add_endpoint, protocol_middleware
 from limitguard.http.metrics import Metrics
-from limitguard.http.body import BodyError, json_error, read_body
+from limitguard.state.store import ClusterState
 
-log = logging.getLogger("limitguard.admission")
+log = logging.getLogger(__name__)
 
-Handler = Callable[[AdmissionRequest], AdmissionResponse]
+Handler = Callable[[AdmissionRequest], Response]
 
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024  # an object and its oldObject, each up to etcd's 1.5 MiB
 DEFAULT_BODY_TIMEOUT_SECONDS = 10.0
-DEFAULT_EXTENDER_MAX_BODY_BYTES = 64 * 1024 * 1024  # ExtenderArgs may carry a full NodeList
+# With nodeCacheCapable: false every extender call carries full Node objects (status.images included),
+# tens of MB on a large cluster; nodeCacheCapable: true sends names only and is the supported mode.
+DEFAULT_EXTENDER_MAX_BODY_BYTES = 64 * 1024 * 1024
+INTERNAL_ERROR = allowed("internal-error", "limitguard: internal error, request not checked")
 
 
 @dataclass
@@ -42,6 +50,7 @@ class ServerSettings:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     body_timeout_seconds: float = DEFAULT_BODY_TIMEOUT_SECONDS
     extender_max_body_bytes: int = DEFAULT_EXTENDER_MAX_BODY_BYTES
+    extender_prefix: str = DEFAULT_PREFIX
 
 
 @dataclass
@@ -53,43 +62,19 @@ class Services:
     handlers: dict[str, Handler]  # endpoint name (validate, mutate) -> handler
     metrics: Metrics
     settings: ServerSettings = field(default_factory=ServerSettings)
+    extender_config: ExtenderConfig | None = None  # default: the scorers of limitguard's configuration
 
 
 SERVICES = web.AppKey("services", Services)
 
 
-def _admission_route(name: str, handler: Handler, services: Services) -> Callable:
+def admission_endpoint(name: str, handler: Handler, services: Services) -> Endpoint[AdmissionRequest, Response]:
     metrics = services.metrics
-    settings = services.settings
 
-    def fail(status: int, message: str) -> web.Response:
-        metrics.bad_requests.labels(name, str(status)).inc()
-        return json_error(status, message)
-
-    async def endpoint(request: web.Request) -> web.Response:
-        started = time.perf_counter()
-        if request.content_type != "application/json":
-            return fail(400, f"expected Content-Type application/json, got {request.content_type!r}")
-        try:
-            body = await read_body(request, settings.max_body_bytes, settings.body_timeout_seconds)
-        except BodyError as error:
-            return fail(error.status, error.message)
-        try:
-            review = decode_review(body)
-        except ReviewError as error:
-            return fail(400, str(error))
-        try:
-            response = handler(review)
-        except Exception:
-            log.exception("handler failed; answering allowed", extra={"uid": review.uid, "webhook": name})
-            response = AdmissionResponse(
-                True, "internal-error", warnings=("limitguard: internal error, request not checked",)
-            )
-        metrics.admissions.labels(
-            name, review.target, "allowed" if response.allowed else "denied", response.action
-        ).inc()
-        elapsed = time.perf_counter() - started
-        metrics.latency.labels(name).observe(elapsed)
+    def observe(review: AdmissionRequest, response: Response, seconds: float) -> None:
+        decision = "allowed" if response.allowed else "denied"
+        metrics.admissions.labels(name, review.target, decision, response.action).inc()
+        metrics.latency.labels(name).observe(seconds)
         log.info(
             "admission",
             extra={
@@ -102,12 +87,56 @@ def _admission_route(name: str, handler: Handler, services: Services) -> Callabl
                 "reason": response.reason,
                 "action": response.action,
                 "dryRun": review.dry_run,
-                "ms": round(elapsed * 1000, 3),
+                "ms": round(seconds * 1000, 3),
             },
         )
-        return web.Response(body=encode_response(review, response), content_type="application/json")
 
-    return endpoint
+    return Endpoint(
+        name=name,
+        decode=decode_review,
+        answer=handler,
+        fail_open=lambda review: INTERNAL_ERROR,
+        encode=encode_response,
+        observe=observe,
+        rejected=lambda status: metrics.bad_requests.labels(name, str(status)).inc(),
+        max_body_bytes=services.settings.max_body_bytes,
+        json_only=True,
+    )
+
+
+def extender_endpoint(verb: str, extender: Extender, services: Services) -> Endpoint[ExtenderArgs, Reply]:
+    metrics = services.metrics
+    answer = filter_reply if verb == "filter" else prioritize_reply
+
+    def observe(args: ExtenderArgs, reply: Reply, seconds: float) -> None:
+        metrics.extender_requests.labels(verb, reply.outcome).inc()
+        metrics.extender_duration.labels(verb).observe(seconds)
+        if reply.filtered:
+            metrics.extender_filtered_nodes.inc(reply.filtered)
+        if reply.unknown:
+            metrics.extender_unknown_nodes.inc(reply.unknown)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "extender",
+                extra={
+                    "verb": verb,
+                    "pod": args.describe_pod(),
+                    "candidates": len(args.node_names),
+                    "outcome": reply.outcome,
+                    "ms": round(seconds * 1000, 3),
+                },
+            )
+
+    return Endpoint(
+        name=f"extender-{verb}",
+        decode=decode_extender_args,
+        answer=lambda args: answer(extender, args),
+        fail_open=lambda args: fail_open_reply(verb, args),
+        encode=lambda args, reply: reply.payload,
+        observe=observe,
+        rejected=lambda status: metrics.extender_requests.labels(verb, "bad-request").inc(),
+        max_body_bytes=services.settings.extender_max_body_bytes,
+    )
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -129,11 +158,17 @@ async def metrics_endpoint(request: web.Request) -> web.Response:
 
 
 def create_app(services: Services) -> web.Application:
-    app = web.Application()  # bodies are read by read_body, with each route's own limit
+    app = web.Application(middlewares=[protocol_middleware])  # bodies are read with each route's limit
     app[SERVICES] = services
+    app[ENDPOINTS] = {}
+    app[BODY_TIMEOUT] = services.settings.body_timeout_seconds
     for name, handler in services.handlers.items():
-        app.router.add_post(f"/{name}", _admission_route(name, handler, services))
-    add_extender_routes(app, services, max_body_bytes=services.settings.extender_max_body_bytes)
+        add_endpoint(app, f"/{name}", admission_endpoint(name, handler, services))
+    extender_config = services.extender_config or ExtenderConfig(services.config.scorers)
+    extender = Extender(services.state, services.config, extender_config)
+    prefix = "/" + services.settings.extender_prefix.strip("/")
+    for verb in VERBS:
+        add_endpoint(app, f"{prefix}/{verb}", extender_endpoint(verb, extender, services))
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics_endpoint)

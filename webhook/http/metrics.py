@@ -84,4 +84,27 @@ class Metrics:
         self.watch_events = Counter(
             "limitguard_watch_events", "Watch events applied", ["kind", "type"], registry=self.registry
         )
+        self.extender_requests = Counter(
+            "limitguard_extender_requests",
+            "Extender calls answered, by verb and outcome",
+            ["verb", "outcome"],
+            registry=self.registry,
+        )
+        self.extender_duration = Histogram(
+            "limitguard_extender_duration_seconds",
+            "Time to answer an extender call",
+            ["verb"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.extender_filtered_nodes = Counter(
+            "limitguard_extender_filtered_nodes",
+            "Candidate nodes the filter removed for exceeding their limit-to-allocatable ratio",
+            registry=self.registry,
+        )
+        self.extender_unknown_nodes = Counter(
+            "limitguard_extender_unknown_nodes",
+            "Candidate nodes not in limitguard's cluster state (passed, scored 0)",
+            registry=self.registry,
+        )
         self.registry.register(StateCollector(state, config))

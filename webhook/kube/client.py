@@ -22,15 +22,17 @@ from kubernetes import config as kube_config
 from kubernetes.client import Configuration
 from kubernetes.config.config_exception import ConfigException
 
+from limitguard.errors import LimitguardError
+
 USER_AGENT = "limitguard/0.1"
 DEFAULT_KUBECONFIG = "~/.kube/config"
 
 
-class KubeConfigError(OSError):
+class KubeConfigError(LimitguardError, OSError):
     """No usable credentials for the cluster (an environment problem, reported like one)."""
 
 
-class ApiError(Exception):
+class ApiError(LimitguardError):
     """A non-2xx answer from the API server, with its Status fields when it sent one."""
 
     def __init__(self, status: int, reason: str, message: str, retry_after: float | None = None) -> None:

@@ -15,12 +15,13 @@ import ijson
 import orjson
 import yaml
 
+from limitguard.errors import LimitguardError
 from limitguard.state.store import KINDS, ClusterState
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class ClusterFileError(ValueError):
+class ClusterFileError(LimitguardError, ValueError):
     """A cluster file that cannot be read or holds no Kubernetes objects."""
 
 

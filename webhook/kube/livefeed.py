@@ -16,7 +16,7 @@ from limitguard.kube.client import KubeClient, load_configuration
 from limitguard.kube.reflector import KindSink, Reflector, ReflectorSettings, WatchMetrics
 from limitguard.state.store import ClusterState
 
-log = logging.getLogger("limitguard.live")
+log = logging.getLogger(__name__)
 
 ACTIVE_PODS_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
 

@@ -25,9 +25,10 @@ from typing import Any, Protocol
 import aiohttp
 import orjson
 
+from limitguard.errors import LimitguardError
 from limitguard.kube.client import ApiError
 
-log = logging.getLogger("limitguard.reflector")
+log = logging.getLogger(__name__)
 
 KubeObject = Mapping[str, Any]
 
@@ -97,7 +98,7 @@ class WatchEnd(enum.Enum):
     GONE = "gone"  # 410: our resourceVersion is compacted away, relist
 
 
-class ProtocolError(Exception):
+class ProtocolError(LimitguardError):
     """An answer that is not what the API server sends (not a list object, an ERROR event)."""
 
 

@@ -22,6 +22,8 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from .report import path_join
 
+from limitguard.errors import LimitguardError
+
 MAX_INPUT_BYTES = 1024 * 1024  # a ConfigMap cannot hold more than 1 MiB either
 MAX_DEPTH = 64
 MAX_ALIASES = 128
@@ -32,7 +34,7 @@ _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-class YamlInputError(ValueError):
+class YamlInputError(LimitguardError, ValueError):
     """The text is not acceptable YAML (syntax error, duplicate key, or over a safety limit).
 
     ``line``/``column`` are 1-based and refer to the text that was parsed (None when unknown).

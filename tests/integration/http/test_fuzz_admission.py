@@ -1,0 +1,206 @@
+"""Property-based bad input against /validate and /mutate (hypothesis).
+
+Every request must get a well-formed answer: 200 with an AdmissionReview that echoes the uid, or
+400/413 with a JSON error. Never a 500, never a hang, and a good request is answered right after.
+Examples per endpoint: MAX_EXAMPLES mutated reviews and RAW_EXAMPLES raw bodies (reported in README).
+"""
+
+from __future__ import annotations
+
+import copy
+import gc
+import random
+import tracemalloc
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.unit.admission.test_validating import config, worked_example
+from tests.integration.http.threaded import Client, running
+from tests.support import binding, fixture, pod, pod_create, resize, review
+
+MAX_EXAMPLES = 1000  # mutated reviews per endpoint
+RAW_EXAMPLES = 400  # raw bodies per endpoint
+BODY_LIMIT = 64 * 1024
+
+BASES: list[dict[str, Any]] = [
+    fixture("admissionreview-v1-pod-create-gke-no-resources.kube-rs.json"),
+    fixture("admissionreview-v1beta1-pod-create-extended-resources-cpupool.nokia-cpu-pooler.json"),
+    review(fixture("admissionrequest-pods-binding-create-k3s.kyverno-blog.yaml")),
+    review(fixture("admissionrequest-pod-create-with-resources-kind.kyverno.json")),
+    review(fixture("admissionrequest-configmap-create-openshift-oc.kyverno-validate-manifest.json")),
+    binding("pod5", "node1"),
+    pod_create(pod("p", node_name="node2", cpu="1")),
+    resize(pod("pod3", node_name="node2", cpu="3"), pod("pod3", node_name="node2", cpu="4")),
+]
+
+json_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=50),
+    st.sampled_from(["", "1e999", "NaN", "-1", "1.5.5", "100Ki", "\u0000", "9" * 300, "1Gi", "🙂", "Always"]),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.text(max_size=10), children, max_size=4)),
+    max_leaves=12,
+)
+
+
+def paths(document: Any, prefix: tuple = ()) -> list[tuple]:
+    """Every path (tuple of keys/indices) inside *document*, down to 12 levels."""
+    found = [prefix]
+    if len(prefix) >= 12:
+        return found
+    if isinstance(document, dict):
+        for key, value in document.items():
+            found += paths(value, (*prefix, key))
+    elif isinstance(document, list):
+        for index, value in enumerate(document):
+            found += paths(value, (*prefix, index))
+    return found
+
+
+def mutate(document: Any, path: tuple, action: str, value: Any) -> Any:
+    if not path:
+        return value
+    parent = document
+    for step in path[:-1]:
+        parent = parent[step]
+    last = path[-1]
+    if action == "delete":
+        del parent[last]
+    elif action == "huge":
+        parent[last] = "x" * 100_000
+    elif action == "deep":
+        nested: Any = "bottom"
+        for _ in range(200):
+            nested = [nested]
+        parent[last] = nested
+    else:
+        parent[last] = value
+    return document
+
+
+@st.composite
+def mutated_reviews(draw: st.DrawFn) -> bytes:
+    document = copy.deepcopy(draw(st.sampled_from(BASES)))
+    for _ in range(draw(st.integers(min_value=1, max_value=3))):
+        path = draw(st.sampled_from(paths(document)))
+        action = draw(st.sampled_from(["replace", "replace", "replace", "delete", "huge", "deep"]))
+        if action == "delete" and not path:
+            action = "replace"
+        document = mutate(document, path, action, draw(json_values))
+    try:
+        return orjson.dumps(document)
+    except orjson.JSONEncodeError:  # nesting beyond orjson's own limit: send it as text
+        return ("[" * 3000 + "]" * 3000).encode()
+
+
+raw_bodies = st.one_of(
+    st.binary(max_size=300),
+    st.just(b""),
+    st.just(b'{"apiVersion":"admission.k8s.io/v1","apiVersion":"x","kind":"AdmissionReview","request":{"uid":"a","uid":"b"}}'),
+    st.text(max_size=200).map(lambda text: text.encode("utf-8", "surrogatepass")),
+    st.just(b"\xff\xfe" + orjson.dumps(BASES[0])),
+)
+
+
+@pytest.fixture(scope="module")
+def server(cert_dir):
+    with running(cert_dir, worked_example(), config(), max_body_bytes=BODY_LIMIT) as running_server:
+        yield running_server
+
+
+def assert_well_formed(status: int, raw: bytes, sent: bytes) -> None:
+    assert status in (200, 400, 413), (status, raw[:300])
+    answer = orjson.loads(raw)
+    if status != 200:
+        assert isinstance(answer["error"], str) and answer["status"] == status
+        return
+    request = orjson.loads(sent)["request"]
+    assert answer["kind"] == "AdmissionReview"
+    assert answer["apiVersion"] == orjson.loads(sent)["apiVersion"]
+    assert answer["response"]["uid"] == request["uid"]
+    assert isinstance(answer["response"]["allowed"], bool)
+
+
+def assert_still_serving(client: Client) -> None:
+    status, answer = client.post_json("/validate", binding("pod5", "node1", dry_run=True))
+    assert status == 200 and answer["response"]["allowed"] is False
+
+
+def fuzz_settings(examples: int) -> settings:
+    return settings(
+        max_examples=examples, deadline=None, database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+    )
+
+
+@pytest.mark.parametrize("path", ["/validate", "/mutate"])
+def test_mutated_reviews_always_get_a_well_formed_answer(server, path):
+    client = Client(server)
+
+    @fuzz_settings(MAX_EXAMPLES)
+    @given(body=mutated_reviews())
+    def check(body: bytes) -> None:
+        status, raw = client.post(path, body)
+        assert_well_formed(status, raw, body)
+
+    check()
+    assert_still_serving(client)
+
+
+@pytest.mark.parametrize("path", ["/validate", "/mutate"])
+def test_raw_garbage_and_wrong_content_types(server, path):
+    client = Client(server)
+
+    @fuzz_settings(RAW_EXAMPLES)
+    @given(body=raw_bodies, content_type=st.sampled_from(["application/json", "text/plain", None, "application/yaml"]))
+    def check(body: bytes, content_type: str | None) -> None:
+        status, raw = client.post(path, body, content_type)
+        assert status in (200, 400, 413), (status, raw[:200])
+        answer = orjson.loads(raw)
+        if status == 200:  # only a real review gets here (e.g. the duplicate-key body)
+            assert answer["kind"] == "AdmissionReview"
+        else:
+            assert answer["status"] == status
+
+    check()
+    assert_still_serving(client)
+
+
+def test_bodies_over_the_limit_get_413_and_the_connection_stays_usable(server):
+    client = Client(server)
+    big = binding("pod5", "node1")
+    big["request"]["object"]["metadata"]["annotations"] = {"a": "b" * (BODY_LIMIT + 1)}
+    status, raw = client.post("/validate", orjson.dumps(big))
+    assert status == 413 and orjson.loads(raw)["status"] == 413
+    assert_still_serving(client)
+
+
+def test_no_memory_growth_under_repeated_bad_input(server):
+    """Two identical rounds of 1,500 bad requests: the second must not grow traced memory."""
+    client = Client(server)
+    rng = random.Random(5)
+    bodies = []
+    for _ in range(1500):
+        document = copy.deepcopy(rng.choice(BASES))
+        path = rng.choice(paths(document))
+        bodies.append(orjson.dumps(mutate(document, path, "replace", rng.choice([None, 7, "junk", [], {"a": 1}]))))
+
+    def round_trip() -> None:
+        for body in bodies:
+            client.post(rng.choice(["/validate", "/mutate"]), body)
+
+    round_trip()  # warm caches (quantity parsing caches are bounded)
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    round_trip()
+    gc.collect()
+    after = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert after - before < 1_000_000, f"grew by {after - before} bytes over 1,500 requests"

@@ -1,0 +1,44 @@
+"""Fixtures for the live feed: a fake API server on loopback and limitguard connected to it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from limitguard.testing.fakeapiserver import FakeApiServer
+from tests.integration.kube.helpers import FAST, TOKEN, Connected, eventually, write_kubeconfig
+from limitguard.kube.livefeed import LiveFeed, start_live_feed
+from limitguard.kube.reflector import ReflectorSettings
+from limitguard.state.store import ClusterState
+from limitguard.core.config import Config
+from limitguard.http.metrics import Metrics
+
+
+@pytest.fixture
+async def apiserver() -> AsyncIterator[FakeApiServer]:
+    server = FakeApiServer(token=TOKEN, bookmark_interval=0.2)
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def connect(apiserver: FakeApiServer, tmp_path: Path) -> AsyncIterator[Callable[..., object]]:
+    """Start the server (after the test populated it) and limitguard's feed against it."""
+    feeds: list[LiveFeed] = []
+
+    async def start(settings: ReflectorSettings = FAST, wait_ready: bool = True) -> Connected:
+        url = await apiserver.start()
+        state = ClusterState()
+        feed = await start_live_feed(state, write_kubeconfig(tmp_path, url), settings=settings)
+        feeds.append(feed)
+        metrics = Metrics(state, Config())
+        feed.metrics = metrics
+        if wait_ready:
+            await eventually(lambda: state.ready, "state ready")
+        return Connected(state, metrics, feed)
+
+    yield start
+    for feed in feeds:
+        await feed.stop()

@@ -1,0 +1,47 @@
+"""The command line's shape: commands import lazily, and every package folder ships."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+
+from tests.support import REPO
+
+PROBE = """
+import sys
+from limitguard.cli.main import main
+try:
+    main([{argv}])
+except SystemExit:
+    pass
+print("loaded:" + ",".join(sorted(m for m in ("aiohttp", "kubernetes", "prometheus_client", "limitguard.http.app") if m in sys.modules)))
+"""
+
+
+def loaded_after(*argv: str) -> str:
+    code = PROBE.format(argv=", ".join(repr(word) for word in argv))
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    return result.stdout.rsplit("loaded:", 1)[1].strip()
+
+
+def test_validate_does_not_pay_for_the_server():
+    assert loaded_after("validate", "--help") == ""
+
+
+def test_top_level_help_imports_no_command():
+    assert loaded_after("--help") == ""
+
+
+def test_serve_loads_the_server():
+    assert "aiohttp" in loaded_after("serve", "--help")
+
+
+def test_every_package_folder_is_listed_for_the_wheel():
+    """pyproject maps the import name `limitguard` onto webhook/, so packages are listed by hand."""
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    folders = {
+        ".".join(("limitguard", *path.parent.relative_to(REPO / "webhook").parts))
+        for path in (REPO / "webhook").rglob("__init__.py")
+    }
+    assert folders == listed

@@ -1,0 +1,99 @@
+"""limitguard validate: exit codes, output formats, stdin."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from limitguard.cli import validate as cli
+
+from tests.unit.schedcfg.helpers import FIXTURES
+from tests.support import REPO
+
+VALID = str(FIXTURES / "schedcfg-v1-coscheduling.scheduler-plugins.yaml")
+WARNS = str(FIXTURES / "schedcfg-v1beta2-qossort.scheduler-plugins.yaml")
+INVALID = str(FIXTURES / "schedcfg-v1-reservationargs-preallocation.koordinator-website.yaml")
+BAD_YAML = str(FIXTURES / "schedcfg-v1-configmap-nodefit-mostallocated-malformed-indent.koordinator-website.yaml")
+
+
+def run(*argv: str) -> int:
+    parser = argparse.ArgumentParser()
+    cli.add_arguments(parser)
+    return cli.run(parser.parse_args(list(argv)))
+
+
+def test_valid_file_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(VALID) == 0
+    assert capsys.readouterr().out.strip().endswith("valid (0 errors, 0 warnings)")
+
+
+def test_warnings_still_exit_0_unless_strict() -> None:
+    assert run(WARNS) == 0
+    assert run("--strict", WARNS) == 1
+
+
+def test_invalid_file_exits_1_and_prints_location(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(VALID, INVALID) == 1
+    out = capsys.readouterr().out
+    assert f"{INVALID}:6:7: error: profiles[0].plugins.reservation: Forbidden: unknown field" in out
+
+
+def test_yaml_error_exits_1_with_line_and_column(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(BAD_YAML) == 1
+    assert f"{BAD_YAML}:12:6: error: data[scheduler-config.yaml]: YAML syntax error" in capsys.readouterr().out
+
+
+def test_missing_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert run(VALID, str(tmp_path / "missing.yaml")) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_usage_error_exits_2() -> None:
+    with pytest.raises(SystemExit) as excinfo:
+        cli.main([])
+    assert excinfo.value.code == 2
+
+
+def test_non_utf8_file_is_invalid(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(b"kind: \xe9\n")
+    assert run(str(path)) == 1
+
+
+def test_json_output(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("--output", "json", VALID, INVALID) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["valid"] is False
+    assert document["summary"] == {"files": 2, "invalid": 1, "errors": 1, "warnings": 0}
+    (error,) = document["files"][1]["errors"]
+    assert error["path"] == "profiles[0].plugins.reservation"
+    assert error["rule"] == "schema.unknown-field"
+    assert (error["line"], error["column"]) == (6, 7)
+    assert error["text"].startswith("profiles[0].plugins.reservation: Forbidden")
+
+
+def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    text = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nparallelism: 0\n"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    assert run("-") == 1
+    assert "<stdin>:3:1: error: parallelism: Invalid value: 0" in capsys.readouterr().out
+
+
+def test_verbose_shows_notes(capsys: pytest.CaptureFixture[str]) -> None:
+    run(VALID)
+    assert "note:" not in capsys.readouterr().out
+    run("-v", VALID)
+    assert 'note: profiles[0].pluginConfig[0].args: plugin "Coscheduling"' in capsys.readouterr().out
+
+
+def test_module_entry_point(tmp_path: Path) -> None:
+    import subprocess
+
+    result = subprocess.run([sys.executable, "-m", "limitguard.cli.validate", VALID], capture_output=True, text=True,
+                            cwd=REPO, check=False)
+    assert result.returncode == 0, result.stderr

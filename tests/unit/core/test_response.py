@@ -1,0 +1,37 @@
+from limitguard.core.config import Enforcement
+from limitguard.core.response import (
+    MAX_WARNING_LENGTH,
+    Response,
+    allowed,
+    denied,
+    enforce,
+    errored,
+    patched,
+    warned,
+    warning,
+)
+
+
+def test_long_warnings_are_cut_below_the_limit():
+    assert warning("short") == "short"
+    cut = warning("x" * 500)
+    assert len(cut) < MAX_WARNING_LENGTH and cut.endswith(" ...")
+    assert warning("y" * (MAX_WARNING_LENGTH - 1)) == "y" * (MAX_WARNING_LENGTH - 1)
+
+
+def test_enforcement_actions():
+    deny = enforce("exceeds", "long message", "brief", Enforcement.DENY)
+    warn = enforce("exceeds", "long message", "brief", Enforcement.WARN)
+    dry = enforce("exceeds", "long message", "brief", Enforcement.DRY_RUN)
+    assert (deny.allowed, deny.code, deny.action, deny.message) == (False, 403, "deny", "long message")
+    assert (warn.allowed, warn.warnings, warn.action) == (True, ("brief",), "warn")
+    assert (dry.allowed, dry.warnings, dry.action) == (True, (), "dryrun")
+
+
+def test_constructors_build_the_answers_of_each_kind():
+    assert allowed("fits", "w" * 500).warnings[0].endswith(" ...")
+    assert (denied("exceeds", "why").allowed, denied("exceeds", "why").code) == (False, 403)
+    assert errored("malformed", "bad").code == 400 and errored("incomplete", "later", 503).code == 503
+    assert warned("no-room", "long", "brief") == Response(True, "no-room", message="long", warnings=("brief",), action="warn")
+    patch = [{"op": "add", "path": "/x", "value": 1}]
+    assert (patched("defaulted", patch).patch, patched("defaulted", patch).action) == (patch, "mutate")

@@ -1,0 +1,116 @@
+"""The extender's scorer configuration and the documented KubeSchedulerConfiguration snippet."""
+
+
+import pytest
+import yaml
+
+from limitguard.core.scoring import DEFAULT_SCORERS, ScorerConfig
+from limitguard.core.scoring.fitplus import FitPlusArgs, ResourceStrategy, Strategy
+from limitguard.core.scoring.limitaware import LimitAwareArgs
+from limitguard.core.scoring.scarce import ScarceResourceArgs
+from limitguard.extender import ExtenderConfigError, extender_config_from_mapping
+from limitguard.schedcfg import validate_text
+from tests.support import REPO
+
+DOCS = REPO / "docs"
+
+
+def test_absent_section_gives_the_built_in_scorers():
+    assert extender_config_from_mapping(None).scorers == DEFAULT_SCORERS
+    assert extender_config_from_mapping({}).scorers == DEFAULT_SCORERS
+    assert (ScorerConfig("LimitAware", 1),) == DEFAULT_SCORERS
+
+
+def test_every_scorer_with_its_args_kind():
+    config = extender_config_from_mapping(
+        {
+            "scorers": [
+                {
+                    "name": "LimitAware",
+                    "weight": 2,
+                    "args": {
+                        "kind": "LimitAwareArgs",
+                        "scoringResourceWeights": {"cpu": 2, "memory": 1},
+                        "defaultLimitToAllocatableRatio": {"cpu": "150%", "memory": 120},
+                    },
+                },
+                {
+                    "name": "NodeResourcesFitPlus",
+                    "args": {
+                        "kind": "ResourceTypesArgs",
+                        "resources": {"nvidia.com/gpu": {"type": "MostAllocated", "weight": 2}},
+                    },
+                },
+                {"name": "ScarceResourceAvoidance", "weight": 1, "args": {"resources": ["nvidia.com/gpu"]}},
+                {"name": "PodState", "weight": 1},
+            ]
+        }
+    )
+    assert config.scorers == (
+        ScorerConfig("LimitAware", 2, LimitAwareArgs({"cpu": 2, "memory": 1}, {"cpu": 150, "memory": 120})),
+        ScorerConfig(
+            "NodeResourcesFitPlus",
+            1,
+            FitPlusArgs({"nvidia.com/gpu": ResourceStrategy(Strategy.MOST_ALLOCATED, 2)}),
+        ),
+        ScorerConfig("ScarceResourceAvoidance", 1, ScarceResourceArgs(frozenset({"nvidia.com/gpu"}))),
+        ScorerConfig("PodState", 1),
+    )
+
+
+def test_every_problem_is_reported_with_its_path_using_the_validator_rules():
+    with pytest.raises(ExtenderConfigError) as raised:
+        extender_config_from_mapping(
+            {
+                "scorer": [],
+                "scorers": [
+                    {"name": "LimitAware", "weight": 0},
+                    {
+                        "name": "NodeResourcesFitPlus",
+                        "args": {"resources": {"nvidia.com/gpu": {"type": "MostAlocated", "weight": 2}}},
+                    },
+                    {"name": "ScarceResourceAvoidance", "args": {"kind": "LimitAwareArgs"}},
+                    {"name": "PodState", "args": {"x": 1}},
+                    {"name": "Spread"},
+                    {"name": "PodState", "wieght": 1},
+                ],
+            }
+        )
+    assert raised.value.problems == [
+        "extender.scorer: unknown field (expected scorers)",
+        "extender.scorers[0].weight: Invalid value: 0: must be an integer in [1, 100]",
+        'extender.scorers[1].args.resources["nvidia.com/gpu"].type: Unsupported value: "MostAlocated": '
+        'supported values: "LeastAllocated", "MostAllocated"',
+        'extender.scorers[2].args.kind: Unsupported value: "LimitAwareArgs": supported values: '
+        '"ScarceResourceAvoidanceArgs"',
+        "extender.scorers[3].args: PodState takes no args",
+        "extender.scorers[4].name: Unsupported value: 'Spread': supported values: \"LimitAware\", "
+        '"NodeResourcesFitPlus", "ScarceResourceAvoidance", "PodState"',
+        "extender.scorers[5].wieght: unknown field (expected name, weight, args)",
+        "extender.scorers[5].name: Duplicate value: 'PodState' (also scorers[3])",
+    ]
+
+
+def test_documented_scheduler_configuration_is_valid():
+    report = validate_text(
+        (DOCS / "extender-scheduler-config.yaml").read_text(), "extender-scheduler-config.yaml"
+    )
+    assert report.ok, report.format()
+    document = yaml.safe_load((DOCS / "extender-scheduler-config.yaml").read_text())
+    (extender,) = document["extenders"]
+    assert extender["urlPrefix"].endswith("/extender")
+    assert (extender["filterVerb"], extender["prioritizeVerb"]) == ("filter", "prioritize")
+    assert extender["nodeCacheCapable"] is True and extender["enableHTTPS"] is True
+    assert extender["weight"] >= 1 and "caFile" in extender["tlsConfig"]
+
+
+def test_documented_extender_section_parses():
+    text = (DOCS.parent / "README.md").read_text()  # the extender section of the README
+    block = text.split("```yaml\n# limitguard configuration: extender section\n", 1)[1].split("```", 1)[0]
+    config = extender_config_from_mapping(yaml.safe_load(block)["extender"])
+    assert [scorer.name for scorer in config.scorers] == [
+        "LimitAware",
+        "NodeResourcesFitPlus",
+        "ScarceResourceAvoidance",
+        "PodState",
+    ]

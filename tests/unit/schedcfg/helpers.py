@@ -1,0 +1,67 @@
+"""Shared helpers for the scheduler-configuration validator tests."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from limitguard.schedcfg import Report, validate_text
+from tests.support import FIXTURES
+
+V1 = "kubescheduler.config.k8s.io/v1"
+
+
+def config(version: str = "v1", **fields: Any) -> dict[str, Any]:
+    """A minimal KubeSchedulerConfiguration with extra top-level fields."""
+    return {"apiVersion": f"kubescheduler.config.k8s.io/{version}", "kind": "KubeSchedulerConfiguration", **fields}
+
+
+def with_args(plugin: str, args: dict[str, Any], *, version: str = "v1", score: bool = True) -> dict[str, Any]:
+    """A single-profile config whose pluginConfig[0] gives ``args`` to ``plugin`` (enabled at score)."""
+    profile: dict[str, Any] = {"schedulerName": "s", "pluginConfig": [{"name": plugin, "args": args}]}
+    if score:
+        profile["plugins"] = {"score": {"enabled": [{"name": plugin}]}}
+    return config(version, profiles=[profile])
+
+
+def check(document: dict[str, Any] | list[dict[str, Any]]) -> Report:
+    """Validate a Python object (serialised as JSON, which is YAML)."""
+    return validate_text(json.dumps(document))
+
+
+def messages(report: Report, severity: str = "error") -> list[str]:
+    return [str(f) for f in report.findings if f.severity == severity]
+
+
+def paths(report: Report, severity: str = "error") -> list[str]:
+    return [f.path for f in report.findings if f.severity == severity]
+
+
+def render_helm(template: str, values: dict[str, Any]) -> str:
+    """Tiny Helm stand-in for the fixture templates: ``{{ .Values.x }}`` is substituted from ``values``
+    (dotted keys), ``if`` / ``with`` / ``else`` / ``end`` blocks are kept or dropped by the truthiness of
+    the value; any other directive inside a dropped block disappears with it. Enough for the koordinator
+    chart templates, not a general renderer."""
+    out: list[str] = []
+    stack: list[bool] = []
+    block = re.compile(r"^\s*\{\{-?\s*(if|with|else|end)\b\s*(\S*)?.*?-?\}\}\s*$")
+    for line in template.splitlines():
+        match = block.match(line)
+        if match:
+            word, expr = match.group(1), match.group(2)
+            if word in ("if", "with"):
+                stack.append(bool(values.get(expr)))
+            elif word == "else":
+                stack[-1] = not stack[-1]
+            else:
+                stack.pop()
+            continue
+        if all(stack):
+            out.append(re.sub(r"\{\{-?\s*(\.Values\.[\w.]+)\s*-?\}\}", lambda m: str(values[m.group(1)]), line))
+    assert not stack, "unbalanced template blocks"
+    return "\n".join(out) + "\n"
+
+
+def fixture_text(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")

@@ -1,0 +1,91 @@
+"""Options and loading shared by the commands: defined once, so `serve`, `explain` and `audit` agree.
+
+`--config` is limitguard's configuration file; `--cluster FILE` or (without it) `--kubeconfig` say
+where the cluster state comes from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+
+from limitguard.cli.configfile import load_config
+from limitguard.core.config import Config, ConfigError
+from limitguard.errors import LimitguardError
+from limitguard.kube.filefeed import ClusterFileError, load_cluster_file
+from limitguard.state.store import ClusterState
+
+DEFAULT_LIVE_TIMEOUT_SECONDS = 60.0
+
+
+class CommandError(LimitguardError):
+    """A problem the user must fix; printed without a traceback, exit code 2."""
+
+
+def add_config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config",
+        help="LimitGuardConfiguration YAML file (ratios, enforcement, the extender's scorers); "
+        "defaults apply when omitted",
+    )
+
+
+def add_cluster_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--cluster",
+        metavar="FILE",
+        help="cluster state file (`kubectl get nodes,pods,namespaces -A -o yaml`); without it, the live cluster",
+    )
+    parser.add_argument("--kubeconfig", help="kubeconfig for the live cluster (when --cluster is not given)")
+
+
+def add_state_arguments(parser: argparse.ArgumentParser) -> None:
+    """What a one-off report needs: where the state comes from, how long to wait, the output form."""
+    add_cluster_options(parser)
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_LIVE_TIMEOUT_SECONDS,
+        help="seconds to wait for the live cluster to be fully listed",
+    )
+    add_config_option(parser)
+    parser.add_argument("--output", "-o", choices=["text", "json"], default="text")
+
+
+async def _live_state(kubeconfig: str | None, timeout: float) -> ClusterState:
+    from limitguard.kube.livefeed import start_live_feed
+
+    state = ClusterState()
+    feed = await start_live_feed(state, kubeconfig)
+    try:
+        deadline = time.monotonic() + timeout
+        while not state.ready:
+            if time.monotonic() > deadline:
+                raise CommandError(f"the live cluster was not fully listed within {timeout:g}s")
+            await asyncio.sleep(0.05)
+    finally:
+        await feed.stop()
+    return state
+
+
+def load_state(args: argparse.Namespace, config: Config) -> ClusterState:
+    """The cluster state from --cluster FILE, or a one-off full list of the live cluster."""
+    state = ClusterState(config.limit_aware.binding_ledger_ttl_seconds)
+    if args.cluster:
+        try:
+            load_cluster_file(state, args.cluster)
+        except ClusterFileError as error:
+            raise CommandError(str(error)) from None
+        return state
+    try:
+        return asyncio.run(_live_state(args.kubeconfig, args.timeout))
+    except OSError as error:  # KubeConfigError and connection failures
+        raise CommandError(f"cannot read the live cluster: {error}") from None
+
+
+def load_limitguard_config(args: argparse.Namespace) -> Config:
+    try:
+        return load_config(args.config)
+    except ConfigError as error:
+        raise CommandError(str(error)) from None

@@ -1,0 +1,10 @@
+"""The one exception base: every error limitguard raises on purpose derives from LimitguardError.
+
+Callers (the CLI, the HTTP middleware) catch this base to turn an expected failure into a clear
+message or a 400, and let anything else surface as the bug it is. Subclasses that stand for bad input
+also derive from ValueError, so code written against the standard library keeps working.
+"""
+
+
+class LimitguardError(Exception):
+    """An expected failure with a message fit for the user."""

@@ -1,0 +1,49 @@
+"""The extender's two verbs over decoded ExtenderArgs: what to answer, and what to answer fail-open.
+
+Plain functions, no HTTP: `limitguard.http` serves them through the same middleware as admission.
+kube-scheduler treats any non-200 answer as a failed call (an error unless the extender is
+`ignorable`), so a bug is answered fail-open (all candidates pass, every score 0), never a 500.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from limitguard.extender.protocol import (
+    ExtenderArgs,
+    encode_filter_error,
+    encode_filter_result,
+    encode_priorities,
+)
+from limitguard.extender.service import Extender, ExtenderUnavailable
+
+DEFAULT_PREFIX = "/extender"
+VERBS = ("filter", "prioritize")
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    payload: bytes
+    outcome: str  # checked | scored | not-ready | unavailable | internal-error | ...
+    filtered: int = 0  # candidates the filter removed
+    unknown: int = 0  # candidates not in the cluster state (passed, scored 0)
+
+
+def filter_reply(extender: Extender, args: ExtenderArgs) -> Reply:
+    try:
+        outcome = extender.filter(args)
+    except ExtenderUnavailable as error:
+        return Reply(encode_filter_error(str(error)), "unavailable")
+    payload = encode_filter_result(args, outcome.passed, outcome.failed)
+    return Reply(payload, outcome.reason, len(outcome.failed), outcome.unknown)
+
+
+def prioritize_reply(extender: Extender, args: ExtenderArgs) -> Reply:
+    outcome = extender.prioritize(args)
+    return Reply(encode_priorities(outcome.priorities), outcome.reason, unknown=outcome.unknown)
+
+
+def fail_open_reply(verb: str, args: ExtenderArgs) -> Reply:
+    if verb == "filter":
+        return Reply(encode_filter_result(args, args.node_names, {}), "internal-error")
+    return Reply(encode_priorities((name, 0) for name in args.node_names), "internal-error")

@@ -1,0 +1,127 @@
+"""One middleware for every POST route: bounded body, decode, answer, fail open, observe, encode.
+
+Admission and extender endpoints differ only in their protocol (an `Endpoint`'s functions); the
+transport rules are the same for all of them and live here once:
+- a body over its limit is 413, slower than the body timeout 408, undecodable 400 - each a JSON error;
+- a bug in the answering code never becomes a 500 that could block the cluster: it is logged and
+  answered by the endpoint's fail-open answer;
+- every answer is timed and handed to the endpoint's observer (metrics, logs).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import orjson
+from aiohttp import web
+
+from limitguard.errors import LimitguardError
+
+log = logging.getLogger(__name__)
+
+Request = TypeVar("Request")
+Answer = TypeVar("Answer")
+
+
+class BodyError(LimitguardError):
+    """A body that cannot be read within the limits; answered with *status*."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Endpoint(Generic[Request, Answer]):
+    """A POST route's protocol: pure functions over bytes and decoded requests."""
+
+    name: str  # metrics label and log field: validate, mutate, extender-filter, ...
+    decode: Callable[[bytes], Request]  # raises a LimitguardError subclass -> 400 with its text
+    answer: Callable[[Request], Answer]
+    fail_open: Callable[[Request], Answer]  # the answer when `answer` raised
+    encode: Callable[[Request, Answer], bytes]
+    observe: Callable[[Request, Answer, float], None]  # metrics and logs, given seconds taken
+    rejected: Callable[[int], None]  # counts an HTTP error answer, given its status
+    max_body_bytes: int
+    json_only: bool = False  # require Content-Type application/json (the apiserver always sends it)
+
+
+ENDPOINTS = web.AppKey("endpoints", dict)
+BODY_TIMEOUT = web.AppKey("body_timeout_seconds", float)
+
+
+def json_error(status: int, message: str) -> web.Response:
+    return web.Response(
+        status=status, body=orjson.dumps({"error": message, "status": status}), content_type="application/json"
+    )
+
+
+async def _read(request: web.Request, limit: int) -> bytes:
+    if request.content_length is not None and request.content_length > limit:
+        raise BodyError(413, f"body of {request.content_length} bytes exceeds the limit of {limit} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.content.iter_chunked(1 << 16):  # also bounds chunked bodies
+        size += len(chunk)
+        if size > limit:
+            raise BodyError(413, f"body exceeds the limit of {limit} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_body(request: web.Request, limit: int, timeout: float) -> bytes:
+    """The whole body, or BodyError: 413 past *limit* bytes, 408 when slower than *timeout* seconds."""
+    try:
+        return await asyncio.wait_for(_read(request, limit), timeout)
+    except TimeoutError:
+        raise BodyError(408, f"body not received within {timeout:g}s") from None
+
+
+async def _serve(endpoint: Endpoint[Any, Any], request: web.Request, timeout: float) -> web.Response:
+    started = time.perf_counter()
+    if endpoint.json_only and request.content_type != "application/json":
+        endpoint.rejected(400)
+        return json_error(400, f"expected Content-Type application/json, got {request.content_type!r}")
+    try:
+        decoded = endpoint.decode(await read_body(request, endpoint.max_body_bytes, timeout))
+    except BodyError as error:
+        endpoint.rejected(error.status)
+        return json_error(error.status, error.message)
+    except LimitguardError as error:
+        endpoint.rejected(400)
+        return json_error(400, str(error))
+    try:
+        answer = endpoint.answer(decoded)
+    except Exception:
+        log.exception("%s failed; answering fail-open", endpoint.name)
+        answer = endpoint.fail_open(decoded)
+    endpoint.observe(decoded, answer, time.perf_counter() - started)
+    return web.Response(body=endpoint.encode(decoded, answer), content_type="application/json")
+
+
+@web.middleware
+async def protocol_middleware(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Routes registered as Endpoints are served here; probes and /metrics pass through."""
+    endpoint = request.app[ENDPOINTS].get(request.path) if request.method == "POST" else None
+    if endpoint is None:
+        return await handler(request)
+    return await _serve(endpoint, request, request.app[BODY_TIMEOUT])
+
+
+async def _served_by_middleware(request: web.Request) -> web.Response:
+    """Never called: protocol_middleware answers every Endpoint path. The route exists so that
+    aiohttp's router still answers 404 and 405 for paths and methods no endpoint serves."""
+    raise web.HTTPInternalServerError()
+
+
+def add_endpoint(app: web.Application, path: str, endpoint: Endpoint[Any, Any]) -> None:
+    app[ENDPOINTS][path] = endpoint
+    app.router.add_post(path, _served_by_middleware)
