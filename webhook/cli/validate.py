@@ -1,7 +1,7 @@
 """``limitguard validate``: check scheduler configuration files before they reach a cluster.
 
 Exit codes: 0 all files valid (warnings allowed unless --strict), 1 at least one file invalid, 2 usage or
-I/O error (unreadable file). Suitable as a pre-commit hook and a CI step; see README.md ("Validating scheduler configurations").
+I/O error (unreadable file). Suitable as a pre-commit hook and a CI step; see docs/validator.md.
 """
 
 from __future__ import annotations

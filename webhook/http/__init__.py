@@ -1,1 +1,1 @@
-"""aiohttp wiring: routes, TLS, lifecycle."""
+"""aiohttp wiring: the application, the one middleware every POST route goes through, TLS, metrics, logs."""

@@ -1,1 +1,2 @@
-"""The cluster state cache and the feeds that fill it (a file today, list/watch in a cluster)."""
+"""Where the cluster state comes from: the Kubernetes API client, list/watch reflectors, and the
+live and file feeds that fill `limitguard.state`."""

@@ -2,7 +2,7 @@
 
 Every request must get a well-formed answer: 200 with an AdmissionReview that echoes the uid, or
 400/413 with a JSON error. Never a 500, never a hang, and a good request is answered right after.
-Examples per endpoint: MAX_EXAMPLES mutated reviews and RAW_EXAMPLES raw bodies (reported in README).
+Examples per endpoint: MAX_EXAMPLES mutated reviews and RAW_EXAMPLES raw bodies (figures in docs/benchmarks.md).
 """
 
 from __future__ import annotations
