@@ -48,7 +48,7 @@ class FakeClock:
         self.autojump = autojump
         self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
         self._order = itertools.count()
-        self._sleeping_changed: asyncio.Event | None = None
+        self._watching_sleepers: set[asyncio.Event] = set()  # one per wait_for_sleepers() call
         self.slept: list[float] = []  # every requested sleep, in order (what backoff asked for)
 
     def now(self) -> float:
@@ -65,7 +65,7 @@ class FakeClock:
         heapq.heappush(self._sleepers, (self._now + max(0.0, seconds), next(self._order), future))
         self._notify()
         if self.autojump or seconds <= 0:
-            self.advance_to(max(self._now, self._now + seconds))
+            self.advance_to(self._now + max(0.0, seconds))
         try:
             await future
         finally:
@@ -88,11 +88,13 @@ class FakeClock:
     async def wait_for_sleepers(self, count: int) -> None:
         """Return once at least *count* sleeps are pending (e.g. every reflector is backing off)."""
         while self.sleepers < count:
-            if self._sleeping_changed is None:
-                self._sleeping_changed = asyncio.Event()
-            await self._sleeping_changed.wait()
-            self._sleeping_changed = None
+            changed = asyncio.Event()
+            self._watching_sleepers.add(changed)
+            try:
+                await changed.wait()
+            finally:
+                self._watching_sleepers.discard(changed)
 
     def _notify(self) -> None:
-        if self._sleeping_changed is not None:
-            self._sleeping_changed.set()
+        for changed in self._watching_sleepers:
+            changed.set()
