@@ -11,8 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import ssl
-import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -23,6 +22,7 @@ from kubernetes.client import Configuration
 from kubernetes.config.config_exception import ConfigException
 
 from limitguard.errors import LimitguardError
+from limitguard.clock import Clock, SystemClock
 
 USER_AGENT = "limitguard/0.1"
 DEFAULT_KUBECONFIG = "~/.kube/config"
@@ -105,13 +105,13 @@ class BearerToken:
         self,
         configuration: Configuration,
         refresh_seconds: float = 30.0,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
     ) -> None:
         self._configuration = configuration
         self._refresh_seconds = refresh_seconds
-        self._clock = clock
+        self._clock = clock or SystemClock()
         self._value = self._read() if configuration.refresh_api_key_hook is None else None
-        self._read_at = clock()
+        self._read_at = self._clock.now()
         self._lock = asyncio.Lock()
 
     def _read(self) -> str | None:
@@ -122,9 +122,9 @@ class BearerToken:
         if self._configuration.refresh_api_key_hook is None:
             return self._value
         async with self._lock:
-            if self._value is None or self._clock() - self._read_at >= self._refresh_seconds:
+            if self._value is None or self._clock.now() - self._read_at >= self._refresh_seconds:
                 self._value = await asyncio.to_thread(self._read)
-                self._read_at = self._clock()
+                self._read_at = self._clock.now()
             return self._value
 
 
@@ -153,9 +153,11 @@ async def _api_error(response: aiohttp.ClientResponse) -> ApiError:
 class KubeClient:
     """GETs against one API server, with fresh credentials on each request."""
 
-    def __init__(self, configuration: Configuration, token_refresh_seconds: float = 30.0) -> None:
+    def __init__(
+        self, configuration: Configuration, token_refresh_seconds: float = 30.0, clock: Clock | None = None
+    ) -> None:
         self.base_url = str(configuration.host).rstrip("/")
-        self._token = BearerToken(configuration, token_refresh_seconds)
+        self._token = BearerToken(configuration, token_refresh_seconds, clock)
         self._server_hostname = getattr(configuration, "tls_server_name", None) or None
         self._proxy = configuration.proxy or None
         self._auth = _basic_auth(configuration)

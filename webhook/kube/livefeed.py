@@ -12,6 +12,7 @@ import gc
 import logging
 from collections.abc import Callable
 
+from limitguard.clock import Clock, SystemClock
 from limitguard.kube.client import KubeClient, load_configuration
 from limitguard.kube.reflector import KindSink, Reflector, ReflectorSettings, WatchMetrics
 from limitguard.state.store import ClusterState
@@ -74,14 +75,23 @@ def state_sinks(state: ClusterState) -> dict[str, KindSink]:
 
 
 def build_reflectors(
-    client: KubeClient, state: ClusterState, settings: ReflectorSettings | None = None
+    client: KubeClient,
+    state: ClusterState,
+    settings: ReflectorSettings | None = None,
+    clock: Clock | None = None,
 ) -> dict[str, Reflector]:
     sinks = state_sinks(state)
     paths = {"nodes": "/api/v1/nodes", "pods": "/api/v1/pods", "namespaces": "/api/v1/namespaces"}
     selectors = {"pods": ACTIVE_PODS_SELECTOR}
     return {
         kind: Reflector(
-            client, kind, path, sinks[kind], settings=settings, field_selector=selectors.get(kind)
+            client,
+            kind,
+            path,
+            sinks[kind],
+            settings=settings,
+            field_selector=selectors.get(kind),
+            clock=clock,
         )
         for kind, path in paths.items()
     }
@@ -127,11 +137,16 @@ async def start_live_feed(
     *,
     settings: ReflectorSettings | None = None,
     token_refresh_seconds: float = 30.0,
+    clock: Clock | None = None,
 ) -> LiveFeed:
-    """Connect and start the list/watch tasks; returns at once (the sync shows up in `state.ready`)."""
+    """Connect and start the list/watch tasks; returns at once (the sync shows up in `state.ready`).
+
+    *clock* times backoffs, slices and token refreshes; give the state's ledger the same one.
+    """
+    clock = clock or SystemClock()
     configuration, source = await asyncio.to_thread(load_configuration, kubeconfig)
-    client = KubeClient(configuration, token_refresh_seconds)
-    feed = LiveFeed(client, build_reflectors(client, state, settings))
+    client = KubeClient(configuration, token_refresh_seconds, clock)
+    feed = LiveFeed(client, build_reflectors(client, state, settings, clock))
     feed.start()
     log.info("watching the cluster", extra={"server": client.base_url, "credentials": source})
     return feed

@@ -16,9 +16,8 @@ import asyncio
 import enum
 import logging
 import random
-import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -26,6 +25,7 @@ import aiohttp
 import orjson
 
 from limitguard.errors import LimitguardError
+from limitguard.clock import Clock, SystemClock
 from limitguard.kube.client import ApiError
 
 log = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ class Reflector:
         field_selector: str | None = None,
         settings: ReflectorSettings | None = None,
         rng: random.Random | None = None,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Clock | None = None,
     ) -> None:
         self.client = client
         self.kind = kind
@@ -135,7 +135,8 @@ class Reflector:
         self.resource_version = ""  # last applied; "" until the first list completes
         self.lists_completed = 0
         self._rng = rng or random.Random()
-        self._sleep = sleep
+        # Backoff sleeps, healthy-watch timing and the length of a slice of state work.
+        self.clock: Clock = clock or SystemClock()
         self._backoff = Backoff(
             self.settings.backoff_initial_seconds, self.settings.backoff_max_seconds, self._rng
         )
@@ -154,13 +155,13 @@ class Reflector:
                 if watches_since_list and self.metrics is not None:
                     self.metrics.watch_restarts.labels(self.kind).inc()
                 watches_since_list += 1
-                started = time.monotonic()
+                started = self.clock.now()
                 end = await self.watch_once()
                 if end is WatchEnd.GONE:
                     log.info("watch history compacted, relisting", extra={"kind": self.kind})
                     need_list = True
                     continue
-                if time.monotonic() - started >= self.settings.healthy_watch_seconds:
+                if self.clock.now() - started >= self.settings.healthy_watch_seconds:
                     self._backoff.reset()
                     continue
                 await self._wait("watch stream ended early", None)
@@ -183,7 +184,7 @@ class Reflector:
             "list/watch problem, retrying",
             extra={"kind": self.kind, "error": why, "retry_in_s": round(delay, 3)},
         )
-        await self._sleep(delay)
+        await self.clock.sleep(delay)
 
     # -- list -------------------------------------------------------------------------------
     async def list_and_replace(self) -> None:
@@ -224,24 +225,27 @@ class Reflector:
             extra={"kind": self.kind, "objects": len(seen), "resourceVersion": self.resource_version},
         )
 
+    def _slice_deadline(self) -> float:
+        return self.clock.now() + self.settings.slice_seconds
+
     async def _apply_page(self, items: list[Any], seen: set[str]) -> None:
         upsert = self.sink.upsert
-        deadline = time.perf_counter() + self.settings.slice_seconds
+        deadline = self._slice_deadline()
         for obj in items:
             if isinstance(obj, Mapping):
                 seen.add(upsert(obj))
-            if time.perf_counter() >= deadline:
-                await asyncio.sleep(0)
-                deadline = time.perf_counter() + self.settings.slice_seconds
+            if self.clock.now() >= deadline:
+                await asyncio.sleep(0)  # a cooperative yield, not a wait: never the clock's sleep
+                deadline = self._slice_deadline()
 
     async def _remove_unseen(self, seen: set[str]) -> None:
         gone = [key for key in self.sink.held_keys() if key not in seen]
-        deadline = time.perf_counter() + self.settings.slice_seconds
+        deadline = self._slice_deadline()
         for key in gone:
             self.sink.remove(key)
-            if time.perf_counter() >= deadline:
+            if self.clock.now() >= deadline:
                 await asyncio.sleep(0)
-                deadline = time.perf_counter() + self.settings.slice_seconds
+                deadline = self._slice_deadline()
 
     # -- watch ------------------------------------------------------------------------------
     async def watch_once(self) -> WatchEnd:
@@ -270,7 +274,7 @@ class Reflector:
 
     async def _consume(self, stream: aiohttp.StreamReader, counts: Counter[str]) -> WatchEnd:
         partial = b""
-        deadline = time.perf_counter() + self.settings.slice_seconds
+        deadline = self._slice_deadline()
         while True:
             chunk = await stream.readany()
             if not chunk:
@@ -284,10 +288,10 @@ class Reflector:
             for line in lines:
                 if line and self._apply_event(line, counts) is WatchEnd.GONE:
                     return WatchEnd.GONE
-                if time.perf_counter() >= deadline:
+                if self.clock.now() >= deadline:
                     self._flush_counts(counts)
                     await asyncio.sleep(0)
-                    deadline = time.perf_counter() + self.settings.slice_seconds
+                    deadline = self._slice_deadline()
             self._flush_counts(counts)  # once per chunk: cheap, and /metrics never lags an idle stream
             self.sink.caught_up()
 

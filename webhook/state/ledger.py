@@ -9,10 +9,10 @@ routed to different replicas within one watch round-trip can still both pass.
 from __future__ import annotations
 
 import itertools
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from limitguard.clock import Clock, SystemClock
 from limitguard.core.podlimits import ResourceAmounts
 
 
@@ -24,9 +24,9 @@ class _Entry:
 
 
 class BindingLedger:
-    def __init__(self, ttl_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, ttl_seconds: float, clock: Clock | None = None) -> None:
         self._ttl = ttl_seconds
-        self._clock = clock
+        self._clock = clock or SystemClock()
         self._caught_up_at: float | None = None  # None: no live feed, entries expire by the clock alone
         self._entries: dict[str, _Entry] = {}  # pod key -> entry
         self._by_node: dict[str, set[str]] = {}
@@ -37,7 +37,7 @@ class BindingLedger:
 
     def reserve(self, node: str, pod_key: str, limits: Mapping[str, int]) -> None:
         self.release(pod_key)
-        self._entries[pod_key] = _Entry(node, dict(limits), self._clock() + self._ttl)
+        self._entries[pod_key] = _Entry(node, dict(limits), self._clock.now() + self._ttl)
         self._by_node.setdefault(node, set()).add(pod_key)
         totals = self._totals.setdefault(node, {})
         for resource, amount in limits.items():
@@ -69,7 +69,7 @@ class BindingLedger:
         An entry may only expire once the cache has been current past its expiry: while the watch
         is down, a binding that succeeded is invisible, and dropping its entry would over-admit.
         """
-        self._caught_up_at = self._clock()
+        self._caught_up_at = self._clock.now()
 
     def expire(self) -> int:
         """Drop every expired entry; returns how many.
@@ -77,7 +77,7 @@ class BindingLedger:
         The TTL is the same for all, so insertion order is expiry order (reserve re-inserts):
         only the oldest entries are ever looked at, and a check costs O(1) when nothing expired.
         """
-        now = self._clock() if self._caught_up_at is None else min(self._clock(), self._caught_up_at)
+        now = self._clock.now() if self._caught_up_at is None else min(self._clock.now(), self._caught_up_at)
         expired = 0
         for entry in self._entries.values():
             if entry.expires_at > now:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from limitguard.clock import Clock
 from limitguard.state.ledger import BindingLedger
 from limitguard.state.records import (
     NamespaceRecord,
@@ -37,14 +38,14 @@ def _name(obj: Mapping[str, Any]) -> str:
 
 
 class ClusterState:
-    def __init__(self, ledger_ttl_seconds: float = 60.0) -> None:
+    def __init__(self, ledger_ttl_seconds: float = 60.0, clock: Clock | None = None) -> None:
         self._nodes: dict[str, NodeRecord] = {}
         self._pods: dict[str, PodRecord] = {}
         self._namespaces: dict[str, NamespaceRecord] = {}
         self._allocated: dict[str, ResourceAmounts] = {}
         self._scoring = _ScoringSums()
         self._label_index: dict[tuple[str, str], set[str]] = {}  # (key, value) -> node names
-        self.ledger = BindingLedger(ledger_ttl_seconds)
+        self.ledger = BindingLedger(ledger_ttl_seconds, clock)
         self._synced: set[str] = set()
 
     # -- readiness --------------------------------------------------------------------------

@@ -34,7 +34,10 @@ Faults a test can inject (Python API): `close_watches(abort=False)` ends open st
 `abort=True` cuts the connection in the middle of an event; `compact()` forgets history (older
 watches and continue tokens get 410); `fail_next(kind, n, status)` answers the next n requests with an
 error Status; `send_error(code)` sends an ERROR event to open watches; `gate(kind)` holds list
-requests until released; `after_page` is called after each list page is served.
+requests until released; `after_page` is called after each list page is served;
+`pause_watch(kind, after_events=N)` lets the watch streams of *kind* write N more events and then
+holds them (no events, no bookmarks) until `release()`: a test can stop a burst half-way through
+delivery and look at the client in between.
 
 Not reproduced: labelSelector, resourceVersion/resourceVersionMatch on lists (every list is a fresh
 consistent read), sendInitialEvents (streaming lists), the inconsistent continue token in a 410,
@@ -183,6 +186,28 @@ class Watcher:
         self.wakeup.set()
 
 
+@dataclass(eq=False)
+class WatchPause:
+    """Hold a kind's watch streams after `remaining` more events (see FakeApiServer.pause_watch)."""
+
+    remaining: int
+    holding: asyncio.Event = field(default_factory=asyncio.Event)  # set once the streams stopped
+    released: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def release(self) -> None:
+        self.released.set()
+
+    def take(self, lines: list[bytes]) -> list[bytes]:
+        """The lines that may go out before the pause holds; counts them."""
+        if self.released.is_set():
+            return lines
+        allowed = lines[: self.remaining]
+        self.remaining -= len(allowed)
+        if self.remaining == 0:
+            self.holding.set()
+        return allowed
+
+
 @dataclass(frozen=True)
 class Snapshot:
     rv: int
@@ -219,6 +244,7 @@ class FakeApiServer:
         self._snapshots: dict[tuple[str, int], Snapshot] = {}
         self._failures: dict[str, list[int]] = {kind: [] for kind in KIND_NAMES}
         self._gates: dict[str, asyncio.Event] = {}
+        self._pauses: dict[str, WatchPause] = {}
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -277,6 +303,13 @@ class FakeApiServer:
         self._gates[kind] = gate = asyncio.Event()
         return gate
 
+    def pause_watch(self, kind: str, after_events: int) -> WatchPause:
+        """Let *kind*'s watches write *after_events* more events, then hold them until released."""
+        self._pauses[kind] = pause = WatchPause(after_events)
+        if after_events == 0:
+            pause.holding.set()
+        return pause
+
     def open_watches(self, kind: str) -> int:
         return sum(1 for watcher in self.watchers if watcher.kind == kind)
 
@@ -303,6 +336,8 @@ class FakeApiServer:
         self.close_watches()
         for gate in self._gates.values():
             gate.set()
+        for pause in self._pauses.values():
+            pause.release()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -428,9 +463,15 @@ class FakeApiServer:
         try:
             await response.prepare(request)
             while True:
+                pause = self._pauses.get(kind)
+                if pause is not None and pause.holding.is_set() and not pause.released.is_set():
+                    await pause.released.wait()
+                    continue
                 if watcher.pending:
-                    lines, watcher.pending = watcher.pending, []
+                    lines = pause.take(watcher.pending) if pause is not None else watcher.pending
+                    watcher.pending = watcher.pending[len(lines) :]
                     await response.write(b"".join(lines))
+                    continue  # a bookmark must never overtake an event already queued
                 if watcher.closing == "abort":
                     await response.write(b'{"type":"MODIFIED","object":{"kind":')  # half an event
                     assert request.transport is not None
@@ -440,7 +481,7 @@ class FakeApiServer:
                     break
                 remaining = deadline - loop.time()
                 if remaining <= 0:
-                    if bookmarks:
+                    if bookmarks and not watcher.pending:
                         await response.write(self._bookmark(kind))
                     break
                 watcher.wakeup.clear()
@@ -450,7 +491,7 @@ class FakeApiServer:
                 try:
                     await asyncio.wait_for(watcher.wakeup.wait(), wait)
                 except TimeoutError:
-                    if bookmarks and loop.time() < deadline:
+                    if bookmarks and not watcher.pending and not watcher.closing and loop.time() < deadline:
                         await response.write(self._bookmark(kind))
             await response.write_eof()
         except (ConnectionResetError, ConnectionError):

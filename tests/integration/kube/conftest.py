@@ -9,6 +9,7 @@ import pytest
 
 from limitguard.testing.fakeapiserver import FakeApiServer
 from tests.integration.kube.helpers import FAST, TOKEN, Connected, eventually, write_kubeconfig
+from limitguard.testing.clock import FakeClock
 from limitguard.kube.livefeed import LiveFeed, start_live_feed
 from limitguard.kube.reflector import ReflectorSettings
 from limitguard.state.store import ClusterState
@@ -25,19 +26,25 @@ async def apiserver() -> AsyncIterator[FakeApiServer]:
 
 @pytest.fixture
 async def connect(apiserver: FakeApiServer, tmp_path: Path) -> AsyncIterator[Callable[..., object]]:
-    """Start the server (after the test populated it) and limitguard's feed against it."""
+    """Start the server (after the test populated it) and limitguard's feed against it.
+
+    The feed and the state's ledger share one FakeClock that jumps through every backoff, so
+    retries cost no real time and a ledger entry ages only when the test advances the clock.
+    """
     feeds: list[LiveFeed] = []
 
     async def start(settings: ReflectorSettings = FAST, wait_ready: bool = True) -> Connected:
         url = await apiserver.start()
-        state = ClusterState()
-        feed = await start_live_feed(state, write_kubeconfig(tmp_path, url), settings=settings)
+        clock = FakeClock(autojump=True)
+        state = ClusterState(clock=clock)
+        kubeconfig = write_kubeconfig(tmp_path, url)
+        feed = await start_live_feed(state, kubeconfig, settings=settings, clock=clock)
         feeds.append(feed)
         metrics = Metrics(state, Config())
         feed.metrics = metrics
         if wait_ready:
             await eventually(lambda: state.ready, "state ready")
-        return Connected(state, metrics, feed)
+        return Connected(state, metrics, feed, clock)
 
     yield start
     for feed in feeds:

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import copy
-import time
 from typing import Any
 
 import orjson
 
+from tests.support import REPO
 from limitguard.testing.fakeapiserver import FakeApiServer, make_namespace, make_node, make_pod
-from tests.integration.kube.helpers import all_watching, eventually
+from tests.integration.kube.helpers import all_watching, eventually, within_hang_guard
 from limitguard.admission.validating import Validator
 from limitguard.core.config import config_from_mapping
 from limitguard.http.app import Services, create_app
-from tests.support import REPO
 
 DEMO_BINDING = REPO / "webhook" / "demo" / "binding-pod5-node1.json"
 CONFIG = config_from_mapping({"limitAware": {"defaultLimitToAllocatableRatio": {"cpu": 125}}})
@@ -113,24 +112,41 @@ async def test_metrics_endpoint_reports_the_feed(apiserver, connect, aiohttp_cli
     assert "limitguard_state_ready 1.0" in text
 
 
-async def test_admissions_keep_flowing_during_a_burst_of_events(apiserver, connect, aiohttp_client) -> None:
+async def test_an_admission_is_answered_while_a_burst_is_half_applied(
+    apiserver, connect, aiohttp_client
+) -> None:
+    """The request path never waits for the feed: with the watch stopped mid-burst, an admission is
+    answered from the cache as it stands between the burst's first and last event, and sees it."""
     worked_example(apiserver)
     for index in range(20):
         apiserver.apply("nodes", make_node(f"spare-{index}"))
     live = await connect()
     client = await serve(aiohttp_client, live)
     await all_watching(apiserver)
+    held_at = 1500
+    pause = apiserver.pause_watch("pods", after_events=held_at)
 
+    first_rv = last_rv = 0
     for index in range(3000):  # queued to the open watch in one go: a burst
-        rv = apiserver.apply(
-            "pods", make_pod("default", f"burst-{index}", f"spare-{index % 20}", cpu_limit="10m")
-        )
-    latencies = []
-    while live.resource_version("pods") < rv:
-        started = time.perf_counter()
-        await bind(client, "node2", f"during-burst-{len(latencies)}")
-        latencies.append(time.perf_counter() - started)
-        assert len(latencies) < 10_000, "the burst never finished"
-    assert live.state.counts()["pods"] == 3005
-    assert len(latencies) >= 3, "admissions waited for the whole burst"
-    assert max(latencies) < 0.5
+        if index == held_at - 1:  # the last event before the pause fills node2 (5 + 4 of 10 cpu)
+            pod = make_pod("default", "hog", "node2", cpu_limit="4")
+        elif index == 2999:  # the burst's last event: the hog finishes and leaves node2
+            pod = make_pod("default", "hog", "node2", cpu_limit="4", phase="Succeeded")
+        else:
+            pod = make_pod("default", f"burst-{index}", f"spare-{index % 20}", cpu_limit="10m")
+        last_rv = apiserver.apply("pods", pod)
+        first_rv = first_rv or last_rv
+    held_rv = first_rv + held_at - 1
+
+    await within_hang_guard(pause.holding.wait(), "the watch paused mid-burst")
+    await live.applied("pods", held_rv)
+    during = await bind(client, "node2", "during-burst")
+    assert first_rv < live.resource_version("pods") == held_rv < last_rv  # answered mid-burst ...
+    assert during["allowed"] is False  # ... from the cache as it stood there: the hog is counted
+    assert "allocated 9 of capacity 10" in during["status"]["message"]
+
+    pause.release()
+    await live.applied("pods", last_rv)
+    assert live.state.counts()["pods"] == 5 + 2998  # the worked example, the burst, no hog
+    after = await bind(client, "node2", "after-burst")
+    assert after["allowed"] is True

@@ -30,7 +30,16 @@ async def test_audit_and_explain_list_the_live_cluster_once(apiserver, tmp_path,
         "apiVersion: limitguard.io/v1alpha1\nkind: LimitGuardConfiguration\n"
         "limitAware: {defaultLimitToAllocatableRatio: {cpu: 125}}\n"
     )
-    common = ["--kubeconfig", kubeconfig, "--config", str(config), "--timeout", "10", "-o", "json"]
+    common = [
+        "--kubeconfig",
+        kubeconfig,
+        "--config",
+        str(config),
+        "--timeout",
+        "120",
+        "-o",
+        "json",
+    ]  # a hang guard
 
     # The commands run their own event loop; the fake API server runs on this one.
     code = await asyncio.to_thread(audit_command.run, parse(audit_command, common))

@@ -13,6 +13,7 @@ from limitguard.testing.fakeapiserver import make_node
 from tests.integration.kube.helpers import FAST, Connected, all_watching, eventually, write_kubeconfig
 from tests.integration.kube.test_live_sync import small_cluster
 from limitguard.certs import generate as certs
+from limitguard.testing.clock import FakeClock
 from limitguard.kube.client import KubeConfigError, load_configuration, tls_context
 from limitguard.kube.livefeed import start_live_feed
 from limitguard.state.store import ClusterState
@@ -90,16 +91,18 @@ async def test_in_cluster_over_tls_with_a_rotating_token(
     await apiserver.start(ssl_context=server_context(cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY))
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", str(apiserver.port))
 
-    state = ClusterState()
-    feed = await start_live_feed(state, None, settings=FAST, token_refresh_seconds=0.0)
+    clock = FakeClock(autojump=True)
+    state = ClusterState(clock=clock)
+    feed = await start_live_feed(state, None, settings=FAST, token_refresh_seconds=30.0, clock=clock)
     try:
         assert feed.client.base_url == f"https://127.0.0.1:{apiserver.port}"
         await eventually(lambda: state.ready, "synced over TLS with the service-account token")
 
         await all_watching(apiserver)
-        reconnect = Connected(state, None, feed).hold_retries()  # type: ignore[arg-type]
+        reconnect = Connected(state, None, feed, clock).hold_retries()  # type: ignore[arg-type]
         (fake_pod_environment / "token").write_text("pod-token-2")  # the kubelet rotates the token
         apiserver.token = "pod-token-2"
+        clock.advance(30.0)  # limitguard's refresh period passes: the next request reads it again
         apiserver.close_watches()
         await eventually(lambda: not apiserver.watchers, "old streams closed")
         apiserver.apply("nodes", make_node("node-after-rotation"))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import aiohttp
 import orjson
 
@@ -66,5 +68,28 @@ async def test_filtered_watch_turns_leaving_the_selector_into_deleted() -> None:
         server.compact()
         [error] = await watch_lines(url, 1, resourceVersion=str(rv))
         assert error["type"] == "ERROR" and error["object"]["code"] == 410
+    finally:
+        await server.stop()
+
+
+async def test_pause_watch_holds_a_stream_after_n_events_until_released() -> None:
+    server = FakeApiServer(bookmark_interval=0.01)  # bookmarks are due all the time, yet held too
+    url = await server.start() + "/api/v1/pods"
+    pause = server.pause_watch("pods", after_events=2)
+    try:
+        rvs = [server.apply("pods", make_pod("ns", f"p{index}", "n1")) for index in range(5)]
+        params = {"watch": "true", "resourceVersion": "1", "allowWatchBookmarks": "true"}
+        async with aiohttp.ClientSession() as session, session.get(url, params=params) as response:
+            before = [orjson.loads(await response.content.readline()) for _ in range(2)]
+            await pause.holding.wait()
+            for _ in range(100):  # plenty of turns for the writer, were it not held
+                await asyncio.sleep(0)
+            assert [len(watcher.pending) for watcher in server.watchers] == [3]  # still queued
+            pause.release()
+            after = [orjson.loads(await response.content.readline()) for _ in range(3)]
+        names = [event["object"]["metadata"]["name"] for event in before + after]
+        assert names == ["p0", "p1", "p2", "p3", "p4"]  # no bookmark overtook a held event
+        assert [event["type"] for event in before + after] == ["ADDED"] * 5
+        assert after[-1]["object"]["metadata"]["resourceVersion"] == str(rvs[-1])
     finally:
         await server.stop()

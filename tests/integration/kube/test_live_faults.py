@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 
 from limitguard.testing.fakeapiserver import FakeApiServer, make_node, make_pod
-from tests.integration.kube.helpers import FAST, all_watching, eventually
+from tests.integration.kube.helpers import FAST, all_watching, eventually, within_hang_guard
 from tests.integration.kube.test_live_sync import small_cluster
+from limitguard.clock import Clock
+
+
+class RecordedSleeps:
+    """A clock that notes every backoff it is asked for (then sleeps on the clock it wraps)."""
+
+    def __init__(self, inner: Clock, delays: list[float]) -> None:
+        self.inner = inner
+        self.delays = delays
+
+    def now(self) -> float:
+        return self.inner.now()
+
+    async def sleep(self, seconds: float) -> None:
+        self.delays.append(seconds)
+        await self.inner.sleep(seconds)
 
 
 def pods_on(server: FakeApiServer, node: str) -> int:
@@ -126,13 +141,7 @@ async def test_error_event_and_server_errors_back_off_then_converge(apiserver, c
 
     live = await connect()
     reflector = live.feed.reflectors["pods"]
-    real_sleep = reflector._sleep
-
-    async def recording_sleep(seconds: float) -> None:
-        delays.append(seconds)
-        await real_sleep(0)
-
-    reflector._sleep = recording_sleep
+    reflector.clock = RecordedSleeps(reflector.clock, delays)
     await all_watching(apiserver)
     apiserver.fail_next("pods", count=4, status=500)
     apiserver.send_error(500, reason="InternalError")  # a non-410 ERROR event: restart, no relist
@@ -182,16 +191,19 @@ async def test_unauthorized_retries_until_the_token_works(apiserver, connect) ->
     await eventually(lambda: live.state.ready, "ready once authorized")
 
 
-async def test_stop_is_prompt_with_open_watches_and_a_hung_list(apiserver, connect) -> None:
+async def test_stop_cancels_open_watches_and_a_hung_list(apiserver, connect) -> None:
     small_cluster(apiserver)
-    slow = dataclasses.replace(FAST, list_timeout_seconds=60.0)
-    apiserver.gate("pods")  # the pods list never answers
-    live = await connect(settings=slow, wait_ready=False)
+    # The client would give up on the list only after an hour: stop() must not wait for that.
+    patient = dataclasses.replace(FAST, list_timeout_seconds=3600.0)
+    never = apiserver.gate("pods")  # the pods list never answers
+    live = await connect(settings=patient, wait_ready=False)
     await eventually(lambda: apiserver.open_watches("nodes") == 1, "nodes watch open")
+    await eventually(lambda: list_requests(apiserver, "pods") == 1, "pods list sent")
+    tasks = {task.get_name(): task for task in live.feed._tasks}
 
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    await asyncio.wait_for(live.feed.stop(), 2.0)
-    assert loop.time() - started < 1.0
+    await within_hang_guard(live.feed.stop(), "stop() with a hung list")
+    assert not never.is_set() and list_requests(apiserver, "pods") == 1  # the list never came back
+    assert all(task.cancelled() for task in tasks.values())  # cancelled, not timed out or failed
+    assert set(tasks) == {"reflector-nodes", "reflector-pods", "reflector-namespaces"}
     assert live.feed.client.closed
     await eventually(lambda: apiserver.open_watches("nodes") == 0, "server saw the watch go")

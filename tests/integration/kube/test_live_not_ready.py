@@ -3,8 +3,6 @@ to be incomplete, and why an apiserver outage never makes it over-admit."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from limitguard.testing.fakeapiserver import make_pod
@@ -86,7 +84,7 @@ async def test_an_outage_longer_than_the_ledger_ttl_does_not_over_admit(apiserve
     worked_example(apiserver)
     apiserver.apply("pods", make_pod("default", "pod6", "", cpu_limit="3", phase="Pending"))
     live = await connect()
-    live.state.ledger = BindingLedger(ttl_seconds=0.3)
+    live.state.ledger = BindingLedger(ttl_seconds=30, clock=live.clock)
     live.state.ledger.caught_up()
     client = await serve(aiohttp_client, live)
     await all_watching(apiserver)
@@ -97,7 +95,7 @@ async def test_an_outage_longer_than_the_ledger_ttl_does_not_over_admit(apiserve
     apiserver.close_watches()
     await eventually(lambda: not apiserver.watchers, "watches closed")
     apiserver.apply("pods", make_pod("default", "pod5", "node2", cpu_limit="4"))  # the bind happened, unseen
-    await asyncio.sleep(0.6)  # the outage outlasts the ledger's TTL
+    live.clock.advance(31)  # the outage outlasts the ledger's TTL
 
     assert live.state.ready  # known to be stale, not known to be incomplete
     second = await bind(client, "pod6", "node2", "second")

@@ -4,6 +4,7 @@ import pytest
 import yaml
 
 from tests.support import FIXTURES, REPO, container, node, pod
+from limitguard.testing.clock import FakeClock
 from limitguard.kube.filefeed import ClusterFileError, load_cluster_file
 from limitguard.state.ledger import BindingLedger
 from limitguard.state.store import ClusterState
@@ -77,9 +78,9 @@ def test_readiness_needs_every_kind():
 
 
 def test_ledger_counts_until_seen_bound_or_expired():
-    clock = [0.0]
+    clock = FakeClock()
     state = ClusterState()
-    state.ledger = BindingLedger(30, clock=lambda: clock[0])
+    state.ledger = BindingLedger(30, clock=clock)
     state.upsert_pod(pod("x", cpu="2", phase="Pending"))
     state.ledger.reserve("n1", "default/x", {"cpu": 2000})
     assert state.allocated("n1") == {"cpu": 2000}
@@ -87,7 +88,7 @@ def test_ledger_counts_until_seen_bound_or_expired():
     assert state.allocated("n1") == {"cpu": 2000}
     assert len(state.ledger) == 0
     state.ledger.reserve("n1", "default/y", {"cpu": 1000})
-    clock[0] = 31
+    clock.advance(31)
     assert state.allocated("n1") == {"cpu": 2000}
 
 
@@ -152,11 +153,11 @@ def test_label_index_follows_node_updates_and_deletes():
 
 
 def test_ledger_entries_outlive_their_ttl_while_the_pod_feed_is_behind():
-    clock = [0.0]
-    ledger = BindingLedger(30, clock=lambda: clock[0])
+    clock = FakeClock()
+    ledger = BindingLedger(30, clock=clock)
     ledger.caught_up()  # a live feed, current at t=0
     ledger.reserve("n1", "default/x", {"cpu": 1000})
-    clock[0] = 100  # the watch has been down since t=0: the binding may have happened unseen
+    clock.advance(100)  # the watch has been down since t=0: the binding may have happened unseen
     assert ledger.held("n1") == {"cpu": 1000}
     ledger.caught_up()  # the feed is current again and has not shown the pod bound
     assert ledger.held("n1") == {}
