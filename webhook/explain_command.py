@@ -18,7 +18,7 @@ import orjson
 import yaml
 
 from webhook.cluster.filesource import ClusterFileError, load_cluster_file
-from webhook.cluster.records import is_daemonset_pod
+from webhook.cluster.records import controller_of, is_mirror_pod
 from webhook.cluster.state import ClusterState
 from webhook.configfile import load_config
 from webhook.core.config import Config, ConfigError
@@ -126,8 +126,9 @@ def run(args: argparse.Namespace) -> int:
         pod = read_pod(args.pod)
         config = load_limitguard_config(args)
         try:
-            limits = pod_limits(pod["spec"])
-            facts = PodFacts.from_spec(pod["spec"])
+            status = pod.get("status")
+            limits = pod_limits(pod["spec"], status if isinstance(status, Mapping) else None)
+            facts = PodFacts.from_spec(pod["spec"], status if isinstance(status, Mapping) else None)
         except PodSpecError as error:
             raise CommandError(f"{args.pod}: {error}") from None
         state = load_state(args, config)
@@ -145,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         reader.facts,
         config.limit_aware,
         with_all_scorers(config.scorers),
-        exempt=config.limit_aware.exempt_daemonset_pods and is_daemonset_pod(metadata),
+        exempt=config.limit_aware.exempts(controller_of(metadata)) or is_mirror_pod(metadata),
     )
     if args.output == "json":
         sys.stdout.write(orjson.dumps(explanation.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")

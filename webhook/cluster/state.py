@@ -119,7 +119,7 @@ class ClusterState:
         return self._scoring.terminating.get(node, 0)
 
     def nominated_pods(self, node: str) -> int:
-        """Active pods whose status.nominatedNodeName is *node* (PodState scoring)."""
+        """Active unbound pods whose status.nominatedNodeName is *node* (PodState scoring)."""
         return self._scoring.nominated.get(node, 0)
 
     def counts(self) -> dict[str, int]:
@@ -143,7 +143,7 @@ class ClusterState:
             self._pods[record.key] = record
             self._count(record, +1)
         if record.node_name:
-            self.ledger.release(record.key)
+            self.ledger.seen(record.key, record.limits)
         return record
 
     def delete_pod(self, obj: Mapping[str, Any]) -> None:

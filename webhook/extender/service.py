@@ -14,7 +14,7 @@ import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from webhook.cluster.records import NodeRecord, is_daemonset_pod, node_record
+from webhook.cluster.records import NodeRecord, controller_of, is_mirror_pod, node_record
 from webhook.cluster.state import ClusterState
 from webhook.core.config import Config, Enforcement, NotReadyPolicy
 from webhook.core.fit import fits, shortfalls
@@ -108,10 +108,11 @@ class Extender:
             return self._pass_all(args, "excluded")
         if limit_aware.enforcement is not Enforcement.DENY:
             return self._pass_all(args, "not-enforced")  # admission would allow; so must we
-        if limit_aware.exempt_daemonset_pods and is_daemonset_pod(metadata):
+        if limit_aware.exempts(controller_of(metadata)) or is_mirror_pod(metadata):
             return self._pass_all(args, "exempt")
         try:
-            limits = pod_limits(args.pod_spec)
+            status = args.pod.get("status")
+            limits = pod_limits(args.pod_spec, status if isinstance(status, Mapping) else None)
         except PodSpecError as error:
             log.warning("extender filter: pod %s unreadable, passing all: %s", args.describe_pod(), error)
             return self._pass_all(args, "unreadable-pod")
@@ -148,7 +149,8 @@ class Extender:
         if not self.state.ready:
             return PrioritizeOutcome(zeros, reason="not-ready")
         try:
-            pod = PodFacts.from_spec(args.pod_spec)
+            status = args.pod.get("status")
+            pod = PodFacts.from_spec(args.pod_spec, status if isinstance(status, Mapping) else None)
         except PodSpecError as error:
             log.warning("extender prioritize: pod %s unreadable, scoring 0: %s", args.describe_pod(), error)
             return PrioritizeOutcome(zeros, reason="unreadable-pod")
