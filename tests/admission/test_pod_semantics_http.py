@@ -261,3 +261,29 @@ def test_daemonset_exemption_can_be_switched_off():
     assert not strict.limit_aware.exempts(("apps", "DaemonSet"))
     assert Config().limit_aware.exempts(("apps", "DaemonSet"))
     assert not Config().limit_aware.exempts(("apps", "ReplicaSet"))
+
+
+# -- (9) room held for nominated pods (the scheduler's addNominatedPods) ---------------------------
+def nominated(name: str, cpu: str, priority: int, node: str = "node2") -> dict:
+    p = pod(name, cpu=cpu, phase="Pending", priority=priority)
+    p["status"]["nominatedNodeName"] = node
+    return p
+
+
+async def test_9_a_lower_priority_binding_cannot_take_a_preemptors_room(start_server):
+    state = worked_example()  # node2: 5 of 10
+    state.upsert_pod(nominated("preemptor", cpu="4", priority=1000))
+    state.upsert_pod(pod("low", cpu="4", phase="Pending", priority=0))
+    state.upsert_pod(pod("high", cpu="4", phase="Pending", priority=2000))
+    server = await start_server(state, config())
+    low = await verdict(server, binding("low", "node2"))  # 5 + 4 held + 4 > 10
+    assert not low["allowed"]
+    assert "cpu 4 held for nominated pods of equal or higher priority" in low["status"]["message"]
+    assert (await verdict(server, binding("high", "node2")))["allowed"]  # a lower nomination is not held
+    state.ledger.release("default/high")
+    assert (await verdict(server, binding("preemptor", "node2")))["allowed"]  # its own room
+    # Once bound, the preemptor is counted on the node and no longer held as nominated.
+    bound = nominated("preemptor", cpu="4", priority=1000)
+    bound["spec"]["nodeName"] = "node2"
+    state.upsert_pod(bound)
+    assert state.nominated_room("node2", 0, "default/low") == {}

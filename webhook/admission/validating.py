@@ -6,6 +6,7 @@ This is the edge between the cluster state and the pure policy: it looks things 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -16,6 +17,7 @@ from webhook.core.config import Config, NotReadyPolicy
 from webhook.core.eligibility import Placement
 from webhook.core.limitaware import check_on_node, check_resize, check_unbound, grown_limits
 from webhook.core.podlimits import PodSpecError, pod_limits
+from webhook.core.quantity import format_units
 from webhook.core.ratios import ACCEPTED_FORMS, RATIO_ANNOTATION
 from webhook.core.verdict import BAD_REQUEST, Verdict, allow, reject
 
@@ -80,6 +82,7 @@ class Validator:
         node_name: str,
         limits: Mapping[str, int],
         exempt: str | None,
+        held_for_others: Mapping[str, int] | None = None,
     ) -> Verdict:
         node = self.state.node(node_name)
         if node is None:
@@ -90,6 +93,8 @@ class Validator:
         if already_counted:
             # A repeated request for a pod the cache shows on this node: do not count it twice.
             allocated = {r: a - current.limits.get(r, 0) for r, a in allocated.items()}
+        if held_for_others:
+            allocated = _plus(allocated, held_for_others)
         verdict = check_on_node(
             subject,
             limits,
@@ -130,7 +135,17 @@ class Validator:
             return self._incomplete(f"pod {namespace}/{name} is not in the cache yet")
         subject = f"binding pod {namespace}/{name} to node {node_name}:"
         exempt = self._exemption(pod.controller, pod.mirror)
-        return self._on_node(request, subject, pod.key, node_name, pod.limits, exempt)
+        # As the scheduler's Filter does (addNominatedPods): room freed for a preemptor of equal or
+        # higher priority is not this pod's to take.
+        nominated = self.state.nominated_room(node_name, pod.priority, pod.key)
+        verdict = self._on_node(request, subject, pod.key, node_name, pod.limits, exempt, nominated)
+        if nominated and verdict.message and verdict.action != "allow":
+            held = ", ".join(
+                f"{resource} {format_units(resource, amount)}" for resource, amount in nominated.items()
+            )
+            note = f"; allocated includes {held} held for nominated pods of equal or higher priority"
+            verdict = dataclasses.replace(verdict, message=verdict.message + note)
+        return verdict
 
     def _candidates(self, spec: Mapping[str, Any]) -> Iterable[NodeRecord]:
         """Only nodes that can match the pod's nodeSelector, looked up in the label index."""

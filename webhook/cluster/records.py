@@ -59,6 +59,7 @@ class PodRecord:
     scoring_limits: ResourceAmounts = field(default_factory=dict)
     controller: OwnerKind | None = None  # (group, kind) of the controller ownerReference
     mirror: bool = False
+    priority: int = 0  # spec.priority (set by the Priority admission plugin)
 
     @property
     def key(self) -> str:
@@ -160,7 +161,12 @@ def pod_record(pod: Mapping[str, Any]) -> PodRecord:
         scoring_limits=scoring_limits,
         controller=controller,
         mirror=is_mirror_pod(metadata),
+        priority=_priority(spec.get("priority")),
     )
+
+
+def _priority(value: Any) -> int:
+    return value if type(value) is int else 0
 
 
 def namespace_record(namespace: Mapping[str, Any]) -> NamespaceRecord:

@@ -43,6 +43,7 @@ class ClusterState:
         self._namespaces: dict[str, NamespaceRecord] = {}
         self._allocated: dict[str, ResourceAmounts] = {}
         self._scoring = _ScoringSums()
+        self._nominated: dict[str, dict[str, PodRecord]] = {}  # node -> unbound pods nominated to it
         self._label_index: dict[tuple[str, str], set[str]] = {}  # (key, value) -> node names
         self.ledger = BindingLedger(ledger_ttl_seconds)
         self._synced: set[str] = set()
@@ -130,6 +131,24 @@ class ClusterState:
         self._scoring.count(pod, sign)
         if pod.counted_node:
             _add_amounts(self._allocated, pod.counted_node, pod.limits, sign)
+        if pod.nominated_node and pod.active and pod.limits:
+            waiting = self._nominated.setdefault(pod.nominated_node, {})
+            if sign > 0:
+                waiting[pod.key] = pod
+            else:
+                waiting.pop(pod.key, None)
+                if not waiting:
+                    del self._nominated[pod.nominated_node]
+
+    def nominated_room(self, node: str, priority: int, pod_key: str) -> Mapping[str, int]:
+        """Limits the scheduler keeps free on *node* for nominated pods (preemptors waiting for their
+        victims to leave) of *priority* or higher, other than *pod_key* - its addNominatedPods."""
+        room: dict[str, int] = {}
+        for key, waiting in self._nominated.get(node, {}).items():
+            if key != pod_key and waiting.priority >= priority:
+                for resource, amount in waiting.limits.items():
+                    room[resource] = room.get(resource, 0) + amount
+        return room
 
     def upsert_pod(self, obj: Mapping[str, Any]) -> PodRecord:
         record = pod_record(obj)
