@@ -119,6 +119,9 @@ class Extender:
         used = [(resource, amount) for resource, amount in limits.items() if amount > 0]
         if not used:
             return self._pass_all(args, "no-limits")
+        priority = args.pod_spec.get("priority")
+        priority = priority if type(priority) is int else 0
+        pod_key = args.describe_pod()
         passed: list[str] = []
         failed: dict[str, str] = {}
         unknown = 0
@@ -129,6 +132,9 @@ class Extender:
                 continue
             ratios = effective_ratios(record, limit_aware)
             allocated = self.state.allocated(name)
+            held = self.state.nominated_room(name, priority, pod_key)  # as admission does
+            if held:
+                allocated = {r: allocated.get(r, 0) + held.get(r, 0) for r in {*allocated, *held}}
             if fits(used, record.allocatable, allocated, ratios):
                 passed.append(name)
                 continue
