@@ -1,7 +1,7 @@
 import pytest
 
 from tests.support import container
-from webhook.core.podlimits import PodSpecError, pod_limits
+from webhook.core.podlimits import PodSpecError, pod_limits, pod_requests
 
 
 def spec(containers=(), init=(), overhead=None):
@@ -154,3 +154,11 @@ def test_memoised_amounts_tell_resize_statuses_apart():
     assert pod_amounts(upsize, running_more).limits == {"cpu": 4000}  # a pending upsize
     assert pod_amounts(upsize, infeasible).limits == {"cpu": 3000}  # only what runs
     assert pod_amounts(body).limits == {"cpu": 1000}  # the memo kept them apart
+
+
+def test_an_empty_status_resources_object_still_counts_allocated_resources():
+    """Upstream tests cs.Resources != nil: an empty object still brings allocatedResources in."""
+    body = spec([container("a", requests={"cpu": "1"})])
+    status = {"containerStatuses": [{"name": "a", "resources": {}, "allocatedResources": {"cpu": "2"}}]}
+    assert pod_requests(body, status=status) == {"cpu": 2000}
+    assert pod_requests(body, status={"containerStatuses": [{"name": "a"}]}) == {"cpu": 1000}

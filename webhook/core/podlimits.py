@@ -91,7 +91,7 @@ def _status_key(status: Any) -> dict[str, tuple[Any, ...]]:
     for field in ("containerStatuses", "initContainerStatuses"):
         for item in status.get(field) or ():
             resources = item.get("resources") if type(item) is dict else None
-            if resources:
+            if resources is not None:
                 found[item.get("name")] = (
                     _frozen(resources.get("requests")),
                     _frozen(resources.get("limits")),

@@ -144,7 +144,7 @@ def _container(raw: Any, statuses: Mapping[str, Mapping[str, Any]], init: bool) 
     requests, limits = _resource_pair(raw.get("resources"), where)
     sidecar = init and raw.get("restartPolicy") == "Always"
     status = statuses.get(name) if isinstance(name, str) and (sidecar or not init) else None
-    if status is None or not status.get("resources"):
+    if status is None or status.get("resources") is None:  # upstream: cs.Resources == nil
         return ContainerAmounts(str(name or ""), requests, limits, sidecar)
     actual_requests, actual_limits = _resource_pair(status["resources"], f"status of {where}")
     allocated = parse_amounts(status.get("allocatedResources"), lambda: f"status of {where}.allocated")
