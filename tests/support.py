@@ -73,6 +73,7 @@ def pod(
     phase: str = "Running",
     uid: str | None = None,
     owner_kind: str | None = None,
+    owner_controller: bool = True,
     **spec_fields: Any,
 ) -> dict[str, Any]:
     if containers is None:
@@ -81,7 +82,13 @@ def pod(
     metadata: dict[str, Any] = {"name": name, "namespace": namespace, "uid": uid or f"uid-{namespace}-{name}"}
     if owner_kind:
         metadata["ownerReferences"] = [
-            {"apiVersion": "apps/v1", "kind": owner_kind, "name": "owner", "uid": "o"}
+            {
+                "apiVersion": "apps/v1",
+                "kind": owner_kind,
+                "name": "owner",
+                "uid": "o",
+                "controller": owner_controller,
+            }
         ]
     spec: dict[str, Any] = {"containers": containers, **spec_fields}
     if node_name:

@@ -6,16 +6,18 @@ This is the edge between the cluster state and the pure policy: it looks things 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from limitguard.admission.review import AdmissionRequest
-from limitguard.state.records import NodeRecord, is_daemonset_pod, node_ratio_override
+from limitguard.state.records import NodeRecord, controller_of, is_mirror_pod, node_ratio_override
 from limitguard.state.store import ClusterState
 from limitguard.core.config import Config, NotReadyPolicy
 from limitguard.core.eligibility import Placement
 from limitguard.core.limitaware import check_on_node, check_resize, check_unbound, grown_limits
 from limitguard.core.podlimits import PodSpecError, pod_limits
+from limitguard.core.quantity import format_units
 from limitguard.core.ratios import ACCEPTED_FORMS, RATIO_ANNOTATION
 from limitguard.core.response import BAD_REQUEST, FORBIDDEN, Response, allowed, errored
 
@@ -75,7 +77,8 @@ class Validator:
         pod_key: str,
         node_name: str,
         limits: Mapping[str, int],
-        daemonset: bool,
+        exempt: str | None,
+        held_for_others: Mapping[str, int] | None = None,
     ) -> Response:
         node = self.state.node(node_name)
         if node is None:
@@ -86,17 +89,28 @@ class Validator:
         if already_counted:
             # A repeated request for a pod the cache shows on this node: do not count it twice.
             allocated = {r: a - current.limits.get(r, 0) for r, a in allocated.items()}
+        if held_for_others:
+            allocated = _plus(allocated, held_for_others)
         verdict = check_on_node(
             subject,
             limits,
             node,
             allocated,
             self.config.limit_aware,
-            exempt=daemonset and self.config.limit_aware.exempt_daemonset_pods,
+            exempt=exempt is not None,
+            exempt_reason=exempt or "",
         )
         if verdict.allowed and not request.dry_run and limits and not already_counted:
             self.state.ledger.reserve(node_name, pod_key, limits)
         return verdict
+
+    def _exemption(self, controller: tuple[str, str] | None, mirror: bool) -> str | None:
+        """Why a pod is never rejected (it still counts), or None."""
+        if mirror:
+            return "exempt-mirror-pod"  # the kubelet runs the static pod whatever we answer
+        if self.config.limit_aware.exempts(controller):
+            return "exempt-daemonset"
+        return None
 
     # -- routes -------------------------------------------------------------------------------
     def binding(self, request: AdmissionRequest) -> Response:
@@ -116,7 +130,18 @@ class Validator:
         if pod is None or (metadata.get("uid") and pod.uid and metadata.get("uid") != pod.uid):
             return self._incomplete(f"pod {namespace}/{name} is not in the cache yet")
         subject = f"binding pod {namespace}/{name} to node {node_name}:"
-        return self._on_node(request, subject, pod.key, node_name, pod.limits, pod.daemonset)
+        exempt = self._exemption(pod.controller, pod.mirror)
+        # As the scheduler's Filter does (addNominatedPods): room freed for a preemptor of equal or
+        # higher priority is not this pod's to take.
+        nominated = self.state.nominated_room(node_name, pod.priority, pod.key)
+        verdict = self._on_node(request, subject, pod.key, node_name, pod.limits, exempt, nominated)
+        if nominated and verdict.message and verdict.action != "allow":
+            held = ", ".join(
+                f"{resource} {format_units(resource, amount)}" for resource, amount in nominated.items()
+            )
+            note = f"; allocated includes {held} held for nominated pods of equal or higher priority"
+            verdict = dataclasses.replace(verdict, message=verdict.message + note)
+        return verdict
 
     def _candidates(self, spec: Mapping[str, Any]) -> Iterable[NodeRecord]:
         """Only nodes that can match the pod's nodeSelector, looked up in the label index."""
@@ -134,7 +159,7 @@ class Validator:
             return allowed("excluded")
         spec = _map(pod.get("spec"))
         try:
-            limits = pod_limits(spec)
+            limits = pod_limits(spec, _map(pod.get("status")))
             placement = None if spec.get("nodeName") else Placement(spec)
         except PodSpecError as error:
             return errored("malformed", f"pod {namespace}/{name}: {error}", BAD_REQUEST)
@@ -142,11 +167,11 @@ class Validator:
             return allowed("no-limits")
         if not self.state.ready:
             return self._incomplete("cluster state is still syncing")
-        daemonset = is_daemonset_pod(metadata)
+        exempt = self._exemption(controller_of(metadata), is_mirror_pod(metadata))
         node_name = spec.get("nodeName")
         if placement is None:
             subject = f"pod {namespace}/{name} (spec.nodeName {node_name})"
-            return self._on_node(request, subject, f"{namespace}/{name}", str(node_name), limits, daemonset)
+            return self._on_node(request, subject, f"{namespace}/{name}", str(node_name), limits, exempt)
         return check_unbound(
             f"pod {namespace}/{name}",
             limits,
@@ -154,10 +179,13 @@ class Validator:
             self._candidates(spec),
             self.state.allocated,
             self.config.limit_aware,
-            exempt=daemonset and self.config.limit_aware.exempt_daemonset_pods,
+            exempt=exempt is not None,
+            exempt_reason=exempt or "",
         )
 
     def pod_resize(self, request: AdmissionRequest) -> Response:
+        """In-place resize: effective values on both sides (resize status included, SPEC 1); the
+        pod's own count leaves the node's sum; approved growth is held in the ledger."""
         pod, old_pod = _map(request.object), _map(request.old_object)
         metadata = _map(pod.get("metadata"))
         namespace = str(metadata.get("namespace") or request.namespace)
@@ -165,8 +193,10 @@ class Validator:
         if self._excluded(namespace):
             return allowed("excluded")
         try:
-            new_limits = pod_limits(_map(pod.get("spec")))
-            old_limits = pod_limits(_map(old_pod.get("spec")))
+            # The new spec is a new desire the kubelet has yet to judge: a PodResizePending
+            # Infeasible condition left by an earlier attempt must not hide it.
+            new_limits = pod_limits(_map(pod.get("spec")), _without_resize_verdict(_map(pod.get("status"))))
+            old_limits = pod_limits(_map(old_pod.get("spec")), _map(old_pod.get("status")))
         except PodSpecError as error:
             return errored("malformed", f"pod {namespace}/{name}: {error}", BAD_REQUEST)
         node_name = str(
@@ -179,15 +209,28 @@ class Validator:
             if not grown_limits(old_limits, new_limits):
                 return allowed("lowered")  # lowering always passes, whatever the cache knows
             return self._incomplete(f'node "{node_name}" is not in the cache')
-        return check_resize(
+        key = f"{namespace}/{name}"
+        current = self.state.pod(namespace, name)
+        counted = current.limits if current is not None and current.counted_node == node_name else {}
+        held = self.state.ledger.held_by(key)
+        # What the node's allocated sum holds for this pod: the cache's count and any hold of ours
+        # (a not-yet-seen binding or resize); the old object only when the cache has neither.
+        own = _plus(counted, held) if counted or held else old_limits
+        verdict = check_resize(
             f"resizing pod {namespace}/{name} on node {node_name}:",
             old_limits,
             new_limits,
             node,
             self.state.allocated(node_name),
             self.config.limit_aware,
-            exempt=is_daemonset_pod(metadata) and self.config.limit_aware.exempt_daemonset_pods,
+            exempt=self._exemption(controller_of(metadata), is_mirror_pod(metadata)) is not None,
+            counted=own,
         )
+        grown = grown_limits(old_limits, new_limits)
+        growth = {r: amount - counted.get(r, 0) for r, amount in grown.items() if amount > counted.get(r, 0)}
+        if verdict.allowed and growth and not request.dry_run:
+            self.state.ledger.reserve(node_name, key, {**held, **growth}, settles_at=grown)
+        return verdict
 
     def node_write(self, request: AdmissionRequest) -> Response:
         annotations = _map(_map(_map(request.object).get("metadata")).get("annotations"))
@@ -206,3 +249,18 @@ class Validator:
             "malformed-annotation",
             f"metadata.annotations[{RATIO_ANNOTATION}]: Invalid value: {problem}; expected {ACCEPTED_FORMS}",
         )
+
+
+def _plus(first: Mapping[str, int], second: Mapping[str, int]) -> dict[str, int]:
+    total = dict(first)
+    for resource, amount in second.items():
+        total[resource] = total.get(resource, 0) + amount
+    return total
+
+
+def _without_resize_verdict(status: Mapping[str, Any]) -> Mapping[str, Any]:
+    conditions = status.get("conditions")
+    if not isinstance(conditions, list):
+        return status
+    kept = [c for c in conditions if not (isinstance(c, Mapping) and c.get("type") == "PodResizePending")]
+    return {**status, "conditions": kept}

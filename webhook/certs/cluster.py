@@ -287,6 +287,9 @@ class KubernetesCluster:
 
     def patch_webhook_configuration(self, kind: str, name: str, patch: list[dict[str, Any]]) -> None:
         self._json(
-            self._methods(kind)[1], name, patch,
-            field_manager=FIELD_MANAGER, _content_type="application/json-patch+json",
+            self._methods(kind)[1],
+            name,
+            patch,
+            field_manager=FIELD_MANAGER,
+            _content_type="application/json-patch+json",
         )

@@ -13,6 +13,7 @@ import orjson
 
 from limitguard.state.store import ClusterState
 from limitguard.core.reports.audit import DEFAULT_TOP_PODS, PodShare, audit, render_text
+from limitguard.core.config import DAEMONSET_KINDS
 from limitguard.cli.options import CommandError, add_state_arguments, load_limitguard_config, load_state
 
 
@@ -23,7 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def pods_on(state: ClusterState) -> Callable[[set[str]], Mapping[str, list[PodShare]]]:
+def pods_on(
+    state: ClusterState, daemonset_kinds: frozenset[tuple[str, str]] = DAEMONSET_KINDS
+) -> Callable[[set[str]], Mapping[str, list[PodShare]]]:
     """The counted pods of some nodes, in one walk over the pods."""
 
     def lookup(nodes: set[str]) -> Mapping[str, list[PodShare]]:
@@ -31,7 +34,9 @@ def pods_on(state: ClusterState) -> Callable[[set[str]], Mapping[str, list[PodSh
         for pod in state.pods():
             node = pod.counted_node
             if node in nodes and pod.limits:
-                found.setdefault(node, []).append(PodShare(pod.key, pod.limits, pod.daemonset))
+                found.setdefault(node, []).append(
+                    PodShare(pod.key, pod.limits, pod.controller in daemonset_kinds)
+                )
         return found
 
     return lookup
@@ -47,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     report = audit(
         state.nodes(),
         state.committed,
-        pods_on(state),
+        pods_on(state, config.limit_aware.daemonset_kinds),
         config.limit_aware,
         top=max(args.top, 0),  # type: ignore[arg-type]
     )

@@ -20,12 +20,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--days", type=int, default=365, help="validity in days")
     cluster = parser.add_argument_group("in-cluster (Helm generate mode)")
     cluster.add_argument(
-        "--secret", metavar="NAME",
+        "--secret",
+        metavar="NAME",
         help="TLS Secret in --namespace: created with tls.crt, tls.key and ca.crt if it does not exist, "
         "reused (never regenerated) if it does; --out then receives its ca.crt, tls.crt and tls.key",
     )
     cluster.add_argument(
-        "--patch-webhook-configuration", metavar="[mutating/|validating/]NAME", action="append", default=[],
+        "--patch-webhook-configuration",
+        metavar="[mutating/|validating/]NAME",
+        action="append",
+        default=[],
         dest="patch_webhook_configurations",
         help="set caBundle on every webhook of this configuration (repeatable; a bare NAME means both kinds)",
     )

@@ -17,7 +17,7 @@ import orjson
 import yaml
 
 from limitguard.cli.options import CommandError, add_state_arguments, load_limitguard_config, load_state
-from limitguard.state.records import is_daemonset_pod
+from limitguard.state.records import controller_of, is_mirror_pod
 from limitguard.core.reports.explain import explain_pod, render_text
 from limitguard.core.podlimits import PodSpecError, pod_limits
 from limitguard.core.scoring import PodFacts, with_all_scorers
@@ -57,8 +57,9 @@ def run(args: argparse.Namespace) -> int:
         pod = read_pod(args.pod)
         config = load_limitguard_config(args)
         try:
-            limits = pod_limits(pod["spec"])
-            facts = PodFacts.from_spec(pod["spec"])
+            status = pod.get("status")
+            limits = pod_limits(pod["spec"], status if isinstance(status, Mapping) else None)
+            facts = PodFacts.from_spec(pod["spec"], status if isinstance(status, Mapping) else None)
         except PodSpecError as error:
             raise CommandError(f"{args.pod}: {error}") from None
         state = load_state(args, config)
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         reader.facts,
         config.limit_aware,
         with_all_scorers(config.scorers),
-        exempt=config.limit_aware.exempt_daemonset_pods and is_daemonset_pod(metadata),
+        exempt=config.limit_aware.exempts(controller_of(metadata)) or is_mirror_pod(metadata),
     )
     if args.output == "json":
         sys.stdout.write(orjson.dumps(explanation.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")

@@ -42,6 +42,11 @@ class NotReadyPolicy(enum.StrEnum):
     DENY = "Deny"
 
 
+# (API group, kind) of an ownerReference; a controller of one of these kinds runs a pod per node.
+OwnerKind = tuple[str, str]
+DAEMONSET_KINDS: frozenset[OwnerKind] = frozenset({("apps", "DaemonSet")})
+
+
 @dataclass(frozen=True)
 class LimitAwareConfig:
     default_ratios: RatioMap = field(default_factory=dict)
@@ -49,6 +54,12 @@ class LimitAwareConfig:
     unbound_pods: UnboundPolicy = UnboundPolicy.WARN
     exempt_daemonset_pods: bool = True
     binding_ledger_ttl_seconds: float = 60.0
+    # apps/DaemonSet plus the DaemonSet-like kinds configured (e.g. OpenKruise's apps.kruise.io).
+    daemonset_kinds: frozenset[OwnerKind] = DAEMONSET_KINDS
+
+    def exempts(self, controller: OwnerKind | None) -> bool:
+        """Whether a pod with this controller is never rejected (it must run on every node)."""
+        return self.exempt_daemonset_pods and controller in self.daemonset_kinds
 
 
 @dataclass(frozen=True)
@@ -111,6 +122,11 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
         binding_ledger_ttl_seconds=float(
             limit_aware_raw.get("bindingLedgerTTLSeconds", base.binding_ledger_ttl_seconds)
         ),
+        daemonset_kinds=DAEMONSET_KINDS
+        | {
+            (str(item["group"]), str(item["kind"]))
+            for item in limit_aware_raw.get("daemonSetOwnerKinds") or ()
+        },
     )
     defaults_raw = raw.get("bestEffortDefaults") or {}
     base_defaults = BestEffortDefaults()

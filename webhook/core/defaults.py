@@ -13,6 +13,8 @@ from typing import Any
 
 from limitguard.errors import LimitguardError
 from limitguard.core.config import BestEffortDefaults, defaults_problems
+from limitguard.core.podresources import PodSpecError
+from limitguard.core.qos import QOSClass, compute_pod_qos
 
 DEFAULTED_ANNOTATION = "limitguard.io/defaulted"
 SKIP_ANNOTATION = "limitguard.io/skip-defaults"
@@ -86,26 +88,49 @@ def _resources(container: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def is_best_effort(spec: Mapping[str, Any]) -> bool:
-    """No regular or init container names a cpu or memory request or limit (even an explicit 0)."""
+    """ComputePodQOS says BestEffort: no cpu/memory request or limit above zero, pod-level included."""
     for field in _CONTAINER_FIELDS:
         for container in _containers(spec, field):
-            resources = _resources(container)
-            for kind in ("limits", "requests"):
-                if any(resource in (resources.get(kind) or {}) for resource in DEFAULTED_RESOURCES):
-                    return False
-    return True
+            _resources(container)  # shape checks
+    try:
+        return compute_pod_qos(spec) is QOSClass.BEST_EFFORT
+    except PodSpecError as error:
+        raise NotAPod(str(error)) from None
+
+
+def _names_no_defaulted_resource(resources: Mapping[str, Any]) -> bool:
+    """A container that says nothing about cpu or memory (not even "0"): reinvocation defaults it."""
+    return not any(
+        resource in (resources.get(kind) or {})
+        for kind in ("limits", "requests")
+        for resource in DEFAULTED_RESOURCES
+    )
 
 
 def _container_ops(
     path: tuple[str | int, ...], resources: Mapping[str, Any], defaults: BestEffortDefaults
 ) -> Patch:
-    wanted = {"limits": dict(defaults.limits), "requests": dict(defaults.requests)}
+    """Add only what is missing. A resource whose limit is present (an explicit "0" on a best-effort
+    pod) is left alone: API defaulting copies that limit into the request, and any request we added
+    would exceed it."""
+    limits = resources.get("limits") or {}
+    requests = resources.get("requests") or {}
+    wanted: dict[str, dict[str, Any]] = {"limits": {}, "requests": {}}
+    for resource in DEFAULTED_RESOURCES:
+        if resource in limits:
+            continue
+        if resource in defaults.limits:
+            wanted["limits"][resource] = defaults.limits[resource]
+        if resource not in requests and resource in defaults.requests:
+            wanted["requests"][resource] = defaults.requests[resource]
+    wanted = {kind: amounts for kind, amounts in wanted.items() if amounts}
+    if not wanted:
+        return []
     if not resources:
         return [{"op": "add", "path": pointer(*path, "resources"), "value": wanted}]
     ops: Patch = []
     for kind, amounts in wanted.items():
-        existing = resources.get(kind)
-        if existing is None:
+        if resources.get(kind) is None:
             ops.append({"op": "add", "path": pointer(*path, "resources", kind), "value": amounts})
         else:
             ops += [
@@ -116,7 +141,10 @@ def _container_ops(
 
 
 def best_effort_patch(pod: Mapping[str, Any], defaults: BestEffortDefaults) -> Patch:
-    """The JSONPatch that gives every regular and init container the defaults; [] when not best-effort."""
+    """The JSONPatch that gives every regular and init container the defaults; [] when not best-effort.
+
+    Reinvocation (our annotation already present): only containers naming neither cpu nor memory,
+    i.e. ones a later webhook added, get defaults."""
     if not isinstance(pod, Mapping):
         raise NotAPod("object is not a pod")
     spec = pod.get("spec")
@@ -128,14 +156,26 @@ def best_effort_patch(pod: Mapping[str, Any], defaults: BestEffortDefaults) -> P
     if annotations is not None and not isinstance(annotations, Mapping):
         raise NotAPod("metadata.annotations is not an object")
     annotations = annotations or {}
-    if MIRROR_ANNOTATION in annotations or skips_defaults(annotations) or not is_best_effort(spec):
+    if MIRROR_ANNOTATION in annotations or skips_defaults(annotations):
+        return []
+    if spec.get("resources") is not None:
+        # Pod-level resources (even an empty object): the apiserver holds container requests to the
+        # pod-level ones and container limits below them, so container defaults could break the pod.
+        return []
+    reinvoked = DEFAULTED_ANNOTATION in annotations
+    if not reinvoked and not is_best_effort(spec):
         return []
     ops: Patch = []
     for field in _CONTAINER_FIELDS:
         for index, container in enumerate(_containers(spec, field)):
-            ops += _container_ops(("spec", field, index), _resources(container), defaults)
-    if not ops:  # a pod without containers: nothing to default
+            resources = _resources(container)
+            if reinvoked and not _names_no_defaulted_resource(resources):
+                continue  # reinvocation: only containers added since (by a later webhook)
+            ops += _container_ops(("spec", field, index), resources, defaults)
+    if not ops:  # nothing to default (no containers, or a reinvocation with nothing new)
         return []
+    if reinvoked:
+        return ops  # the annotation is already there
     injected = ",".join(resource for resource in DEFAULTED_RESOURCES if resource in defaults.limits)
     marker = {DEFAULTED_ANNOTATION: injected}
     if pod.get("metadata") is None:

@@ -56,6 +56,7 @@ def check_on_node(
     config: LimitAwareConfig,
     *,
     exempt: bool = False,
+    exempt_reason: str = "",
 ) -> Response:
     """A pod about to run on *node* (a binding, or a create with spec.nodeName)."""
     warnings = ratio_warnings(node)
@@ -63,7 +64,7 @@ def check_on_node(
     if not found:
         return allowed("fits", *warnings)
     if exempt:
-        return allowed("exempt-daemonset", *warnings)
+        return allowed(exempt_reason or "exempt-daemonset", *warnings)
     message = (
         f"{subject} does not fit the limit-to-allocatable ratio of {describe_node(node.traits.name, found)}"
     )
@@ -86,16 +87,19 @@ def check_resize(
     config: LimitAwareConfig,
     *,
     exempt: bool = False,
+    counted: Mapping[str, int] | None = None,
 ) -> Response:
-    """An in-place resize: the pod's old limits leave the node's sum, the new ones must fit.
+    """An in-place resize: the pod's own count leaves the node's sum, the new limits must fit.
 
-    Only resources whose limit grows are checked, so lowering a limit always passes, even on a
-    node that is already over its ratio.
+    Only resources whose limit grows over *old_limits* are checked, so lowering a limit always
+    passes, even on a node that is already over its ratio. *counted* is what *allocated* holds for
+    the pod (the cache's count and ledger holds); by default its old limits.
     """
     grown = grown_limits(old_limits, new_limits)
     if not grown:
         return allowed("lowered", *ratio_warnings(node))
-    without_pod = {resource: allocated.get(resource, 0) - old_limits.get(resource, 0) for resource in grown}
+    own = old_limits if counted is None else counted
+    without_pod = {resource: allocated.get(resource, 0) - own.get(resource, 0) for resource in grown}
     return check_on_node(subject, grown, node, without_pod, config, exempt=exempt)
 
 
@@ -108,6 +112,7 @@ def check_unbound(
     config: LimitAwareConfig,
     *,
     exempt: bool = False,
+    exempt_reason: str = "",
 ) -> Response:
     """A pod created without a node: is there any eligible node with room for its limits?
 
@@ -127,7 +132,7 @@ def check_unbound(
             return allowed("fits")
         example = example or node
     if exempt:
-        return allowed("exempt-daemonset")
+        return allowed(exempt_reason or "exempt-daemonset")
     if example is None:
         # Not a limits question: the scheduler (or a cluster autoscaler) decides what happens next.
         return allowed("no-eligible-node")

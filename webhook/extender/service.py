@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from limitguard.errors import LimitguardError
-from limitguard.state.records import NodeRecord, is_daemonset_pod, node_record
+from limitguard.state.records import NodeRecord, controller_of, is_mirror_pod, node_record
 from limitguard.state.store import ClusterState
 from limitguard.core.config import Config, Enforcement, NotReadyPolicy
 from limitguard.core.fit import fits, shortfalls
@@ -109,16 +109,20 @@ class Extender:
             return self._pass_all(args, "excluded")
         if limit_aware.enforcement is not Enforcement.DENY:
             return self._pass_all(args, "not-enforced")  # admission would allow; so must we
-        if limit_aware.exempt_daemonset_pods and is_daemonset_pod(metadata):
+        if limit_aware.exempts(controller_of(metadata)) or is_mirror_pod(metadata):
             return self._pass_all(args, "exempt")
         try:
-            limits = pod_limits(args.pod_spec)
+            status = args.pod.get("status")
+            limits = pod_limits(args.pod_spec, status if isinstance(status, Mapping) else None)
         except PodSpecError as error:
             log.warning("extender filter: pod %s unreadable, passing all: %s", args.describe_pod(), error)
             return self._pass_all(args, "unreadable-pod")
         used = [(resource, amount) for resource, amount in limits.items() if amount > 0]
         if not used:
             return self._pass_all(args, "no-limits")
+        priority = args.pod_spec.get("priority")
+        priority = priority if type(priority) is int else 0
+        pod_key = args.describe_pod()
         passed: list[str] = []
         failed: dict[str, str] = {}
         unknown = 0
@@ -129,6 +133,9 @@ class Extender:
                 continue
             ratios = effective_ratios(record, limit_aware)
             allocated = self.state.allocated(name)
+            held = self.state.nominated_room(name, priority, pod_key)  # as admission does
+            if held:
+                allocated = {r: allocated.get(r, 0) + held.get(r, 0) for r in {*allocated, *held}}
             if fits(used, record.allocatable, allocated, ratios):
                 passed.append(name)
                 continue
@@ -149,7 +156,8 @@ class Extender:
         if not self.state.ready:
             return PrioritizeOutcome(zeros, reason="not-ready")
         try:
-            pod = PodFacts.from_spec(args.pod_spec)
+            status = args.pod.get("status")
+            pod = PodFacts.from_spec(args.pod_spec, status if isinstance(status, Mapping) else None)
         except PodSpecError as error:
             log.warning("extender prioritize: pod %s unreadable, scoring 0: %s", args.describe_pod(), error)
             return PrioritizeOutcome(zeros, reason="unreadable-pod")

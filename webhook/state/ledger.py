@@ -21,6 +21,9 @@ class _Entry:
     node: str
     limits: ResourceAmounts
     expires_at: float
+    # A resize hold: released once the cache counts the pod at these limits (None: a binding,
+    # released once the cache shows the pod bound).
+    settles_at: ResourceAmounts | None = None
 
 
 class BindingLedger:
@@ -35,9 +38,15 @@ class BindingLedger:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def reserve(self, node: str, pod_key: str, limits: Mapping[str, int]) -> None:
+    def reserve(
+        self, node: str, pod_key: str, limits: Mapping[str, int], settles_at: Mapping[str, int] | None = None
+    ) -> None:
+        """Hold *limits* on *node* for *pod_key*: an approved binding, or (with *settles_at*, the
+        pod's new effective limits) the growth of an approved resize of a pod already counted."""
         self.release(pod_key)
-        self._entries[pod_key] = _Entry(node, dict(limits), self._clock.now() + self._ttl)
+        self._entries[pod_key] = _Entry(
+            node, dict(limits), self._clock.now() + self._ttl, None if settles_at is None else dict(settles_at)
+        )
         self._by_node.setdefault(node, set()).add(pod_key)
         totals = self._totals.setdefault(node, {})
         for resource, amount in limits.items():
@@ -55,6 +64,21 @@ class BindingLedger:
         if not keys:
             del self._by_node[entry.node]
             del self._totals[entry.node]
+
+    def held_by(self, pod_key: str) -> Mapping[str, int]:
+        """What the ledger holds for one pod (its resize growth, or its binding)."""
+        entry = self._entries.get(pod_key)
+        return entry.limits if entry is not None else {}
+
+    def seen(self, pod_key: str, counted: Mapping[str, int]) -> None:
+        """The cache shows *pod_key* bound and counts *counted* for it: a binding hold is done; a
+        resize hold is done once the counted limits reach the resize's."""
+        entry = self._entries.get(pod_key)
+        if entry is None:
+            return
+        target = entry.settles_at
+        if target is None or all(counted.get(r, 0) >= amount for r, amount in target.items()):
+            self.release(pod_key)
 
     def held(self, node: str) -> Mapping[str, int]:
         """What approved-but-unseen bindings hold on *node*, after dropping expired entries."""

@@ -11,8 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from limitguard.core.config import DAEMONSET_KINDS, OwnerKind
 from limitguard.core.eligibility import NodeTraits, parse_taints
 from limitguard.core.podlimits import PodSpecError, ResourceAmounts, pod_amounts
+from limitguard.core.podresources import MIRROR_ANNOTATION
 from limitguard.core.quantity import to_units
 from limitguard.core.ratios import RATIO_ANNOTATION, RatioError, RatioMap, parse_ratio_annotation
 
@@ -46,15 +48,18 @@ class PodRecord:
     name: str
     uid: str
     node_name: str
-    limits: ResourceAmounts
-    daemonset: bool
+    limits: ResourceAmounts  # effective: resize status included (SPEC 1)
+    daemonset: bool  # controlled by an apps DaemonSet
     active: bool  # phase is not Succeeded/Failed
     terminating: bool
-    nominated_node: str
+    nominated_node: str  # only while unbound: the scheduler's nominator drops bound pods
     # Scoring only (extender, explain): requests and limits with the scheduler's non-zero cpu/memory
     # defaults. Shared between pods with the same resources (pod_amounts), so 150,000 pods stay lean.
     requests: ResourceAmounts = field(default_factory=dict)
     scoring_limits: ResourceAmounts = field(default_factory=dict)
+    controller: OwnerKind | None = None  # (group, kind) of the controller ownerReference
+    mirror: bool = False
+    priority: int = 0  # spec.priority (set by the Priority admission plugin)
 
     @property
     def key(self) -> str:
@@ -106,9 +111,26 @@ def node_record(node: Mapping[str, Any]) -> NodeRecord:
     return NodeRecord(traits, allocatable, override, problem)
 
 
-def is_daemonset_pod(metadata: Mapping[str, Any]) -> bool:
+def controller_of(metadata: Mapping[str, Any]) -> OwnerKind | None:
+    """(API group, kind) of the pod's controller: the ownerReference with `controller: true`."""
     owners = metadata.get("ownerReferences")
-    return isinstance(owners, list) and any(_map(owner).get("kind") == "DaemonSet" for owner in owners)
+    for owner in owners if isinstance(owners, list) else ():
+        owner = _map(owner)
+        if owner.get("controller") is True:
+            api_version = str(owner.get("apiVersion") or "")
+            return (api_version.rpartition("/")[0], str(owner.get("kind") or ""))
+    return None
+
+
+def is_daemonset_pod(metadata: Mapping[str, Any], kinds: frozenset[OwnerKind] = DAEMONSET_KINDS) -> bool:
+    """Controlled by a DaemonSet (or a configured DaemonSet-like kind), as `kubectl drain` decides:
+    only a controller reference counts, not any owner of that kind."""
+    return controller_of(metadata) in kinds
+
+
+def is_mirror_pod(metadata: Mapping[str, Any]) -> bool:
+    """A static pod's API mirror: the kubelet runs it whatever admission answers."""
+    return MIRROR_ANNOTATION in _map(metadata.get("annotations"))
 
 
 def pod_record(pod: Mapping[str, Any]) -> PodRecord:
@@ -118,24 +140,33 @@ def pod_record(pod: Mapping[str, Any]) -> PodRecord:
     namespace = str(metadata.get("namespace") or "")
     name = str(metadata.get("name") or "")
     try:
-        amounts = pod_amounts(spec)  # shared between pods of one template: never mutated
+        amounts = pod_amounts(spec, status)  # shared between pods of one template: never mutated
         limits, requests, scoring_limits = amounts.limits, amounts.scoring_requests, amounts.scoring_limits
     except PodSpecError as error:
         log.warning("pod %s/%s: limits not counted: %s", namespace, name, error)
         limits, requests, scoring_limits = {}, {}, {}
+    node_name = str(spec.get("nodeName") or "")
+    controller = controller_of(metadata)
     return PodRecord(
         namespace=namespace,
         name=name,
         uid=str(metadata.get("uid") or ""),
-        node_name=str(spec.get("nodeName") or ""),
+        node_name=node_name,
         limits=limits,
-        daemonset=is_daemonset_pod(metadata),
+        daemonset=controller in DAEMONSET_KINDS,
         active=status.get("phase") not in TERMINAL_PHASES,
         terminating=metadata.get("deletionTimestamp") is not None,
-        nominated_node=str(status.get("nominatedNodeName") or ""),
+        nominated_node="" if node_name else str(status.get("nominatedNodeName") or ""),
         requests=requests,
         scoring_limits=scoring_limits,
+        controller=controller,
+        mirror=is_mirror_pod(metadata),
+        priority=_priority(spec.get("priority")),
     )
+
+
+def _priority(value: Any) -> int:
+    return value if type(value) is int else 0
 
 
 def namespace_record(namespace: Mapping[str, Any]) -> NamespaceRecord:

@@ -44,6 +44,7 @@ class ClusterState:
         self._namespaces: dict[str, NamespaceRecord] = {}
         self._allocated: dict[str, ResourceAmounts] = {}
         self._scoring = _ScoringSums()
+        self._nominated: dict[str, dict[str, PodRecord]] = {}  # node -> unbound pods nominated to it
         self._label_index: dict[tuple[str, str], set[str]] = {}  # (key, value) -> node names
         self.ledger = BindingLedger(ledger_ttl_seconds, clock)
         self._synced: set[str] = set()
@@ -120,7 +121,7 @@ class ClusterState:
         return self._scoring.terminating.get(node, 0)
 
     def nominated_pods(self, node: str) -> int:
-        """Active pods whose status.nominatedNodeName is *node* (PodState scoring)."""
+        """Active unbound pods whose status.nominatedNodeName is *node* (PodState scoring)."""
         return self._scoring.nominated.get(node, 0)
 
     def counts(self) -> dict[str, int]:
@@ -131,6 +132,24 @@ class ClusterState:
         self._scoring.count(pod, sign)
         if pod.counted_node:
             _add_amounts(self._allocated, pod.counted_node, pod.limits, sign)
+        if pod.nominated_node and pod.active and pod.limits:
+            waiting = self._nominated.setdefault(pod.nominated_node, {})
+            if sign > 0:
+                waiting[pod.key] = pod
+            else:
+                waiting.pop(pod.key, None)
+                if not waiting:
+                    del self._nominated[pod.nominated_node]
+
+    def nominated_room(self, node: str, priority: int, pod_key: str) -> Mapping[str, int]:
+        """Limits the scheduler keeps free on *node* for nominated pods (preemptors waiting for their
+        victims to leave) of *priority* or higher, other than *pod_key* - its addNominatedPods."""
+        room: dict[str, int] = {}
+        for key, waiting in self._nominated.get(node, {}).items():
+            if key != pod_key and waiting.priority >= priority:
+                for resource, amount in waiting.limits.items():
+                    room[resource] = room.get(resource, 0) + amount
+        return room
 
     def upsert_pod(self, obj: Mapping[str, Any]) -> PodRecord:
         record = pod_record(obj)
@@ -144,7 +163,7 @@ class ClusterState:
             self._pods[record.key] = record
             self._count(record, +1)
         if record.node_name:
-            self.ledger.release(record.key)
+            self.ledger.seen(record.key, record.limits)
         return record
 
     def delete_pod(self, obj: Mapping[str, Any]) -> None:

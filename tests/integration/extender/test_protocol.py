@@ -104,6 +104,20 @@ async def test_filter_with_full_nodes_answers_with_the_passing_node_objects(star
     assert "nodenames" not in body
 
 
+async def test_filter_holds_room_for_pods_nominated_with_equal_or_higher_priority(start_extender):
+    state = demo_state()
+    preemptor = pod("preemptor", cpu="4", phase="Pending", priority=1000)
+    preemptor["status"]["nominatedNodeName"] = "node2"
+    state.upsert_pod(preemptor)
+    server = await start_extender(state, demo_config())
+    status, body = await server.post("/extender/filter", args_names(scheduler_pod(), ["node1", "node2"]))
+    assert (status, body["nodenames"]) == (200, [])  # node2: 5 + 4 held + 4 > 10
+    urgent = scheduler_pod()
+    urgent["spec"]["priority"] = 2000
+    status, body = await server.post("/extender/filter", args_names(urgent, ["node1", "node2"]))
+    assert body["nodenames"] == ["node2"]
+
+
 async def test_filter_uses_the_node_object_the_scheduler_sent(start_extender):
     # the scheduler's copy of node1 has 16 cpu (capacity 20 at 125%): 10 + 4 fits there
     server = await start_extender(demo_state(), demo_config())

@@ -56,9 +56,16 @@ def test_a_partially_specified_pod_is_not_best_effort_and_untouched():
     assert best_effort_patch(partial, DEFAULTS) == []
 
 
-def test_an_explicit_zero_counts_as_specified():
+def test_an_explicit_zero_is_unset_for_qos_but_never_overwritten():
+    """ComputePodQOS ignores zero quantities, so the pod is best-effort and gets defaults (it used to
+    be a silent opt-out); the written "0" limit stays, and no cpu request is added above it."""
     zero = pod("z", containers=[container("a", limits={"cpu": "0"})])
-    assert best_effort_patch(zero, DEFAULTS) == []
+    assert is_best_effort(zero["spec"])
+    patched = apply(zero, best_effort_patch(zero, DEFAULTS))
+    assert patched["spec"]["containers"][0]["resources"] == {
+        "limits": {"cpu": "0", "memory": "512Mi"},
+        "requests": {"memory": "200Mi"},
+    }
 
 
 def test_extended_resources_alone_stay_best_effort_and_keep_their_entries():

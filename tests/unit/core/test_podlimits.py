@@ -1,7 +1,7 @@
 import pytest
 
 from tests.support import container
-from limitguard.core.podlimits import PodSpecError, pod_limits
+from limitguard.core.podlimits import PodSpecError, pod_limits, pod_requests
 
 
 def spec(containers=(), init=(), overhead=None):
@@ -111,3 +111,54 @@ def test_memo_still_rejects_unhashable_quantities():
 
     with pytest.raises(PodSpecError):
         pod_amounts({"containers": [{"name": "a", "resources": {"limits": {"cpu": ["2"]}}}]})
+
+
+# -- issue 13: the guard rules on top of component-helpers -----------------------------------------
+def test_overhead_is_added_only_to_non_zero_values():
+    """Upstream PodLimits: a pod that names no cpu is unlimited for cpu; overhead does not limit it."""
+    limits = pod_limits(
+        spec([container(limits={"memory": "1Gi"})], overhead={"cpu": "250m", "memory": "160Mi"})
+    )
+    assert limits == {"memory": 1024**3 + 160 * 1024**2}
+
+
+def test_a_pod_level_request_alone_raises_the_value_but_never_lowers_it():
+    small = spec([container(limits={"cpu": "1"})])
+    small["resources"] = {"requests": {"cpu": "2"}}
+    assert pod_limits(small) == {"cpu": 2000}
+    big = spec([container(limits={"cpu": "3"})])
+    big["resources"] = {"requests": {"cpu": "2"}}
+    assert pod_limits(big) == {"cpu": 3000}
+
+
+def test_a_pod_level_limit_replaces_even_a_larger_container_sum_and_takes_overhead():
+    body = spec(
+        [container("a", limits={"cpu": "2"}), container("b", limits={"cpu": "2"})], overhead={"cpu": "100m"}
+    )
+    body["resources"] = {"limits": {"cpu": "2"}}
+    assert pod_limits(body) == {"cpu": 2100}
+
+
+def test_memoised_amounts_tell_resize_statuses_apart():
+    from limitguard.core.podlimits import pod_amounts
+
+    body = spec([container("a", limits={"cpu": "1"})])
+    running_more = {"containerStatuses": [{"name": "a", "resources": {"limits": {"cpu": "3"}}}]}
+    infeasible = {
+        **running_more,
+        "conditions": [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}],
+    }
+    upsize = spec([container("a", limits={"cpu": "4"})])
+    assert pod_amounts(body).limits == {"cpu": 1000}
+    assert pod_amounts(body, running_more).limits == {"cpu": 3000}  # a pending downsize
+    assert pod_amounts(upsize, running_more).limits == {"cpu": 4000}  # a pending upsize
+    assert pod_amounts(upsize, infeasible).limits == {"cpu": 3000}  # only what runs
+    assert pod_amounts(body).limits == {"cpu": 1000}  # the memo kept them apart
+
+
+def test_an_empty_status_resources_object_still_counts_allocated_resources():
+    """Upstream tests cs.Resources != nil: an empty object still brings allocatedResources in."""
+    body = spec([container("a", requests={"cpu": "1"})])
+    status = {"containerStatuses": [{"name": "a", "resources": {}, "allocatedResources": {"cpu": "2"}}]}
+    assert pod_requests(body, status=status) == {"cpu": 2000}
+    assert pod_requests(body, status={"containerStatuses": [{"name": "a"}]}) == {"cpu": 1000}

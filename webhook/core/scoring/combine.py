@@ -62,13 +62,13 @@ class PodFacts:
     types: frozenset[str]  # resources the pod really requests (> 0, no defaults)
 
     @classmethod
-    def from_spec(cls, spec: Mapping[str, Any]) -> PodFacts:
+    def from_spec(cls, spec: Mapping[str, Any], status: Mapping[str, Any] | None = None) -> PodFacts:
         """Raises PodSpecError for a spec whose resources cannot be read."""
-        amounts = pod_amounts(spec)
+        amounts = pod_amounts(spec, status)
         return cls(
             limits=amounts.scoring_limits,
             requests=amounts.scoring_requests,
-            types=scarce.resource_types(pod_requests(spec)),
+            types=scarce.resource_types(pod_requests(spec, status=status)),
         )
 
 

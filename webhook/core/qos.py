@@ -1,0 +1,75 @@
+"""A pod's QoS class as the apiserver computes it (k8s.io/kubernetes pkg/apis/core/helper/qos
+ComputePodQOS, with PodLevelResources and the PodLevelResourcesFixKubeletQOSClass fix).
+
+Only cpu and memory count, and only quantities above zero: an explicit "0" is the same as unset.
+When spec.resources names a supported pod-level resource, the pod-level values alone decide.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+from limitguard.core.podresources import PodSpecError, is_supported_pod_level_resource, parse_amounts
+
+QOS_RESOURCES = ("cpu", "memory")
+
+
+class QOSClass(enum.StrEnum):
+    GUARANTEED = "Guaranteed"
+    BURSTABLE = "Burstable"
+    BEST_EFFORT = "BestEffort"
+
+
+def _positive(raw: Any, where: str) -> dict[str, int]:
+    amounts = parse_amounts(raw, lambda: where)
+    return {name: amount for name, amount in amounts.items() if name in QOS_RESOURCES and amount > 0}
+
+
+def _add(total: dict[str, int], amounts: Mapping[str, int]) -> None:
+    for name, amount in amounts.items():
+        total[name] = total.get(name, 0) + amount
+
+
+def pod_level_qos_set(spec: Mapping[str, Any]) -> bool:
+    resources = spec.get("resources")
+    if not isinstance(resources, Mapping):
+        return False
+    names = [*(resources.get("requests") or {}), *(resources.get("limits") or {})]
+    return any(is_supported_pod_level_resource(name) for name in names)
+
+
+def compute_pod_qos(spec: Mapping[str, Any]) -> QOSClass:
+    """ComputePodQOS over a pod spec; raises PodSpecError for unreadable resources."""
+    if not isinstance(spec, Mapping):
+        raise PodSpecError("pod spec is not an object")
+    requests: dict[str, int] = {}
+    limits: dict[str, int] = {}
+    guaranteed = True
+    if pod_level_qos_set(spec):
+        resources = spec["resources"]
+        _add(requests, _positive(resources.get("requests"), "spec.resources.requests"))
+        if resources.get("limits"):
+            pod_limits = _positive(resources.get("limits"), "spec.resources.limits")
+            _add(limits, pod_limits)
+            guaranteed = set(QOS_RESOURCES) <= pod_limits.keys()
+    else:
+        for field in ("containers", "initContainers"):  # ephemeral containers take no resources
+            containers = spec.get(field) or []
+            if not isinstance(containers, list):
+                raise PodSpecError(f"spec.{field} is not a list")
+            for container in containers:
+                resources = container.get("resources") if isinstance(container, Mapping) else None
+                resources = resources if isinstance(resources, Mapping) else {}
+                _add(requests, _positive(resources.get("requests"), "container requests"))
+                container_limits = _positive(resources.get("limits"), "container limits")
+                _add(limits, container_limits)
+                if not set(QOS_RESOURCES) <= container_limits.keys():
+                    guaranteed = False
+    if not requests and not limits:
+        return QOSClass.BEST_EFFORT
+    matching = all(limits.get(name) == amount for name, amount in requests.items())
+    if guaranteed and matching and len(requests) == len(limits):
+        return QOSClass.GUARANTEED
+    return QOSClass.BURSTABLE
