@@ -11,7 +11,9 @@ from prometheus_client.registry import Collector
 from webhook.cluster.state import ClusterState
 from webhook.core.config import Config
 from webhook.core.limitaware import effective_ratios
+from webhook.core.oversubscription import DEFAULT_SERIES_LIMIT
 from webhook.core.ratios import limit_capacity
+from webhook.node_ratio_metrics import NodeRatioCollector
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
@@ -19,7 +21,9 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
 class StateCollector(Collector):
     """Gauges derived from the state at scrape time, so the request path pays nothing for them."""
 
-    def __init__(self, state: ClusterState, config: Config) -> None:
+    def __init__(
+        self, state: ClusterState, config: Config, node_ratio_series_limit: int = DEFAULT_SERIES_LIMIT
+    ) -> None:
         self.state = state
         self.config = config
 
@@ -56,7 +60,9 @@ class StateCollector(Collector):
 
 
 class Metrics:
-    def __init__(self, state: ClusterState, config: Config) -> None:
+    def __init__(
+        self, state: ClusterState, config: Config, node_ratio_series_limit: int = DEFAULT_SERIES_LIMIT
+    ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.admissions = Counter(
             "limitguard_admissions",
@@ -85,3 +91,4 @@ class Metrics:
             "limitguard_watch_events", "Watch events applied", ["kind", "type"], registry=self.registry
         )
         self.registry.register(StateCollector(state, config))
+        self.registry.register(NodeRatioCollector(state, config, node_ratio_series_limit))
