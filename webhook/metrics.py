@@ -70,6 +70,19 @@ class Metrics:
             ["webhook", "resource", "decision", "action"],
             registry=self.registry,
         )
+        # `reason` is one of a fixed set of codes (fits, over-ratio, excluded, ...): bounded cardinality.
+        self.decisions = Counter(
+            "limitguard_decisions",
+            "Admission answers by webhook, decision and reason",
+            ["webhook", "decision", "reason"],
+            registry=self.registry,
+        )
+        self.fail_open = Counter(
+            "limitguard_fail_open_answers",
+            "Admission requests answered allowed without a check (internal error, cluster state not ready)",
+            ["webhook", "reason"],
+            registry=self.registry,
+        )
         self.latency = Histogram(
             "limitguard_admission_duration_seconds",
             "Time to answer an admission request",

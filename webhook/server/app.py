@@ -35,6 +35,9 @@ Handler = Callable[[AdmissionRequest], AdmissionResponse]
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024  # an object and its oldObject, each up to etcd's 1.5 MiB
 DEFAULT_BODY_TIMEOUT_SECONDS = 10.0
 DEFAULT_EXTENDER_MAX_BODY_BYTES = 64 * 1024 * 1024  # ExtenderArgs may carry a full NodeList
+# Allowed answers that checked nothing: a handler bug, or a cluster state that cannot decide yet
+# (whileNotReady: Allow). Counted apart so an alert can tell enforcement is silently off.
+FAIL_OPEN_REASONS = frozenset({"internal-error", "state-incomplete"})
 
 
 @dataclass
@@ -88,6 +91,10 @@ def _admission_route(name: str, handler: Handler, services: Services) -> Callabl
         metrics.admissions.labels(
             name, review.target, "allowed" if response.allowed else "denied", response.action
         ).inc()
+        decision = "allowed" if response.allowed else "denied"
+        metrics.decisions.labels(name, decision, response.reason).inc()
+        if response.allowed and response.reason in FAIL_OPEN_REASONS:
+            metrics.fail_open.labels(name, response.reason).inc()
         elapsed = time.perf_counter() - started
         metrics.latency.labels(name).observe(elapsed)
         log.info(
