@@ -34,7 +34,9 @@ class DefaultsShownFormatter(argparse.HelpFormatter):
             "%(default)" in text
             or "(default" in text  # the help already says it
             or not action.option_strings
-            or default in (None, False, argparse.SUPPRESS)
+            or default is None
+            or default is False  # a flag: its help says what it turns on
+            or default == argparse.SUPPRESS
             or default == []
         ):
             return text

@@ -25,7 +25,10 @@ from webhook.server.run import add_arguments as serve_arguments
 
 Render = Callable[..., list[dict[str, Any]]]
 KUBERNETES_VERSION = "1.35"
-OPERATOR_KINDS = {("monitoring.coreos.com/v1", "ServiceMonitor"), ("monitoring.coreos.com/v1", "PrometheusRule")}
+OPERATOR_KINDS = {
+    ("monitoring.coreos.com/v1", "ServiceMonitor"),
+    ("monitoring.coreos.com/v1", "PrometheusRule"),
+}
 METRICS_SERVICE = f"{FULLNAME}-metrics"
 ALL_ON = (
     "metrics.serviceMonitor.enabled=true",
@@ -43,7 +46,9 @@ def test_nothing_observability_related_is_rendered_by_default(render: Render) ->
     objects = render()
     kinds = {o["kind"] for o in objects}
     assert not kinds & {"ServiceMonitor", "PrometheusRule", "NetworkPolicy"}
-    assert not find(objects, "Service", METRICS_SERVICE) and not find(objects, "ConfigMap", f"{FULLNAME}-dashboard")
+    assert not find(objects, "Service", METRICS_SERVICE) and not find(
+        objects, "ConfigMap", f"{FULLNAME}-dashboard"
+    )
     container = one(objects, "Deployment")["spec"]["template"]["spec"]["containers"][0]
     assert [p["name"] for p in container["ports"]] == ["https"]
     assert not any(a.startswith("--metrics-port") for a in container["args"])
@@ -63,23 +68,37 @@ def test_every_option_renders_lints_and_validates(helm: Helm, render: Render, mo
         except SchemaNotFoundError:
             operator.append((obj["apiVersion"], obj["kind"]))
         except kubernetes_validate.ValidationError as error:
-            pytest.fail(f"{obj['kind']}/{obj['metadata']['name']}: {'.'.join(map(str, error.path))}: {error.message}")
+            pytest.fail(
+                f"{obj['kind']}/{obj['metadata']['name']}: {'.'.join(map(str, error.path))}: {error.message}"
+            )
     assert set(operator) >= OPERATOR_KINDS
     assert {kind for _, kind in operator} <= {"ServiceMonitor", "PrometheusRule", "Certificate", "Issuer"}
     args = ["lint", "--strict", str(CHART), "--namespace", NAMESPACE]
     for item in extra + (["certs.mode=certManager"] if mode == "certManager" else []):
         args += ["--set", item]
     if mode == "provided":
-        args += ["--set", "certs.mode=provided", "--set", "certs.provided.secretName=my-tls",
-                 "--set", "certs.provided.caBundle=Zm9v"]
+        args += [
+            "--set",
+            "certs.mode=provided",
+            "--set",
+            "certs.provided.secretName=my-tls",
+            "--set",
+            "certs.provided.caBundle=Zm9v",
+        ]
     assert "0 chart(s) failed" in helm.run(*args).stdout
 
 
 def test_values_schema_rejects_unknown_observability_keys(helm: Helm) -> None:
-    for bad in ("metrics.serviceMonitor.enable=true", "networkPolicy.from=x", "metrics.plainHttp.port=80",
-                "metrics.prometheusRule.disabledAlerts={NoSuchAlert}"):
+    for bad in (
+        "metrics.serviceMonitor.enable=true",
+        "networkPolicy.from=x",
+        "metrics.plainHttp.port=80",
+        "metrics.prometheusRule.disabledAlerts={NoSuchAlert}",
+    ):
         result = helm.template(bad, check=False)
-        assert result.returncode != 0 and "values don't meet the specifications of the schema" in result.stderr, bad
+        assert (
+            result.returncode != 0 and "values don't meet the specifications of the schema" in result.stderr
+        ), bad
 
 
 # -- the server side of the chart's flags --------------------------------------------------------------
@@ -97,7 +116,9 @@ def test_plain_http_port_reaches_the_server_flags_and_the_metrics_service(render
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     assert ports == {"https": 8443, "metrics": 9102}
     service = one(objects, "Service", METRICS_SERVICE)
-    assert service["spec"]["ports"] == [{"name": "metrics", "port": 9102, "targetPort": "metrics", "protocol": "TCP"}]
+    assert service["spec"]["ports"] == [
+        {"name": "metrics", "port": 9102, "targetPort": "metrics", "protocol": "TCP"}
+    ]
     # The webhook Service stays exactly what the apiserver calls.
     assert [p["name"] for p in one(objects, "Service", FULLNAME)["spec"]["ports"]] == ["https"]
 
@@ -107,13 +128,22 @@ def _selects(selector: dict[str, str], labels: dict[str, str]) -> bool:
 
 
 @pytest.mark.parametrize("plain", [False, True])
-def test_service_monitor_selects_only_the_metrics_service_and_a_port_it_has(render: Render, plain: bool) -> None:
-    objects = render("default", *ALL_ON, *(PLAIN if plain else ()), "extender.service.enabled=true",
-                     "metrics.serviceMonitor.labels.release=kube-prometheus-stack")
+def test_service_monitor_selects_only_the_metrics_service_and_a_port_it_has(
+    render: Render, plain: bool
+) -> None:
+    objects = render(
+        "default",
+        *ALL_ON,
+        *(PLAIN if plain else ()),
+        "extender.service.enabled=true",
+        "metrics.serviceMonitor.labels.release=kube-prometheus-stack",
+    )
     monitor = one(objects, "ServiceMonitor")
     assert monitor["metadata"]["labels"]["release"] == "kube-prometheus-stack"
     selector = monitor["spec"]["selector"]["matchLabels"]
-    selected = [s["metadata"]["name"] for s in find(objects, "Service") if _selects(selector, s["metadata"]["labels"])]
+    selected = [
+        s["metadata"]["name"] for s in find(objects, "Service") if _selects(selector, s["metadata"]["labels"])
+    ]
     assert selected == [METRICS_SERVICE]
     assert monitor["spec"]["namespaceSelector"] == {"matchNames": [NAMESPACE]}
     (endpoint,) = monitor["spec"]["endpoints"]
@@ -133,8 +163,12 @@ def test_service_monitor_selects_only_the_metrics_service_and_a_port_it_has(rend
 
 
 def test_service_monitor_in_provided_mode_needs_tls_settings_or_the_plain_port(helm: Helm) -> None:
-    base = ["certs.mode=provided", "certs.provided.secretName=my-tls", "certs.provided.caBundle=Zm9v",
-            "metrics.serviceMonitor.enabled=true"]
+    base = [
+        "certs.mode=provided",
+        "certs.provided.secretName=my-tls",
+        "certs.provided.caBundle=Zm9v",
+        "metrics.serviceMonitor.enabled=true",
+    ]
     failed = helm.template(*base, check=False)
     assert failed.returncode != 0 and "metrics.serviceMonitor.tlsConfig is required" in failed.stderr
     assert helm.template(*base, *PLAIN).returncode == 0
@@ -147,14 +181,23 @@ def test_network_policy_opens_the_webhook_port_to_all_and_metrics_to_monitoring(
     assert policy["spec"]["podSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
     assert policy["spec"]["policyTypes"] == ["Ingress"]
     webhook_rule, metrics_rule = policy["spec"]["ingress"]
-    container_ports = {p["name"]: p["containerPort"] for p in deployment["spec"]["template"]["spec"]["containers"][0]["ports"]}
-    assert webhook_rule == {"ports": [{"port": container_ports["https"], "protocol": "TCP"}]}  # no `from`: anyone
+    container_ports = {
+        p["name"]: p["containerPort"]
+        for p in deployment["spec"]["template"]["spec"]["containers"][0]["ports"]
+    }
+    assert webhook_rule == {
+        "ports": [{"port": container_ports["https"], "protocol": "TCP"}]
+    }  # no `from`: anyone
     assert metrics_rule["ports"] == [{"port": container_ports["metrics"], "protocol": "TCP"}]
     assert metrics_rule["from"] == [
         {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "observability"}}}
     ]
-    narrowed = one(render("default", "networkPolicy.enabled=true", "networkPolicy.webhookFrom[0].ipBlock.cidr=172.18.0.0/16"),
-                   "NetworkPolicy")
+    narrowed = one(
+        render(
+            "default", "networkPolicy.enabled=true", "networkPolicy.webhookFrom[0].ipBlock.cidr=172.18.0.0/16"
+        ),
+        "NetworkPolicy",
+    )
     assert narrowed["spec"]["ingress"] == [
         {"ports": [{"port": 8443, "protocol": "TCP"}], "from": [{"ipBlock": {"cidr": "172.18.0.0/16"}}]}
     ]
@@ -195,13 +238,19 @@ def exposed() -> set[str]:
 
 def dashboard_queries(dashboard: dict[str, Any]) -> list[str]:
     queries = [t["expr"] for panel in dashboard["panels"] for t in panel.get("targets", [])]
-    queries += [v["query"]["query"] for v in dashboard["templating"]["list"] if isinstance(v.get("query"), dict)]
+    queries += [
+        v["query"]["query"] for v in dashboard["templating"]["list"] if isinstance(v.get("query"), dict)
+    ]
     return queries
 
 
 def test_dashboard_config_map_carries_the_json_file_with_the_sidecar_label(render: Render) -> None:
-    objects = render("default", "metrics.dashboard.enabled=true", "metrics.dashboard.namespace=monitoring",
-                     "metrics.dashboard.annotations.grafana_folder=Kubernetes")
+    objects = render(
+        "default",
+        "metrics.dashboard.enabled=true",
+        "metrics.dashboard.namespace=monitoring",
+        "metrics.dashboard.annotations.grafana_folder=Kubernetes",
+    )
     config_map = one(objects, "ConfigMap", f"{FULLNAME}-dashboard")
     assert config_map["metadata"]["namespace"] == "monitoring"
     assert config_map["metadata"]["labels"]["grafana_dashboard"] == "1"
@@ -210,7 +259,9 @@ def test_dashboard_config_map_carries_the_json_file_with_the_sidecar_label(rende
     assert shipped == json.loads((CHART / "files" / "grafana-dashboard.json").read_text())
 
 
-def test_dashboard_shows_oversubscription_decisions_and_latency_from_metrics_that_exist(exposed: set[str]) -> None:
+def test_dashboard_shows_oversubscription_decisions_and_latency_from_metrics_that_exist(
+    exposed: set[str],
+) -> None:
     dashboard = json.loads((CHART / "files" / "grafana-dashboard.json").read_text())
     assert dashboard["uid"] == "limitguard"
     panels = [p for p in dashboard["panels"] if p["type"] != "row"]
@@ -235,7 +286,9 @@ def test_dashboard_shows_oversubscription_decisions_and_latency_from_metrics_tha
 def promtool() -> str:
     found = shutil.which("promtool")
     if not found:
-        pytest.skip("promtool is not installed (Debian package prometheus; `make tools` installs it when it can)")
+        pytest.skip(
+            "promtool is not installed (Debian package prometheus; `make tools` installs it when it can)"
+        )
     return found
 
 
@@ -250,33 +303,52 @@ def alerts(rule: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {r["alert"]: r for group in rule["spec"]["groups"] for r in group["rules"]}
 
 
-def test_rules_pass_promtool_check_and_use_metrics_that_exist(render: Render, tmp_path: Path, exposed: set[str]) -> None:
+def test_rules_pass_promtool_check_and_use_metrics_that_exist(
+    render: Render, tmp_path: Path, exposed: set[str]
+) -> None:
     path, rule = rules_file(render, tmp_path)
-    checked = subprocess.run([promtool(), "check", "rules", str(path)], capture_output=True, text=True, timeout=60)
+    checked = subprocess.run(
+        [promtool(), "check", "rules", str(path)], capture_output=True, text=True, timeout=60
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "SUCCESS: 8 rules found" in checked.stdout
     found = alerts(rule)
-    assert {"LimitGuardNoReadyReplica", "LimitGuardNoLeader", "LimitGuardFailOpenAnswers", "LimitGuardDenialRateSpike",
-            "LimitGuardNodesOverRatio"} <= set(found)
+    assert {
+        "LimitGuardNoReadyReplica",
+        "LimitGuardNoLeader",
+        "LimitGuardFailOpenAnswers",
+        "LimitGuardDenialRateSpike",
+        "LimitGuardNodesOverRatio",
+    } <= set(found)
     for name, alert in found.items():
         assert f'namespace="{NAMESPACE}", job="{METRICS_SERVICE}"' in alert["expr"], name
         assert alert["labels"]["severity"] in {"critical", "warning", "info"}
         assert alert["annotations"]["runbook_url"].endswith("#" + name.lower())
         missing = metric_names_in(alert["expr"]) - exposed - PENDING_METRICS
         assert not missing, f"{name} uses metrics no server exposes: {missing}"
-    anchors = set(re.findall(r'<a id="([a-z]+)"></a>', (CHART.parents[1] / "docs" / "observability.md").read_text()))
+    anchors = set(
+        re.findall(r'<a id="([a-z]+)"></a>', (CHART.parents[1] / "docs" / "observability.md").read_text())
+    )
     assert {name.lower() for name in found} <= anchors  # every runbook link lands on its section
 
 
 def test_promtool_check_has_teeth(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yaml"
-    broken.write_text("groups:\n- name: x\n  rules:\n  - alert: X\n    expr: sum(rate(limitguard_decisions_total[5m]) > \n")
-    result = subprocess.run([promtool(), "check", "rules", str(broken)], capture_output=True, text=True, timeout=60)
+    broken.write_text(
+        "groups:\n- name: x\n  rules:\n  - alert: X\n    expr: sum(rate(limitguard_decisions_total[5m]) > \n"
+    )
+    result = subprocess.run(
+        [promtool(), "check", "rules", str(broken)], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode != 0
 
 
 def test_disabled_alerts_are_left_out(render: Render, tmp_path: Path) -> None:
-    _, rule = rules_file(render, tmp_path, "metrics.prometheusRule.disabledAlerts={LimitGuardNoLeader,LimitGuardSeveralLeaders}")
+    _, rule = rules_file(
+        render,
+        tmp_path,
+        "metrics.prometheusRule.disabledAlerts={LimitGuardNoLeader,LimitGuardSeveralLeaders}",
+    )
     assert "LimitGuardNoLeader" not in alerts(rule) and "LimitGuardNodesOverRatio" in alerts(rule)
 
 
@@ -290,8 +362,13 @@ def test_alerts_fire_on_the_series_they_are_about(render: Render, tmp_path: Path
     def fires(name: str, description: str, **labels: str) -> list[dict[str, Any]]:
         """The one alert expected: its labels, and its annotations with the description as Prometheus renders it."""
         annotations = {**defined[name]["annotations"], "description": description}
-        return [{"exp_labels": {"severity": defined[name]["labels"]["severity"], **labels},
-                 "exp_annotations": annotations}]
+        return [
+            {
+                "exp_labels": {"severity": defined[name]["labels"]["severity"], **labels},
+                "exp_annotations": annotations,
+            }
+        ]
+
     tests = {
         "rule_files": [str(path)],
         "evaluation_interval": "1m",
@@ -299,18 +376,25 @@ def test_alerts_fire_on_the_series_they_are_about(render: Render, tmp_path: Path
             {  # one node over its ratio for an hour; the leader is present; both replicas ready
                 "interval": "1m",
                 "input_series": [
-                    {"series": f"limitguard_nodes_over_ratio{{{sel}, pod=\"a\"}}", "values": "1x60"},
-                    {"series": f"limitguard_leader{{{sel}, pod=\"a\"}}", "values": "1x60"},
-                    {"series": f"limitguard_leader{{{sel}, pod=\"b\"}}", "values": "0x60"},
-                    {"series": f"limitguard_state_ready{{{sel}, pod=\"a\"}}", "values": "1x60"},
-                    {"series": f"limitguard_state_ready{{{sel}, pod=\"b\"}}", "values": "1x60"},
+                    {"series": f'limitguard_nodes_over_ratio{{{sel}, pod="a"}}', "values": "1x60"},
+                    {"series": f'limitguard_leader{{{sel}, pod="a"}}', "values": "1x60"},
+                    {"series": f'limitguard_leader{{{sel}, pod="b"}}', "values": "0x60"},
+                    {"series": f'limitguard_state_ready{{{sel}, pod="a"}}', "values": "1x60"},
+                    {"series": f'limitguard_state_ready{{{sel}, pod="b"}}', "values": "1x60"},
                 ],
                 "alert_rule_test": [
                     {"eval_time": "20m", "alertname": "LimitGuardNodesOverRatio", "exp_alerts": []},
-                    {"eval_time": "40m", "alertname": "LimitGuardNodesOverRatio",
-                     "exp_alerts": fires("LimitGuardNodesOverRatio", "Nodes with summed container limits above allocatable x "
-                                         "ratio: 1. limitguard_node_limit_ratio shows which, and 'limitguard audit' lists "
-                                         "their pods.", namespace=NAMESPACE)},
+                    {
+                        "eval_time": "40m",
+                        "alertname": "LimitGuardNodesOverRatio",
+                        "exp_alerts": fires(
+                            "LimitGuardNodesOverRatio",
+                            "Nodes with summed container limits above allocatable x "
+                            "ratio: 1. limitguard_node_limit_ratio shows which, and 'limitguard audit' lists "
+                            "their pods.",
+                            namespace=NAMESPACE,
+                        ),
+                    },
                     {"eval_time": "40m", "alertname": "LimitGuardNoLeader", "exp_alerts": []},
                     {"eval_time": "40m", "alertname": "LimitGuardNoReadyReplica", "exp_alerts": []},
                 ],
@@ -318,44 +402,76 @@ def test_alerts_fire_on_the_series_they_are_about(render: Render, tmp_path: Path
             {  # nobody holds the lease; no replica is ready
                 "interval": "1m",
                 "input_series": [
-                    {"series": f"limitguard_leader{{{sel}, pod=\"a\"}}", "values": "0x30"},
-                    {"series": f"limitguard_leader{{{sel}, pod=\"b\"}}", "values": "0x30"},
-                    {"series": f"limitguard_state_ready{{{sel}, pod=\"a\"}}", "values": "0x30"},
+                    {"series": f'limitguard_leader{{{sel}, pod="a"}}', "values": "0x30"},
+                    {"series": f'limitguard_leader{{{sel}, pod="b"}}', "values": "0x30"},
+                    {"series": f'limitguard_state_ready{{{sel}, pod="a"}}', "values": "0x30"},
                 ],
                 "alert_rule_test": [
-                    {"eval_time": "10m", "alertname": "LimitGuardNoLeader",
-                     "exp_alerts": fires("LimitGuardNoLeader", defined["LimitGuardNoLeader"]["annotations"]["description"])},
-                    {"eval_time": "10m", "alertname": "LimitGuardNoReadyReplica",
-                     "exp_alerts": fires("LimitGuardNoReadyReplica",
-                                         defined["LimitGuardNoReadyReplica"]["annotations"]["description"])},
+                    {
+                        "eval_time": "10m",
+                        "alertname": "LimitGuardNoLeader",
+                        "exp_alerts": fires(
+                            "LimitGuardNoLeader", defined["LimitGuardNoLeader"]["annotations"]["description"]
+                        ),
+                    },
+                    {
+                        "eval_time": "10m",
+                        "alertname": "LimitGuardNoReadyReplica",
+                        "exp_alerts": fires(
+                            "LimitGuardNoReadyReplica",
+                            defined["LimitGuardNoReadyReplica"]["annotations"]["description"],
+                        ),
+                    },
                 ],
             },
             {  # fail-open answers, and denials that are 50 % of 2 answers/s
                 "interval": "1m",
                 "input_series": [
-                    {"series": f"limitguard_fail_open_answers_total{{{sel}, pod=\"a\", webhook=\"validate\", reason=\"internal-error\"}}",
-                     "values": "0+5x40"},
-                    {"series": f"limitguard_decisions_total{{{sel}, pod=\"a\", webhook=\"validate\", decision=\"denied\", reason=\"exceeds\"}}",
-                     "values": "0+60x40"},
-                    {"series": f"limitguard_decisions_total{{{sel}, pod=\"a\", webhook=\"validate\", decision=\"allowed\", reason=\"fits\"}}",
-                     "values": "0+60x40"},
+                    {
+                        "series": f'limitguard_fail_open_answers_total{{{sel}, pod="a", webhook="validate", reason="internal-error"}}',
+                        "values": "0+5x40",
+                    },
+                    {
+                        "series": f'limitguard_decisions_total{{{sel}, pod="a", webhook="validate", decision="denied", reason="exceeds"}}',
+                        "values": "0+60x40",
+                    },
+                    {
+                        "series": f'limitguard_decisions_total{{{sel}, pod="a", webhook="validate", decision="allowed", reason="fits"}}',
+                        "values": "0+60x40",
+                    },
                 ],
                 "alert_rule_test": [
-                    {"eval_time": "30m", "alertname": "LimitGuardFailOpenAnswers",  # 5 a minute
-                     "exp_alerts": fires("LimitGuardFailOpenAnswers", "limitguard answered 83.33m requests per second "
-                                         "allowed without a check over the last 10 minutes (see "
-                                         "limitguard_fail_open_answers_total by reason, and the logs).", namespace=NAMESPACE)},
-                    {"eval_time": "30m", "alertname": "LimitGuardDenialRateSpike",
-                     "exp_alerts": fires("LimitGuardDenialRateSpike", "More than 25% of admission answers were denials over "
-                                         "10 minutes (50%). Nodes are filling up to their ratio, or a ratio was lowered: "
-                                         "run 'limitguard audit'.", namespace=NAMESPACE)},
+                    {
+                        "eval_time": "30m",
+                        "alertname": "LimitGuardFailOpenAnswers",  # 5 a minute
+                        "exp_alerts": fires(
+                            "LimitGuardFailOpenAnswers",
+                            "limitguard answered 83.33m requests per second "
+                            "allowed without a check over the last 10 minutes (see "
+                            "limitguard_fail_open_answers_total by reason, and the logs).",
+                            namespace=NAMESPACE,
+                        ),
+                    },
+                    {
+                        "eval_time": "30m",
+                        "alertname": "LimitGuardDenialRateSpike",
+                        "exp_alerts": fires(
+                            "LimitGuardDenialRateSpike",
+                            "More than 25% of admission answers were denials over "
+                            "10 minutes (50%). Nodes are filling up to their ratio, or a ratio was lowered: "
+                            "run 'limitguard audit'.",
+                            namespace=NAMESPACE,
+                        ),
+                    },
                 ],
             },
             {  # a quiet cluster: 1 denial in 10 minutes is not a spike, even at 100 %
                 "interval": "1m",
                 "input_series": [
-                    {"series": f"limitguard_decisions_total{{{sel}, pod=\"a\", webhook=\"validate\", decision=\"denied\", reason=\"exceeds\"}}",
-                     "values": "0+0.1x40"},
+                    {
+                        "series": f'limitguard_decisions_total{{{sel}, pod="a", webhook="validate", decision="denied", reason="exceeds"}}',
+                        "values": "0+0.1x40",
+                    },
                 ],
                 "alert_rule_test": [
                     {"eval_time": "30m", "alertname": "LimitGuardDenialRateSpike", "exp_alerts": []},
@@ -365,6 +481,8 @@ def test_alerts_fire_on_the_series_they_are_about(render: Render, tmp_path: Path
     }
     test_file = tmp_path / "rules_test.yaml"
     test_file.write_text(yaml.safe_dump(tests, sort_keys=False))
-    result = subprocess.run([promtool(), "test", "rules", str(test_file)], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [promtool(), "test", "rules", str(test_file)], capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS" in result.stdout + result.stderr
