@@ -24,6 +24,8 @@ RUN pip wheel --wheel-dir /wheels .
 
 FROM ${PYTHON_IMAGE}
 # Set by `make image` and the release workflow; the defaults describe a local build.
+# (PYTHON_IMAGE is declared again so this stage can read it for the base.name label.)
+ARG PYTHON_IMAGE
 ARG VERSION=dev
 ARG REVISION=unknown
 ARG CREATED=unknown

@@ -48,7 +48,9 @@ def stages(parsed: list[Instruction]) -> list[list[Instruction]]:
 
 def test_dockerfile_is_multi_stage_slim_non_root_with_limitguard_entrypoint(render: Callable[..., Any]) -> None:
     parsed = instructions(REPO / "Dockerfile")
-    args = {k: v for k, _, v in (a.partition("=") for kw, a in parsed if kw == "ARG")}
+    args: dict[str, str] = {}
+    for key, _, value in (a.partition("=") for kw, a in parsed if kw == "ARG"):
+        args.setdefault(key, value)  # the global default; a stage may declare it again without one
     # The slim base, pinned by the digest of its multi-architecture index.
     assert re.fullmatch(r"python:3\.11-slim@sha256:[0-9a-f]{64}", args["PYTHON_IMAGE"]), args["PYTHON_IMAGE"]
     builder, final = stages(parsed)[0], stages(parsed)[-1]

@@ -486,3 +486,20 @@ def test_alerts_fire_on_the_series_they_are_about(render: Render, tmp_path: Path
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "SUCCESS" in result.stdout + result.stderr
+
+
+def test_notes_name_the_image_and_where_to_read_how_to_provide_it(helm: Helm) -> None:
+    args = [
+        "install",
+        "lg",
+        str(CHART),
+        "--namespace",
+        NAMESPACE,
+        "--dry-run=client",
+        "--set",
+        "image.repository=limitguard.local/limitguard",
+        "--set",
+        "image.tag=dev",
+    ]
+    notes = helm.run(*args).stdout.split("NOTES:", 1)[1]
+    assert "Image:            limitguard.local/limitguard:dev" in notes and "docs/install.md" in notes

@@ -103,6 +103,10 @@ def test_image_carries_oci_labels_from_build_arguments() -> None:
     }
     for argument in ("VERSION", "REVISION", "CREATED"):
         assert re.search(rf"^ARG {argument}=", text, re.M), argument
+    # An ARG from before the first FROM is empty inside a stage unless declared again there.
+    final_stage = text[text.rindex("\nFROM ") :]
+    assert re.search(r"^ARG PYTHON_IMAGE$", final_stage, re.M)
+    assert labels["org.opencontainers.image.base.name"] == "${PYTHON_IMAGE}"
     # The final stage installs the distribution by its real name.
     assert "pip install --no-index --find-links=/wheels kube-limitguard" in text
     # The default command's mounts are named in the Dockerfile and explained by `serve` itself.

@@ -62,5 +62,5 @@ def ensure_certificates(directory: str | Path, hostnames: list[str]) -> bool:
     except OSError as error:
         raise MountError(
             f"{directory} has no tls.crt/tls.key and a self-signed set cannot be written there "
-            f"({error.strerror}: {error.filename}).\n" + _cert_dir_help(directory)
+            f"({error.strerror}).\n" + _cert_dir_help(directory)
         ) from None
