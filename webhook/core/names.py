@@ -42,3 +42,33 @@ def is_valid_resource_name(name: object) -> bool:
         prefix, _, local = name.partition("/")
         return "/" not in local and bool(prefix) and is_qualified_name(name)
     return name in STANDARD_RESOURCE_NAMES or bool(_HUGEPAGES.match(name))
+
+
+_DNS1123_LABEL_FULL = re.compile(rf"^{_DNS1123_LABEL}$")
+_DNS1035_LABEL_FULL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+
+def dns1123_label_problem(name: str) -> str | None:
+    """Why *name* is not an RFC 1123 DNS label (a Namespace name), or None when it is one."""
+    if len(name) > 63:
+        return "must be no more than 63 characters"
+    if not _DNS1123_LABEL_FULL.match(name):
+        return (
+            "must be an RFC 1123 DNS label: lowercase letters, digits and '-', "
+            "starting and ending with a letter or digit"
+        )
+    return None
+
+
+def dns1035_label_problem(name: str) -> str | None:
+    """Why *name* is not a valid Service name, or None when it is one.
+
+    Kubernetes validates Service names as RFC 1035 labels: an RFC 1123 label that also starts
+    with a letter (apimachinery's NameIsDNS1035Label).
+    """
+    problem = dns1123_label_problem(name)
+    if problem is not None:
+        return problem
+    if not name[0].isalpha():
+        return "must start with a lowercase letter (a Service name is an RFC 1035 DNS label)"
+    return None

@@ -42,6 +42,9 @@ DEFAULT_BODY_TIMEOUT_SECONDS = 10.0
 # With nodeCacheCapable: false every extender call carries full Node objects (status.images included),
 # tens of MB on a large cluster; nodeCacheCapable: true sends names only and is the supported mode.
 DEFAULT_EXTENDER_MAX_BODY_BYTES = 64 * 1024 * 1024
+# Allowed answers that checked nothing: a handler bug, or a cluster state that cannot decide yet
+# (whileNotReady: Allow). Counted apart so an alert can tell enforcement is silently off.
+FAIL_OPEN_REASONS = frozenset({"internal-error", "state-incomplete"})
 INTERNAL_ERROR = allowed("internal-error", "limitguard: internal error, request not checked")
 
 
@@ -74,6 +77,9 @@ def admission_endpoint(name: str, handler: Handler, services: Services) -> Endpo
     def observe(review: AdmissionRequest, response: Response, seconds: float) -> None:
         decision = "allowed" if response.allowed else "denied"
         metrics.admissions.labels(name, review.target, decision, response.action).inc()
+        metrics.decisions.labels(name, decision, response.reason).inc()
+        if response.allowed and response.reason in FAIL_OPEN_REASONS:
+            metrics.fail_open.labels(name, response.reason).inc()
         metrics.latency.labels(name).observe(seconds)
         log.info(
             "admission",

@@ -11,7 +11,9 @@ from prometheus_client.registry import Collector
 from limitguard.state.store import ClusterState
 from limitguard.core.config import Config
 from limitguard.core.limitaware import effective_ratios
+from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
 from limitguard.core.ratios import limit_capacity
+from limitguard.http.node_ratio_metrics import NodeRatioCollector
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
@@ -19,7 +21,9 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
 class StateCollector(Collector):
     """Gauges derived from the state at scrape time, so the request path pays nothing for them."""
 
-    def __init__(self, state: ClusterState, config: Config) -> None:
+    def __init__(
+        self, state: ClusterState, config: Config, node_ratio_series_limit: int = DEFAULT_SERIES_LIMIT
+    ) -> None:
         self.state = state
         self.config = config
 
@@ -56,12 +60,27 @@ class StateCollector(Collector):
 
 
 class Metrics:
-    def __init__(self, state: ClusterState, config: Config) -> None:
+    def __init__(
+        self, state: ClusterState, config: Config, node_ratio_series_limit: int = DEFAULT_SERIES_LIMIT
+    ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.admissions = Counter(
             "limitguard_admissions",
             "Admission requests answered",
             ["webhook", "resource", "decision", "action"],
+            registry=self.registry,
+        )
+        # `reason` is one of a fixed set of codes (fits, over-ratio, excluded, ...): bounded cardinality.
+        self.decisions = Counter(
+            "limitguard_decisions",
+            "Admission answers by webhook, decision and reason",
+            ["webhook", "decision", "reason"],
+            registry=self.registry,
+        )
+        self.fail_open = Counter(
+            "limitguard_fail_open_answers",
+            "Admission requests answered allowed without a check (internal error, cluster state not ready)",
+            ["webhook", "reason"],
             registry=self.registry,
         )
         self.latency = Histogram(
@@ -108,3 +127,4 @@ class Metrics:
             registry=self.registry,
         )
         self.registry.register(StateCollector(state, config))
+        self.registry.register(NodeRatioCollector(state, config, node_ratio_series_limit))

@@ -64,6 +64,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from limitguard.errors import LimitguardError
+
 KIND_NAMES = {"nodes": "Node", "pods": "Pod", "namespaces": "Namespace"}
 SELECTABLE_FIELDS = {
     "nodes": frozenset({"metadata.name"}),
@@ -94,7 +96,7 @@ def with_resource_version(body: bytes, rv: int) -> bytes:
     return orjson.dumps(obj)
 
 
-class SelectorError(ValueError):
+class SelectorError(LimitguardError, ValueError):
     pass
 
 

@@ -139,3 +139,13 @@ capabilities:
 seccompProfile:
   type: RuntimeDefault
 {{- end -}}
+
+{{/* The Service Prometheus scrapes (a separate one: the webhook Service stays exactly what the
+     apiserver calls) and the job label its targets get. */}}
+{{- define "limitguard.metricsServiceName" -}}
+{{- printf "%s-metrics" (include "limitguard.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "limitguard.metricsSelector" -}}
+namespace="{{ .Release.Namespace }}", job="{{ include "limitguard.metricsServiceName" . }}"
+{{- end -}}

@@ -48,8 +48,11 @@ def stages(parsed: list[Instruction]) -> list[list[Instruction]]:
 
 def test_dockerfile_is_multi_stage_slim_non_root_with_limitguard_entrypoint(render: Callable[..., Any]) -> None:
     parsed = instructions(REPO / "Dockerfile")
-    args = {k: v for k, _, v in (a.partition("=") for kw, a in parsed if kw == "ARG")}
-    assert args["PYTHON_IMAGE"] == "python:3.11-slim"
+    args: dict[str, str] = {}
+    for key, _, value in (a.partition("=") for kw, a in parsed if kw == "ARG"):
+        args.setdefault(key, value)  # the global default; a stage may declare it again without one
+    # The slim base, pinned by the digest of its multi-architecture index.
+    assert re.fullmatch(r"python:3\.11-slim@sha256:[0-9a-f]{64}", args["PYTHON_IMAGE"]), args["PYTHON_IMAGE"]
     builder, final = stages(parsed)[0], stages(parsed)[-1]
     assert len(stages(parsed)) == 2
     assert builder[0][1] == "${PYTHON_IMAGE} AS builder"
@@ -83,15 +86,16 @@ def test_dockerfile_copies_what_the_wheel_build_needs_and_dockerignore_lets_it_t
     for keyword, arguments in builder:
         if keyword == "COPY":
             sources += shlex.split(arguments)[:-1]
-    assert set(sources) == {"pyproject.toml", "README.md", "schemas", "webhook"}
+    assert set(sources) == {"pyproject.toml", "README.md", "LICENSE", "schemas", "webhook"}
     for source in sources:
         assert (REPO / source).exists(), source
     pyproject = (REPO / "pyproject.toml").read_text()
     assert 'readme = "README.md"' in pyproject  # why README.md is copied
+    assert 'license-files = ["LICENSE"]' in pyproject  # and LICENSE
     assert (REPO / "webhook" / "_schemas").resolve() == (REPO / "schemas").resolve()
     ignore = [line for line in (REPO / ".dockerignore").read_text().splitlines() if line and line[0] != "#"]
     assert ignore[0] == "*"  # allow-list: .venv, .tools, .git, certs/ and keys never reach the context
-    assert {f"!{s}" if "." in s else f"!{s}/" for s in sources} <= set(ignore)
+    assert {f"!{s}" if (REPO / s).is_file() else f"!{s}/" for s in sources} <= set(ignore)
 
 
 def test_fetch_tools_script_is_pinned_and_idempotent() -> None:

@@ -611,7 +611,7 @@ def test_values_schema_covers_every_value() -> None:
 
 
 FREE_MAPS = {"annotations", "podAnnotations", "podLabels", "nodeSelector", "affinity", "resources",
-             "defaultLimitToAllocatableRatio", "limits", "requests", "issuerRef"}
+             "defaultLimitToAllocatableRatio", "limits", "requests", "issuerRef", "labels"}
 
 
 def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:

@@ -161,7 +161,7 @@ def test_audit_text_and_top(capsys):
     )
     assert code == 1
     assert out.splitlines()[:5] == [
-        "1 of 4 nodes are over their limit-to-allocatable ratio",
+        "1 of 4 checked nodes are over their limit-to-allocatable ratio",
         "",
         "node node-a",
         "  over: cpu limits 12 exceed capacity 10 by 2 (150% of 8 allocatable, ratio 125%)",
@@ -179,4 +179,4 @@ def test_audit_exits_0_when_every_node_is_within(tmp_path, capsys, ratio):
         f"limitAware:\n  defaultLimitToAllocatableRatio: {{cpu: {ratio}}}\n"
     )
     code, out, _ = run(audit_command, ["--cluster", str(CLUSTER), "--config", str(config)], capsys)
-    assert (code, out) == (0, "all 4 nodes are within their limit-to-allocatable ratio\n")
+    assert (code, out) == (0, "all 4 checked nodes are within their limit-to-allocatable ratio\n")

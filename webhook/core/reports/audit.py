@@ -14,7 +14,7 @@ from typing import Any
 from limitguard.core.config import LimitAwareConfig
 from limitguard.core.limitaware import NodeLike, effective_ratios, ratio_warnings
 from limitguard.core.quantity import format_units
-from limitguard.core.ratios import limit_capacity
+from limitguard.core.ratios import RATIO_ANNOTATION, limit_capacity
 
 DEFAULT_TOP_PODS = 5
 
@@ -91,8 +91,9 @@ class NodeFinding:
 
 @dataclass
 class AuditReport:
-    nodes_checked: int
+    nodes_checked: int  # nodes with at least one ratio: the only ones that can be over
     findings: list[NodeFinding]
+    nodes_without_ratio: int = 0  # no annotation and no default ratio: nothing to check on them
 
     @property
     def over(self) -> bool:
@@ -101,6 +102,7 @@ class AuditReport:
     def to_dict(self) -> dict[str, Any]:
         return {
             "nodesChecked": self.nodes_checked,
+            "nodesWithoutRatio": self.nodes_without_ratio,
             "nodesOver": len(self.findings),
             "findings": [finding.to_dict() for finding in self.findings],
         }
@@ -141,9 +143,12 @@ def audit(
     *pods_on* maps a set of node names to their counted pods; it is called once, only for the over
     nodes, so a clean cluster never walks its pods.
     """
-    checked = 0
+    checked = unchecked = 0
     findings: list[NodeFinding] = []
     for node in nodes:
+        if not effective_ratios(node, config):
+            unchecked += 1
+            continue
         checked += 1
         overages = node_overages(node, allocated_of(node.traits.name), config)
         if overages:
@@ -159,14 +164,31 @@ def audit(
             ]
             finding.top_pods = sorted(shares, key=_share_key(finding.overages))[:top]
     findings.sort(key=lambda f: (-max(o.allocated / max(o.capacity, 1) for o in f.overages), f.node))
-    return AuditReport(checked, findings)
+    return AuditReport(checked, findings, unchecked)
+
+
+NO_RATIO_HINT = (
+    "set limitAware.defaultLimitToAllocatableRatio in the file given with --config, "
+    f"or annotate nodes with {RATIO_ANNOTATION}"
+)
 
 
 def render_text(report: AuditReport) -> str:
+    if report.nodes_checked == 0:
+        return (
+            f"nothing was checked: none of the {report.nodes_without_ratio} nodes has a "
+            f"limit-to-allocatable ratio ({NO_RATIO_HINT})\n"
+        )
+    unchecked = (
+        f"; {report.nodes_without_ratio} nodes without a ratio were not checked"
+        if report.nodes_without_ratio
+        else ""
+    )
     if not report.findings:
-        return f"all {report.nodes_checked} nodes are within their limit-to-allocatable ratio\n"
+        return f"all {report.nodes_checked} checked nodes are within their limit-to-allocatable ratio{unchecked}\n"
     lines = [
-        f"{len(report.findings)} of {report.nodes_checked} nodes are over their limit-to-allocatable ratio",
+        f"{len(report.findings)} of {report.nodes_checked} checked nodes are over their "
+        f"limit-to-allocatable ratio{unchecked}",
         "",
     ]
     for finding in report.findings:
