@@ -12,6 +12,11 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
 
+# The one bound on waiting in tests outside tests/live: it only ends a stuck run, so it is far longer
+# than anything takes on a loaded single core, and never decides a verdict. Test servers use it as
+# their body timeout too, so a starved event loop cannot turn a good request into a 408.
+HANG_GUARD_SECONDS = 120.0
+
 
 def fixture(name: str) -> Any:
     """A file from tests/fixtures (JSON or YAML), parsed."""

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import HANG_GUARD_SECONDS
 from webhook.schedcfg import cli
 
 from .helpers import FIXTURES
@@ -94,5 +95,5 @@ def test_module_entry_point(tmp_path: Path) -> None:
     import subprocess
 
     result = subprocess.run([sys.executable, "-m", "webhook.schedcfg.cli", VALID], capture_output=True, text=True,
-                            cwd=Path(__file__).resolve().parents[2], check=False)
+                            cwd=Path(__file__).resolve().parents[2], timeout=HANG_GUARD_SECONDS, check=False)
     assert result.returncode == 0, result.stderr
