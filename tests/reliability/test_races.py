@@ -2,7 +2,7 @@
 
 import asyncio
 
-from tests.support import binding, node, pod
+from tests.support import LEDGER_NEVER_EXPIRES, binding, node, pod
 from webhook.cluster.state import ClusterState
 from webhook.core.config import Config, LimitAwareConfig
 
@@ -11,7 +11,7 @@ ROOM = 10  # node "target": 10 cpu allocatable at 100%, every pod has a 1 cpu li
 
 
 def racing_state() -> ClusterState:
-    state = ClusterState()
+    state = ClusterState(ledger_ttl_seconds=LEDGER_NEVER_EXPIRES)
     state.replace_nodes([node("target", cpu="10")])
     state.replace_namespaces([])
     state.replace_pods([pod(f"p{index}", cpu="1", phase="Pending") for index in range(PODS)])
