@@ -24,14 +24,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support import REPO
+from tests.support import HANG_GUARD_SECONDS, REPO
 from webhook.schedcfg import cli
 
 RANDOM_DOCUMENTS = 300
-
-
-ADDRESS_SPACE_LIMIT = 1 << 30  # a crash guard, not a measurement
-HANG_GUARD = 300.0  # seconds; only a stuck child ever waits this long
+ADDRESS_SPACE_LIMIT = 1 << 30  # a crash guard, not a measurement (the command peaks near 85 MiB)
 
 
 def run_child(*paths: str, stdin: bytes | None = None) -> tuple[int, str]:
@@ -52,11 +49,13 @@ def run_child(*paths: str, stdin: bytes | None = None) -> tuple[int, str]:
         feeder = threading.Thread(target=_feed, args=(child, stdin or b""), daemon=True)
         feeder.start()
         try:
-            code = child.wait(timeout=HANG_GUARD)
+            code = child.wait(timeout=HANG_GUARD_SECONDS)
         except subprocess.TimeoutExpired:
             child.kill()
-            raise AssertionError(f"hang guard: validate still running after {HANG_GUARD:g}s") from None
-        feeder.join(timeout=HANG_GUARD)
+            raise AssertionError(
+                f"hang guard: validate still running after {HANG_GUARD_SECONDS:g}s"
+            ) from None
+        feeder.join(timeout=HANG_GUARD_SECONDS)
         output.seek(0)
         return code, output.read().decode(errors="replace")
 
