@@ -12,13 +12,20 @@ import aiohttp
 import orjson
 import pytest
 from aiohttp import web
+from hypothesis import HealthCheck, settings
 
+from tests.support import HANG_GUARD_SECONDS
 from limitguard.certs import generate as certs
 from limitguard.state.store import ClusterState
 from limitguard.core.config import Config
 from limitguard.http.app import ServerSettings, create_app
 from limitguard.cli.serve import build_services
 from limitguard.http.tls import server_context
+
+# Hypothesis verdicts must not depend on machine speed: no per-example deadline (200 ms by default)
+# and no "too slow" health check. Tests that set their own settings inherit this profile.
+settings.register_profile("machine-independent", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("machine-independent")
 
 
 @pytest.fixture(scope="session")
@@ -57,6 +64,7 @@ async def start_server(cert_dir: Path) -> AsyncIterator[Callable[..., Any]]:
     sessions: list[aiohttp.ClientSession] = []
 
     async def start(state: ClusterState, config: Config | None = None, **settings: Any) -> RunningServer:
+        settings.setdefault("body_timeout_seconds", HANG_GUARD_SECONDS)
         services = build_services(config or Config(), state, ServerSettings(**settings))
         runner = web.AppRunner(create_app(services), access_log=None)
         await runner.setup()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,16 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
+
+# The one bound on waiting in tests outside tests/live: it only ends a stuck run, so it is far longer
+# than anything takes on a loaded single core, and never decides a verdict. Test servers use it as
+# their body timeout too, so a starved event loop cannot turn a good request into a 408.
+HANG_GUARD_SECONDS = 120.0
+
+# Ledger TTL for test states whose verdicts are not about expiry: an approved binding is then held
+# until the cache shows the pod, however long the test takes. Expiry itself is tested with an
+# injected clock (tests/cluster/test_state.py).
+LEDGER_NEVER_EXPIRES = math.inf
 
 
 def fixture(name: str) -> Any:

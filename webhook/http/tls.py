@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import logging
 import ssl
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -37,15 +38,25 @@ def _fingerprint(*paths: Path) -> str:
 
 
 class CertificateReloader:
-    """Watches a certificate pair and reloads it into the serving context when it changes."""
+    """Watches a certificate pair and reloads it into the serving context when it changes.
+
+    *sleep* is the wait between checks (asyncio.sleep by default); tests inject one they release
+    themselves, so a check runs exactly when they say and no verdict depends on timing.
+    """
 
     def __init__(
-        self, context: ssl.SSLContext, cert_file: Path, key_file: Path, interval: float = 2.0
+        self,
+        context: ssl.SSLContext,
+        cert_file: Path,
+        key_file: Path,
+        interval: float = 2.0,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
         self.context = context
         self.cert_file = cert_file
         self.key_file = key_file
         self.interval = interval
+        self._sleep = sleep
         self.reloads = 0
         self._fingerprint = _fingerprint(cert_file, key_file)
         self._task: asyncio.Task[None] | None = None
@@ -74,7 +85,7 @@ class CertificateReloader:
 
     async def _run(self) -> None:
         while True:
-            await asyncio.sleep(self.interval)
+            await self._sleep(self.interval)
             self.check()
 
     def start(self) -> None:

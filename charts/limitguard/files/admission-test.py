@@ -2,7 +2,9 @@
 
 Standard library only (runs in the limitguard image, and in the chart tests against a local server).
 Environment: LIMITGUARD_SERVICE_HOST (DNS name the certificate must carry), LIMITGUARD_PORT,
-LIMITGUARD_CA_FILE or LIMITGUARD_CA_PEM, optional LIMITGUARD_CONNECT_HOST (address to dial instead).
+LIMITGUARD_CA_FILE or LIMITGUARD_CA_PEM, optional LIMITGUARD_CONNECT_HOST (address to dial instead),
+optional LIMITGUARD_TIMEOUT_SECONDS (socket timeout, 10 by default; the chart tests raise it so a
+loaded test machine is never mistaken for a failing webhook).
 """
 
 import http.client
@@ -18,6 +20,7 @@ def main() -> int:
     host = os.environ["LIMITGUARD_SERVICE_HOST"]
     port = int(os.environ.get("LIMITGUARD_PORT", "443"))
     connect_host = os.environ.get("LIMITGUARD_CONNECT_HOST", host)
+    timeout = float(os.environ.get("LIMITGUARD_TIMEOUT_SECONDS") or 10)
     context = ssl.create_default_context(cafile=os.environ.get("LIMITGUARD_CA_FILE") or None,
                                          cadata=os.environ.get("LIMITGUARD_CA_PEM") or None)
     uid = str(uuid.uuid4())
@@ -42,10 +45,10 @@ def main() -> int:
     }
     body = json.dumps(review).encode()
     try:
-        sock = socket.create_connection((connect_host, port), timeout=10)
+        sock = socket.create_connection((connect_host, port), timeout=timeout)
         # server_hostname = the Service DNS name: the same hostname check the apiserver makes.
         tls = context.wrap_socket(sock, server_hostname=host)
-        connection = http.client.HTTPSConnection(host, port, timeout=10, context=context)
+        connection = http.client.HTTPSConnection(host, port, timeout=timeout, context=context)
         connection.sock = tls
         connection.request("POST", "/validate", body, {"Content-Type": "application/json"})
         reply = connection.getresponse()

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.support import HANG_GUARD_SECONDS, REPO
 from limitguard.certs import generate as certs
-from tests.support import REPO
 
 CHART = REPO / "charts" / "limitguard"
 TOOLS = REPO / ".tools" / "bin"
@@ -45,7 +45,12 @@ class Helm:
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
-            [str(self.binary), *args], capture_output=True, text=True, env=self.env, timeout=60, check=False
+            [str(self.binary), *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=HANG_GUARD_SECONDS,
+            check=False,
         )
         if check and result.returncode != 0:
             raise AssertionError(f"helm {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")

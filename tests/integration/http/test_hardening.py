@@ -6,13 +6,14 @@ import asyncio
 import logging
 import os
 import stat
-import time
 
 import aiohttp
+import orjson
 import pytest
 
 from tests.unit.admission.test_validating import config, worked_example
-from tests.support import binding, container, pod, pod_create
+from tests.conftest import client_context
+from tests.support import HANG_GUARD_SECONDS, binding, container, pod, pod_create
 from limitguard.certs import generate as certs
 
 
@@ -40,66 +41,109 @@ async def test_plaintext_http_is_not_served(start_server):
     port = int(server.url.rsplit(":", 1)[1])
     async with aiohttp.ClientSession() as plain:
         with pytest.raises(aiohttp.ClientError):
-            async with plain.post(f"http://127.0.0.1:{port}/validate", json=binding("pod5", "node1")) as response:
+            async with plain.post(
+                f"http://127.0.0.1:{port}/validate", json=binding("pod5", "node1")
+            ) as response:
                 await response.read()
 
 
+def content_length(head: bytes) -> int:
+    for line in head.split(b"\r\n"):
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value)
+    raise AssertionError(f"no Content-Length in {head!r}")
+
+
 async def test_a_slow_body_is_cut_off_with_408(start_server, cert_dir):
+    """A body that stops arriving is answered 408 by the body timeout, not left hanging."""
     server = await start_server(worked_example(), config(), body_timeout_seconds=0.5)
     port = int(server.url.rsplit(":", 1)[1])
-    from tests.conftest import client_context
-
-    reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=client_context(cert_dir),
-                                                   server_hostname="localhost")
-    writer.write(b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                 b"Content-Length: 1000\r\n\r\n{\"kind\":")
+    reader, writer = await asyncio.open_connection(
+        "127.0.0.1", port, ssl=client_context(cert_dir), server_hostname="localhost"
+    )
+    writer.write(
+        b"POST /validate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        b'Content-Length: 1000\r\n\r\n{"kind":'
+    )
     await writer.drain()
-    started = time.monotonic()
-    status_line = await asyncio.wait_for(reader.readline(), timeout=5)
+    # Headers and the announced body; not to EOF: the server lingers to drain the unread body.
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HANG_GUARD_SECONDS)
+    payload = await asyncio.wait_for(reader.readexactly(content_length(head)), HANG_GUARD_SECONDS)
     writer.close()
-    assert status_line.startswith(b"HTTP/1.1 408")
-    assert time.monotonic() - started < 3
+    assert head.startswith(b"HTTP/1.1 408")
+    assert orjson.loads(payload) == {
+        "error": "body not received within 0.5s",  # the injected body timeout is what fired
+        "status": 408,
+    }
+
+
+STALLED = 200
+REST_OF_HEADERS = b"1\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: "
 
 
 async def test_many_stalled_connections_do_not_delay_a_good_request(start_server, cert_dir):
     """Slowloris: 200 connections that never finish their headers hold no worker (asyncio has
-    none to hold); a real request is still answered at once."""
+    none to hold). A real request is answered while all of them are still open and unanswered;
+    afterwards each stalled one is finished and answered, which shows it was held open throughout."""
     server = await start_server(worked_example(), config())
     port = int(server.url.rsplit(":", 1)[1])
-    from tests.conftest import client_context
 
     stalled = []
-    for _ in range(200):
-        _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=client_context(cert_dir),
-                                                  server_hostname="localhost")
+    for _ in range(STALLED):
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", port, ssl=client_context(cert_dir), server_hostname="localhost"
+        )
         writer.write(b"POST /validate HTTP/1.1\r\nHost: localhost\r\nX-Slow: ")
-        stalled.append(writer)
-    await asyncio.gather(*(writer.drain() for writer in stalled))
-    started = time.monotonic()
-    status, answer = await server.post("/validate", binding("pod5", "node1"))
-    elapsed = time.monotonic() - started
-    for writer in stalled:
-        writer.close()
+        stalled.append((reader, writer))
+    await asyncio.gather(*(writer.drain() for _, writer in stalled))
+
+    status, answer = await asyncio.wait_for(
+        server.post("/validate", binding("pod5", "node1")), HANG_GUARD_SECONDS
+    )
     assert status == 200 and answer["response"]["allowed"] is False
-    assert elapsed < 2
+
+    body = orjson.dumps(binding("pod5", "node1", dry_run=True))
+
+    async def finish(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes:
+        writer.write(REST_OF_HEADERS + str(len(body)).encode() + b"\r\n\r\n" + body)
+        response = await reader.read()
+        writer.close()
+        return response
+
+    responses = await asyncio.wait_for(
+        asyncio.gather(*(finish(*pair) for pair in stalled)), HANG_GUARD_SECONDS
+    )
+    assert all(response.startswith(b"HTTP/1.1 200") for response in responses)
 
 
 async def test_info_logs_never_carry_the_object(start_server, caplog):
     secret = "s3cr3t-token-value"
-    leaky = pod("leaky", node_name="node2", containers=[
-        container(limits={"cpu": "1"}, env=[{"name": "TOKEN", "value": secret}]),
-    ])
+    leaky = pod(
+        "leaky",
+        node_name="node2",
+        containers=[
+            container(limits={"cpu": "1"}, env=[{"name": "TOKEN", "value": secret}]),
+        ],
+    )
     leaky["metadata"]["annotations"] = {"note": secret}
     server = await start_server(worked_example(), config())
     with caplog.at_level(logging.INFO):
         await server.post("/validate", pod_create(leaky))
         await server.post("/mutate", pod_create(leaky))
-        configmap = {"uid": "cm", "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
-                     "resource": {"group": "", "version": "v1", "resource": "configmaps"}, "operation": "CREATE",
-                     "namespace": "default", "name": "c",
-                     "object": {"metadata": {"name": "c"}, "data": {"password": secret}}}
-        await server.post("/validate", {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                                        "request": configmap})
+        configmap = {
+            "uid": "cm",
+            "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+            "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+            "operation": "CREATE",
+            "namespace": "default",
+            "name": "c",
+            "object": {"metadata": {"name": "c"}, "data": {"password": secret}},
+        }
+        await server.post(
+            "/validate",
+            {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": configmap},
+        )
     admissions = [record for record in caplog.records if record.getMessage() == "admission"]
     assert len(admissions) == 3
     for record in caplog.records:

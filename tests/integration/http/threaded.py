@@ -14,6 +14,7 @@ from pathlib import Path
 import orjson
 from aiohttp import web
 
+from tests.support import HANG_GUARD_SECONDS
 from limitguard.certs import generate as certs
 from limitguard.state.store import ClusterState
 from limitguard.core.config import Config
@@ -33,7 +34,7 @@ class ThreadedServer:
 
     def start(self) -> None:
         self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(timeout=30)
+        asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(timeout=HANG_GUARD_SECONDS)
 
     async def _start(self) -> None:
         self._runner = web.AppRunner(create_app(self.services), access_log=None)
@@ -45,11 +46,11 @@ class ThreadedServer:
 
     def stop(self) -> None:
         assert self._runner is not None
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self.loop).result(timeout=30)
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self.loop).result(timeout=HANG_GUARD_SECONDS)
         self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(timeout=30)
+        self._thread.join(timeout=HANG_GUARD_SECONDS)
 
-    def connection(self, timeout: float = 10.0) -> http.client.HTTPSConnection:
+    def connection(self, timeout: float = HANG_GUARD_SECONDS) -> http.client.HTTPSConnection:
         context = ssl.create_default_context(cafile=str(self.cert_dir / certs.CA_CERT))
         return http.client.HTTPSConnection("localhost", self.port, context=context, timeout=timeout)
 
@@ -61,7 +62,9 @@ class Client:
         self.server = server
         self.connection = server.connection()
 
-    def post(self, path: str, body: bytes, content_type: str | None = "application/json") -> tuple[int, bytes]:
+    def post(
+        self, path: str, body: bytes, content_type: str | None = "application/json"
+    ) -> tuple[int, bytes]:
         headers = {"Content-Type": content_type} if content_type else {}
         for attempt in range(2):
             try:
@@ -81,7 +84,10 @@ class Client:
 
 
 @contextmanager
-def running(cert_dir: Path, state: ClusterState, config: Config, **settings: object) -> Iterator[ThreadedServer]:
+def running(
+    cert_dir: Path, state: ClusterState, config: Config, **settings: object
+) -> Iterator[ThreadedServer]:
+    settings.setdefault("body_timeout_seconds", HANG_GUARD_SECONDS)
     server = ThreadedServer(cert_dir, state, config, ServerSettings(**settings))  # type: ignore[arg-type]
     server.start()
     try:

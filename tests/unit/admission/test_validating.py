@@ -5,7 +5,18 @@ import copy
 import orjson
 import pytest
 
-from tests.support import binding, container, fixture, node, node_write, pod, pod_create, resize, review
+from tests.support import (
+    LEDGER_NEVER_EXPIRES,
+    binding,
+    container,
+    fixture,
+    node,
+    node_write,
+    pod,
+    pod_create,
+    resize,
+    review,
+)
 from limitguard.admission.review import decode_review
 from limitguard.admission.validating import Validator
 from limitguard.state.store import ClusterState
@@ -21,7 +32,7 @@ def config(**limit_aware) -> Config:
 
 def worked_example() -> ClusterState:
     """SPEC 2: node1 8 cpu with pods 6 + 4 (full at 125%), node2 with 3 + 2; pod5 (4) pending."""
-    state = ClusterState()
+    state = ClusterState(ledger_ttl_seconds=LEDGER_NEVER_EXPIRES)
     state.replace_nodes([node("node1"), node("node2")])
     state.replace_namespaces([])
     state.replace_pods(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import HANG_GUARD_SECONDS
 from limitguard.cli import validate as cli
 
 from tests.unit.schedcfg.helpers import FIXTURES
@@ -95,5 +96,5 @@ def test_module_entry_point(tmp_path: Path) -> None:
     import subprocess
 
     result = subprocess.run([sys.executable, "-m", "limitguard.cli.validate", VALID], capture_output=True, text=True,
-                            cwd=REPO, check=False)
+                            cwd=REPO, timeout=HANG_GUARD_SECONDS, check=False)
     assert result.returncode == 0, result.stderr
