@@ -7,9 +7,10 @@ counted, and answered allowed with a warning.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from aiohttp import web
@@ -30,7 +31,8 @@ from webhook.server.body import BodyError, json_error, read_body
 
 log = logging.getLogger("limitguard.admission")
 
-Handler = Callable[[AdmissionRequest], AdmissionResponse]
+# A handler answers in the same loop turn, or (a follower forwarding to its leader) awaits the answer.
+Handler = Callable[[AdmissionRequest], AdmissionResponse | Awaitable[AdmissionResponse]]
 
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024  # an object and its oldObject, each up to etcd's 1.5 MiB
 DEFAULT_BODY_TIMEOUT_SECONDS = 10.0
@@ -53,6 +55,7 @@ class Services:
     handlers: dict[str, Handler]  # endpoint name (validate, mutate) -> handler
     metrics: Metrics
     settings: ServerSettings = field(default_factory=ServerSettings)
+    routes: list[Callable[[web.Application], None]] = field(default_factory=list)  # e.g. /leader/validate
 
 
 SERVICES = web.AppKey("services", Services)
@@ -79,7 +82,8 @@ def _admission_route(name: str, handler: Handler, services: Services) -> Callabl
         except ReviewError as error:
             return fail(400, str(error))
         try:
-            response = handler(review)
+            answer = handler(review)
+            response = await answer if inspect.isawaitable(answer) else answer
         except Exception:
             log.exception("handler failed; answering allowed", extra={"uid": review.uid, "webhook": name})
             response = AdmissionResponse(
@@ -134,6 +138,8 @@ def create_app(services: Services) -> web.Application:
     for name, handler in services.handlers.items():
         app.router.add_post(f"/{name}", _admission_route(name, handler, services))
     add_extender_routes(app, services, max_body_bytes=services.settings.extender_max_body_bytes)
+    for add_routes in services.routes:
+        add_routes(app)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics_endpoint)

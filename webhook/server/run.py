@@ -7,8 +7,11 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
 import signal
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from aiohttp import web
@@ -22,6 +25,7 @@ from webhook.core.config import Config, ConfigError
 from webhook.logs import configure as configure_logging
 from webhook.metrics import Metrics
 from webhook.server.app import ServerSettings, Services, create_app
+from webhook.server.replicas import Replica, ReplicaClock, identity_from_env, join_replica_set, peer_address
 from webhook.server.tls import CertificateReloader, server_context
 
 log = logging.getLogger("limitguard")
@@ -42,6 +46,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=8443, help="HTTPS port")
     parser.add_argument("--max-body-bytes", type=int, default=ServerSettings.max_body_bytes)
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    replicas = parser.add_argument_group(
+        "replicas",
+        "live mode with POD_NAME, POD_NAMESPACE and POD_IP set: one leader, chosen through a Lease, "
+        "decides ledger requests (docs/replicas.md)",
+    )
+    replicas.add_argument("--lease-name", default="limitguard", help="Lease in POD_NAMESPACE")
+    replicas.add_argument(
+        "--peer-ca-file", help="CA that signed the replicas' serving certificate (default: CERT_DIR/ca.crt)"
+    )
+    replicas.add_argument(
+        "--peer-server-name",
+        help="name the serving certificate carries (e.g. the Service's DNS name); default: the leader's IP",
+    )
 
 
 def build_services(config: Config, state: ClusterState, settings: ServerSettings | None = None) -> Services:
@@ -56,7 +73,35 @@ def build_services(config: Config, state: ClusterState, settings: ServerSettings
     return Services(state, config, handlers, Metrics(state, config), settings or ServerSettings())
 
 
-async def serve(args: argparse.Namespace) -> int:
+@dataclass
+class RunningServe:
+    """A started `limitguard serve`: what stop() must take down, in order."""
+
+    runner: web.AppRunner
+    reloader: CertificateReloader
+    feed: object | None
+    replica: Replica | None
+    port: int
+    services: Services
+
+    async def stop(self, release: bool = True) -> None:
+        """Graceful by default; release=False leaves the Lease held, as a crash would (tests)."""
+        await self.reloader.stop()
+        stopping = [self.runner.cleanup()]
+        if self.replica is not None:
+            stopping.append(self.replica.stop(release))
+        await asyncio.gather(*stopping)
+        if self.feed is not None:
+            await self.feed.stop()  # type: ignore[attr-defined]
+
+
+async def start_serve(
+    args: argparse.Namespace,
+    environ: Mapping[str, str] | None = None,
+    clock: ReplicaClock | None = None,
+) -> RunningServe:
+    """Everything `serve` does before waiting for a signal (also used in-process by tests and benches)."""
+    environ = os.environ if environ is None else environ
     config = load_config(args.config)
     state = ClusterState(config.limit_aware.binding_ledger_ttl_seconds)
     feed = None
@@ -78,6 +123,21 @@ async def serve(args: argparse.Namespace) -> int:
     )
     if certs.ensure_serving_certificates(cert_dir, list(dict.fromkeys(hostnames))):
         log.info("generated a self-signed CA and serving certificate", extra={"dir": str(cert_dir)})
+
+    identity = identity_from_env(environ)
+    replica = None
+    if feed is not None and identity is not None:
+        replica = join_replica_set(
+            services,
+            feed,
+            identity,
+            lease_name=getattr(args, "lease_name", "limitguard"),
+            ca_file=getattr(args, "peer_ca_file", None) or str(cert_dir / certs.CA_CERT),
+            peer_server_name=getattr(args, "peer_server_name", None),
+            config=config.replicas,
+            clock=clock,
+        )
+
     cert_file, key_file = cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY
     context = server_context(cert_file, key_file)
     reloader = CertificateReloader(context, cert_file, key_file)
@@ -86,21 +146,27 @@ async def serve(args: argparse.Namespace) -> int:
     await runner.setup()
     site = web.TCPSite(runner, args.host, args.port, ssl_context=context, backlog=1024)
     await site.start()
+    port = runner.addresses[0][1] if args.port == 0 else args.port
     reloader.start()
-    print(
-        f"limitguard serving on https://{args.host}:{args.port} (CA: {cert_dir / certs.CA_CERT})", flush=True
-    )
+    if replica is not None and identity is not None:
+        replica.start(peer_address(identity.ip, port))
+    return RunningServe(runner, reloader, feed, replica, port, services)
 
+
+async def serve(args: argparse.Namespace) -> int:
+    running = await start_serve(args)
+    cert_dir = Path(args.cert_dir)
+    print(
+        f"limitguard serving on https://{args.host}:{running.port} (CA: {cert_dir / certs.CA_CERT})",
+        flush=True,
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     await stop.wait()
     log.info("shutting down: no new connections, finishing in-flight requests")
-    await reloader.stop()
-    if feed is not None:
-        await feed.stop()
-    await runner.cleanup()
+    await running.stop()
     return 0
 
 

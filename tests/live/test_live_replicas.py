@@ -1,0 +1,91 @@
+"""N replicas behind one apiserver admit exactly what one process would (issue 14).
+
+Real `limitguard serve` instances (tests/live/replicaset.py) race bindings for one node; the test
+plays the apiserver, persisting every allowed binding. Leadership moves only when the test advances
+the election clock, so every verdict is about ordering and outcomes, never about speed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.fakeapiserver import FakeApiServer
+from tests.live.helpers import TOKEN
+from tests.live.replicaset import LEASE, NAMESPACE, ReplicaSet, cluster
+from tests.manualclock import ManualClock
+
+PODS = 60
+
+
+@pytest.fixture
+async def replicas(tmp_path: Path) -> AsyncIterator[ReplicaSet]:
+    apiserver = FakeApiServer(token=TOKEN, bookmark_interval=0.2)
+    replica_set = ReplicaSet(apiserver, ManualClock(), tmp_path)
+    yield replica_set
+    await replica_set.stop()
+    await apiserver.stop()
+
+
+def room(count: int) -> str:
+    """Node cpu whose capacity at 125% is *count* cpus (count divisible by 5)."""
+    return str(count * 4 // 5)
+
+
+@pytest.mark.parametrize(("count", "capacity"), [(2, 10), (3, 20)])
+async def test_racing_bindings_across_replicas_admit_exactly_the_room(
+    replicas: ReplicaSet, count: int, capacity: int
+) -> None:
+    cluster(replicas.apiserver, room(capacity), PODS)
+    await replicas.start(count)
+    leader = await replicas.elected()
+    followers = [member for member in replicas.members if member is not leader]
+
+    answers = await asyncio.gather(
+        *(replicas.bind(replicas.members[index % count], f"p-{index:03d}") for index in range(PODS))
+    )
+
+    assert len(replicas.admitted) == capacity == sum(answer["allowed"] for answer in answers)
+    assert all(
+        "exceeds remaining" in answer["status"]["message"] for answer in answers if not answer["allowed"]
+    )
+    for follower in followers:
+        assert (
+            follower.counter("limitguard_forwarded_requests_total", decision="allowed")
+            + follower.counter("limitguard_forwarded_requests_total", decision="denied")
+            == PODS // count
+        )
+        assert follower.counter("limitguard_forward_duration_seconds_count") == PODS // count
+        assert follower.counter("limitguard_leader") == 0
+    assert leader.counter("limitguard_leader") == 1
+    assert leader.counter("limitguard_leader_deciding") == 1
+    assert leader.counter("limitguard_forwarded_requests_total", decision="allowed") == 0
+    lease = replicas.apiserver.lease(NAMESPACE, LEASE)
+    assert lease is not None
+    assert lease["spec"]["holderIdentity"] == leader.name
+    assert lease["metadata"]["annotations"]["limitguard.io/leader-address"] == leader.url.removeprefix(
+        "https://"
+    )
+
+
+@pytest.mark.parametrize(("count", "capacity"), [(2, 10), (3, 20)])
+async def test_paced_bindings_across_replicas_admit_exactly_the_room(
+    replicas: ReplicaSet, count: int, capacity: int
+) -> None:
+    """Paced: waves of one binding per replica, each wave after every cache has seen the last."""
+    cluster(replicas.apiserver, room(capacity), PODS)
+    await replicas.start(count)
+    await replicas.elected()
+
+    for wave in range(PODS // count):
+        await asyncio.gather(
+            *(
+                replicas.bind(member, f"p-{wave * count + index:03d}")
+                for index, member in enumerate(replicas.members)
+            )
+        )
+        await replicas.all_seen()
+    assert len(replicas.admitted) == capacity
