@@ -136,11 +136,16 @@ class ReplicaSet:
         """Send the scheduler's bind for *pod* to *member*; persist it when allowed, like the apiserver."""
         assert self.session is not None
         review = binding(pod, node, uid=f"bind-{next(self._uids)}")
-        async with self.session.post(
-            member.url + "/validate", data=orjson.dumps(review), headers={"Content-Type": "application/json"}
-        ) as answer:
-            assert answer.status == 200, await answer.text()
-            response = (await answer.json())["response"]
+        try:
+            async with self.session.post(
+                member.url + "/validate",
+                data=orjson.dumps(review),
+                headers={"Content-Type": "application/json"},
+            ) as answer:
+                assert answer.status == 200, await answer.text()
+                response = (await answer.json())["response"]
+        except aiohttp.ClientError:
+            return {"allowed": False, "lost": True}  # a killed replica: the scheduler would retry
         if response["allowed"]:
             self.apiserver.apply("pods", make_pod("default", pod, node, cpu_limit="1", phase="Pending"))
             self.admitted.append(pod)

@@ -16,7 +16,7 @@ import orjson
 from webhook.core.verdict import Verdict
 
 API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
-_STATUS_REASONS = {400: "BadRequest", 403: "Forbidden", 422: "Invalid"}
+_STATUS_REASONS = {400: "BadRequest", 403: "Forbidden", 422: "Invalid", 503: "ServiceUnavailable"}
 
 
 class ReviewError(ValueError):
