@@ -7,6 +7,7 @@ the election clock, so every verdict is about ordering and outcomes, never about
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,9 +15,12 @@ from pathlib import Path
 import pytest
 
 from tests.fakeapiserver import FakeApiServer
-from tests.live.helpers import TOKEN
+from tests.live.helpers import TOKEN, write_kubeconfig
 from tests.live.replicaset import LEASE, NAMESPACE, ReplicaSet, cluster
 from tests.manualclock import ManualClock
+from tests.support import REPO
+from webhook.admission.validating import Validator
+from webhook.server.run import add_arguments, start_serve
 
 PODS = 60
 
@@ -89,3 +93,34 @@ async def test_paced_bindings_across_replicas_admit_exactly_the_room(
         )
         await replicas.all_seen()
     assert len(replicas.admitted) == capacity
+
+
+@pytest.mark.parametrize("mode", ["live-without-identity", "cluster-file-with-identity"])
+async def test_without_identity_or_with_a_cluster_file_one_process_decides_alone(
+    replicas: ReplicaSet, tmp_path: Path, mode: str
+) -> None:
+    cluster(replicas.apiserver, "8", 0)
+    url = await replicas.apiserver.start()
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    source = (
+        ["--kubeconfig", write_kubeconfig(tmp_path, url)]
+        if mode.startswith("live")
+        else ["--cluster", str(REPO / "webhook" / "demo" / "cluster.yaml")]
+    )
+    args = parser.parse_args(
+        [*source, "--cert-dir", str(tmp_path / "certs"), "--host", "127.0.0.1", "--port", "0"]
+    )
+    environ = (
+        {} if mode.startswith("live") else {"POD_NAME": "a", "POD_NAMESPACE": "b", "POD_IP": "127.0.0.1"}
+    )
+    running = await start_serve(args, environ)
+    try:
+        assert running.replica is None
+        assert isinstance(running.services.handlers["validate"], Validator)
+        assert not any(
+            route.resource.canonical == "/leader/validate" for route in running.runner.app.router.routes()
+        )
+        assert replicas.apiserver.lease(NAMESPACE, LEASE) is None
+    finally:
+        await running.stop()
