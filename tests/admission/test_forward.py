@@ -85,7 +85,9 @@ async def test_without_a_leader_the_policy_answers(policy: NoLeaderPolicy) -> No
     if policy is NoLeaderPolicy.LOCAL:
         assert answer.allowed and decided == ["r1", "r2"]
     elif policy is NoLeaderPolicy.ALLOW:
-        assert answer.allowed and answer.warnings == ("limitguard: not checked, no leader holds the lease",)
+        assert answer.allowed and answer.warnings == (
+            "limitguard: not checked, no deciding leader (election or catch-up under way)",
+        )
     else:
         assert not answer.allowed and answer.code == 503
     assert metrics.no_leader_answers.labels(policy.value)._value.get() == 1

@@ -183,7 +183,7 @@ class LeaderRouted:
             return self.local(request)  # checked and decided in one loop turn
         address = self.leadership.leader_address()
         if address is None:
-            return self.without_leader(request, "no leader holds the lease")
+            return self.without_leader(request, "no deciding leader (election or catch-up under way)")
         started = time.perf_counter()
         try:
             response = await self.forwarder.forward(address, request)
