@@ -88,7 +88,8 @@ class ReplicaSet:
     admitted: list[str] = field(default_factory=list)  # pod names, in the order they were persisted
     _uids: itertools.count = field(default_factory=itertools.count)
 
-    async def start(self, count: int, policy: str = "Deny") -> None:
+    async def start(self, count: int, policy: str = "Deny", identity: bool = True) -> None:
+        """*identity* False: no Downward API variables, so each replica decides alone (the old behaviour)."""
         url = await self.apiserver.start()
         cert_dir = self.directory / "certs"
         config = config_file(self.directory, policy)
@@ -107,11 +108,14 @@ class ReplicaSet:
                 ]
             )
             name = f"limitguard-{index}"
-            environ = {"POD_NAME": name, "POD_NAMESPACE": NAMESPACE, "POD_IP": "127.0.0.1"}
+            environ = (
+                {"POD_NAME": name, "POD_NAMESPACE": NAMESPACE, "POD_IP": "127.0.0.1"} if identity else {}
+            )
             running = await start_serve(args, environ, ReplicaClock(self.clock.now, self.clock.sleep))
             self.members.append(Member(name, running, proxy, f"https://127.0.0.1:{running.port}"))
             await eventually(lambda r=running: r.services.state.ready, f"{name} synced", HANG_GUARD)
-            await self.idle(self.members[-1])
+            if identity:
+                await self.idle(self.members[-1])
         context = certs_context(cert_dir)
         self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context, limit=200))
 
@@ -132,7 +136,9 @@ class ReplicaSet:
         await eventually(lambda: len(self.deciding()) == 1, "one deciding leader", HANG_GUARD)
         return self.deciding()[0]
 
-    async def bind(self, member: Member, pod: str, node: str = "node1") -> dict[str, Any]:
+    async def bind(
+        self, member: Member, pod: str, node: str = "node1", persist: bool = True
+    ) -> dict[str, Any]:
         """Send the scheduler's bind for *pod* to *member*; persist it when allowed, like the apiserver."""
         assert self.session is not None
         review = binding(pod, node, uid=f"bind-{next(self._uids)}")
@@ -146,10 +152,14 @@ class ReplicaSet:
                 response = (await answer.json())["response"]
         except aiohttp.ClientError:
             return {"allowed": False, "lost": True}  # a killed replica: the scheduler would retry
-        if response["allowed"]:
-            self.apiserver.apply("pods", make_pod("default", pod, node, cpu_limit="1", phase="Pending"))
-            self.admitted.append(pod)
+        if response["allowed"] and persist:
+            self.persist(pod, node)
         return response
+
+    def persist(self, pod: str, node: str = "node1") -> None:
+        """What the apiserver does with an admitted binding: the pod is bound, every watch sees it."""
+        self.apiserver.apply("pods", make_pod("default", pod, node, cpu_limit="1", phase="Pending"))
+        self.admitted.append(pod)
 
     async def all_seen(self) -> None:
         """Every live replica's pod cache has applied everything the apiserver holds."""

@@ -124,3 +124,23 @@ async def test_without_identity_or_with_a_cluster_file_one_process_decides_alone
         assert replicas.apiserver.lease(NAMESPACE, LEASE) is None
     finally:
         await running.stop()
+
+
+@pytest.mark.parametrize("elected", [True, False], ids=["with-election", "without-identity"])
+async def test_all_answers_before_any_binding_is_persisted(replicas: ReplicaSet, elected: bool) -> None:
+    """The widest race: no replica's watch shows any of the burst until every answer is in.
+
+    One decision point admits the room; replicas deciding alone (the old behaviour, no Downward API
+    identity) each admit the whole room from their own ledger: twice the room with two.
+    """
+    cluster(replicas.apiserver, room(10), 30)
+    await replicas.start(2, identity=elected)
+    if elected:
+        await replicas.elected()
+    answers = await asyncio.gather(
+        *(replicas.bind(replicas.members[i % 2], f"p-{i:03d}", persist=False) for i in range(30))
+    )
+    for index, answer in enumerate(answers):
+        if answer["allowed"]:
+            replicas.persist(f"p-{index:03d}")
+    assert len(replicas.admitted) == (10 if elected else 20)
