@@ -316,7 +316,15 @@ class Elector:
 
     async def _catch_up_then_decide(self, version: str) -> None:
         started = self._now()
-        how = await self._catch_up(version) if self._catch_up is not None else "none"
+        try:
+            how = await self._catch_up(version) if self._catch_up is not None else "none"
+        except Exception:
+            # Never lead without deciding for good: step down; the next round re-acquires and retries.
+            log.exception("catch-up failed", extra={"lease": self.name, "rv": version})
+            self._catch_up_task = None
+            if self._leading:
+                self._step_down("catch-up failed")
+            return
         if not self._leading:
             return
         self._caught_up = True
