@@ -8,3 +8,13 @@ also derive from ValueError, so code written against the standard library keeps 
 
 class LimitguardError(Exception):
     """An expected failure with a message fit for the user."""
+
+
+class StatusError(LimitguardError):
+    """A request this process answers with an HTTP error instead of a decision (a body over its
+    limit, a replica asked to decide while it is not the leader); *status* is that HTTP status."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message

@@ -17,7 +17,7 @@ from limitguard.errors import LimitguardError
 from limitguard.core.response import Response
 
 API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
-_STATUS_REASONS = {400: "BadRequest", 403: "Forbidden", 422: "Invalid"}
+_STATUS_REASONS = {400: "BadRequest", 403: "Forbidden", 422: "Invalid", 503: "ServiceUnavailable"}
 
 
 class ReviewError(LimitguardError, ValueError):

@@ -7,8 +7,11 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
 import signal
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from aiohttp import web
@@ -26,6 +29,9 @@ from limitguard.http.metrics import Metrics
 from limitguard.http.app import ServerSettings, Services, create_app
 from limitguard.http.metrics_http import create_metrics_app
 from limitguard.cli.mounts import MountError, check_config_file, ensure_certificates
+from limitguard.cli.replicas import Replica, identity_from_env, join_replica_set, peer_address
+from limitguard.clock import Clock
+from limitguard.kube.livefeed import LiveFeed
 from limitguard.http.tls import CertificateReloader, server_context
 
 log = logging.getLogger(__name__)
@@ -66,6 +72,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="most (node, resource) series of the limitguard_node_limit_ratio gauges; the highest "
         "ratios are kept",
     )
+    replicas = parser.add_argument_group(
+        "replicas",
+        "live mode with POD_NAME, POD_NAMESPACE and POD_IP set: one leader, chosen through a Lease, "
+        "decides ledger requests (docs/replicas.md)",
+    )
+    replicas.add_argument("--lease-name", default="limitguard", help="Lease in POD_NAMESPACE")
+    replicas.add_argument(
+        "--peer-ca-file", help="CA that signed the replicas' serving certificate (default: CERT_DIR/ca.crt)"
+    )
+    replicas.add_argument(
+        "--peer-server-name",
+        help="name the serving certificate carries (e.g. the Service's DNS name); default: the leader's IP",
+    )
 
 
 def build_services(
@@ -86,7 +105,36 @@ def build_services(
     return Services(state, config, handlers, metrics, settings or ServerSettings())
 
 
-async def serve(args: argparse.Namespace) -> int:
+@dataclass
+class RunningServe:
+    """A started `limitguard serve`: what stop() must take down, in order."""
+
+    runner: web.AppRunner
+    metrics_runner: web.AppRunner | None
+    reloader: CertificateReloader
+    feed: LiveFeed | None
+    replica: Replica | None
+    port: int
+    services: Services
+
+    async def stop(self, release: bool = True) -> None:
+        """Graceful by default; release=False leaves the Lease held, as a crash would (tests)."""
+        await self.reloader.stop()
+        stopping = [self.runner.cleanup()]
+        if self.replica is not None:
+            stopping.append(self.replica.stop(release))
+        await asyncio.gather(*stopping)
+        if self.feed is not None:
+            await self.feed.stop()
+        if self.metrics_runner is not None:
+            await self.metrics_runner.cleanup()
+
+
+async def start_serve(
+    args: argparse.Namespace, environ: Mapping[str, str] | None = None, clock: Clock | None = None
+) -> RunningServe:
+    """Everything `serve` does before waiting for a signal (also used in-process by tests and benches)."""
+    environ = os.environ if environ is None else environ
     check_config_file(args.config)
     config = load_config(args.config)
     # Certificates before the cluster feed: a missing TLS mount is reported before any API traffic.
@@ -112,14 +160,28 @@ async def serve(args: argparse.Namespace) -> int:
     if feed is not None:
         feed.metrics = services.metrics
 
+    identity = identity_from_env(environ)
+    replica = None
+    if feed is not None and identity is not None:
+        replica = join_replica_set(
+            services,
+            feed,
+            identity,
+            lease_name=args.lease_name,
+            ca_file=args.peer_ca_file or str(cert_dir / certs.CA_CERT),
+            peer_server_name=args.peer_server_name,
+            config=config.replicas,
+            clock=clock,
+        )
+
     cert_file, key_file = cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY
     context = server_context(cert_file, key_file)
     reloader = CertificateReloader(context, cert_file, key_file)
-
     runner = web.AppRunner(create_app(services), shutdown_timeout=SHUTDOWN_GRACE_SECONDS, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, args.host, args.port, ssl_context=context, backlog=1024)
     await site.start()
+    port = runner.addresses[0][1] if args.port == 0 else args.port
     metrics_runner = None
     if args.metrics_port:
         metrics_runner = web.AppRunner(create_metrics_app(services.metrics), access_log=None)
@@ -128,22 +190,24 @@ async def serve(args: argparse.Namespace) -> int:
         await web.TCPSite(metrics_runner, metrics_host, args.metrics_port).start()
         print(f"limitguard metrics on http://{metrics_host}:{args.metrics_port}/metrics", flush=True)
     reloader.start()
-    print(
-        f"limitguard serving on https://{args.host}:{args.port} (CA: {cert_dir / certs.CA_CERT})", flush=True
-    )
+    if replica is not None and identity is not None:
+        replica.start(peer_address(identity.ip, port))
+    return RunningServe(runner, metrics_runner, reloader, feed, replica, port, services)
 
+
+async def serve(args: argparse.Namespace) -> int:
+    running = await start_serve(args)
+    print(
+        f"limitguard serving on https://{args.host}:{running.port} (CA: {Path(args.cert_dir) / certs.CA_CERT})",
+        flush=True,
+    )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     await stop.wait()
     log.info("shutting down: no new connections, finishing in-flight requests")
-    await reloader.stop()
-    if feed is not None:
-        await feed.stop()
-    await runner.cleanup()
-    if metrics_runner is not None:
-        await metrics_runner.cleanup()
+    await running.stop()
     return 0
 
 

@@ -62,6 +62,23 @@ class LimitAwareConfig:
         return self.exempt_daemonset_pods and controller in self.daemonset_kinds
 
 
+class NoLeaderPolicy(enum.StrEnum):
+    LOCAL = "Local"  # decide with this replica's own ledger (exact only per replica)
+    ALLOW = "Allow"
+    DENY = "Deny"
+
+
+@dataclass(frozen=True)
+class ReplicasConfig:
+    """Leader election and forwarding between replicas (client-go's timing defaults)."""
+
+    no_leader_policy: NoLeaderPolicy = NoLeaderPolicy.LOCAL
+    lease_duration_seconds: int = 15
+    renew_deadline_seconds: float = 10.0
+    retry_period_seconds: float = 2.0
+    forward_timeout_seconds: float = 2.0
+
+
 @dataclass(frozen=True)
 class BestEffortDefaults:
     """Per-container defaults in exact units (millicores, bytes), plus the text they came from."""
@@ -78,6 +95,7 @@ class Config:
     best_effort_defaults: BestEffortDefaults = field(default_factory=BestEffortDefaults)
     while_not_ready: NotReadyPolicy = NotReadyPolicy.ALLOW
     scorers: tuple[ScorerConfig, ...] = DEFAULT_SCORERS  # the extender's prioritize (and explain)
+    replicas: ReplicasConfig = field(default_factory=ReplicasConfig)
 
 
 def defaults_problems(defaults: Mapping[str, Any], where: str) -> list[str]:
@@ -138,6 +156,8 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
     problems += defaults_problems(
         {"limits": best_effort.limits, "requests": best_effort.requests}, "bestEffortDefaults"
     )
+    replicas, replica_problems = _replicas_config(raw.get("replicas") or {})
+    problems += replica_problems
     if problems:
         raise ConfigError(problems)
     excluded = raw.get("excludedNamespaces")
@@ -146,4 +166,23 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
         excluded_namespaces=frozenset(excluded) if excluded is not None else Config().excluded_namespaces,
         best_effort_defaults=best_effort,
         while_not_ready=NotReadyPolicy(raw.get("whileNotReady", NotReadyPolicy.ALLOW)),
+        replicas=replicas,
     )
+
+
+def _replicas_config(raw: Mapping[str, Any]) -> tuple[ReplicasConfig, list[str]]:
+    """The `replicas` section, with client-go's rules: leaseDuration > renewDeadline > 1.2 x retryPeriod."""
+    base = ReplicasConfig()
+    replicas = ReplicasConfig(
+        no_leader_policy=NoLeaderPolicy(raw.get("noLeaderPolicy", base.no_leader_policy)),
+        lease_duration_seconds=int(raw.get("leaseDurationSeconds", base.lease_duration_seconds)),
+        renew_deadline_seconds=float(raw.get("renewDeadlineSeconds", base.renew_deadline_seconds)),
+        retry_period_seconds=float(raw.get("retryPeriodSeconds", base.retry_period_seconds)),
+        forward_timeout_seconds=float(raw.get("forwardTimeoutSeconds", base.forward_timeout_seconds)),
+    )
+    problems = []
+    if replicas.lease_duration_seconds <= replicas.renew_deadline_seconds:
+        problems.append("replicas.leaseDurationSeconds: must be greater than renewDeadlineSeconds")
+    if replicas.renew_deadline_seconds <= 1.2 * replicas.retry_period_seconds:
+        problems.append("replicas.renewDeadlineSeconds: must be greater than 1.2 x retryPeriodSeconds")
+    return replicas, problems

@@ -9,12 +9,13 @@ counted, and answered fail-open (admission: allowed with a warning; extender: al
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from limitguard.admission.forward import LEADER_PATH, encode_decision
 from limitguard.admission.review import AdmissionRequest, decode_review, encode_response
 from limitguard.core.config import Config
 from limitguard.core.response import Response, allowed
@@ -35,7 +36,8 @@ from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[AdmissionRequest], Response]
+# A handler answers in the same loop turn, or (a follower forwarding to its leader) awaits the answer.
+Handler = Callable[[AdmissionRequest], Response | Awaitable[Response]]
 
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024  # an object and its oldObject, each up to etcd's 1.5 MiB
 DEFAULT_BODY_TIMEOUT_SECONDS = 10.0
@@ -66,12 +68,18 @@ class Services:
     metrics: Metrics
     settings: ServerSettings = field(default_factory=ServerSettings)
     extender_config: ExtenderConfig | None = None  # default: the scorers of limitguard's configuration
+    leader_handler: Handler | None = None  # a replica-set member: decides forwarded reviews (LEADER_PATH)
 
 
 SERVICES = web.AppKey("services", Services)
 
 
-def admission_endpoint(name: str, handler: Handler, services: Services) -> Endpoint[AdmissionRequest, Response]:
+def admission_endpoint(
+    name: str,
+    handler: Handler,
+    services: Services,
+    encode: Callable[[AdmissionRequest, Response], bytes] = encode_response,
+) -> Endpoint[AdmissionRequest, Response]:
     metrics = services.metrics
 
     def observe(review: AdmissionRequest, response: Response, seconds: float) -> None:
@@ -102,7 +110,7 @@ def admission_endpoint(name: str, handler: Handler, services: Services) -> Endpo
         decode=decode_review,
         answer=handler,
         fail_open=lambda review: INTERNAL_ERROR,
-        encode=encode_response,
+        encode=encode,
         observe=observe,
         rejected=lambda status: metrics.bad_requests.labels(name, str(status)).inc(),
         max_body_bytes=services.settings.max_body_bytes,
@@ -170,6 +178,11 @@ def create_app(services: Services) -> web.Application:
     app[BODY_TIMEOUT] = services.settings.body_timeout_seconds
     for name, handler in services.handlers.items():
         add_endpoint(app, f"/{name}", admission_endpoint(name, handler, services))
+    if services.leader_handler is not None:
+        leader = admission_endpoint(
+            "leader", services.leader_handler, services, lambda review, response: encode_decision(response)
+        )
+        add_endpoint(app, LEADER_PATH, leader)
     extender_config = services.extender_config or ExtenderConfig(services.config.scorers)
     extender = Extender(services.state, services.config, extender_config)
     prefix = "/" + services.settings.extender_prefix.strip("/")

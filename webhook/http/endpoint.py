@@ -11,6 +11,7 @@ transport rules are the same for all of them and live here once:
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -20,7 +21,7 @@ from typing import Any, Generic, TypeVar
 import orjson
 from aiohttp import web
 
-from limitguard.errors import LimitguardError
+from limitguard.errors import LimitguardError, StatusError
 
 log = logging.getLogger(__name__)
 
@@ -28,13 +29,8 @@ Request = TypeVar("Request")
 Answer = TypeVar("Answer")
 
 
-class BodyError(LimitguardError):
-    """A body that cannot be read within the limits; answered with *status*."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
+class BodyError(StatusError):
+    """A body that cannot be read within the limits (413, 408)."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +39,7 @@ class Endpoint(Generic[Request, Answer]):
 
     name: str  # metrics label and log field: validate, mutate, extender-filter, ...
     decode: Callable[[bytes], Request]  # raises a LimitguardError subclass -> 400 with its text
-    answer: Callable[[Request], Answer]
+    answer: Callable[[Request], Answer | Awaitable[Answer]]  # awaitable: a follower asking its leader
     fail_open: Callable[[Request], Answer]  # the answer when `answer` raised
     encode: Callable[[Request, Answer], bytes]
     observe: Callable[[Request, Answer, float], None]  # metrics and logs, given seconds taken
@@ -90,7 +86,7 @@ async def _serve(endpoint: Endpoint[Any, Any], request: web.Request, timeout: fl
         return json_error(400, f"expected Content-Type application/json, got {request.content_type!r}")
     try:
         decoded = endpoint.decode(await read_body(request, endpoint.max_body_bytes, timeout))
-    except BodyError as error:
+    except StatusError as error:
         endpoint.rejected(error.status)
         return json_error(error.status, error.message)
     except LimitguardError as error:
@@ -98,6 +94,11 @@ async def _serve(endpoint: Endpoint[Any, Any], request: web.Request, timeout: fl
         return json_error(400, str(error))
     try:
         answer = endpoint.answer(decoded)
+        if inspect.isawaitable(answer):
+            answer = await answer
+    except StatusError as error:  # refused, not decided: no fail-open answer either
+        endpoint.rejected(error.status)
+        return json_error(error.status, error.message)
     except Exception:
         log.exception("%s failed; answering fail-open", endpoint.name)
         answer = endpoint.fail_open(decoded)

@@ -151,7 +151,7 @@ async def _api_error(response: aiohttp.ClientResponse) -> ApiError:
 
 
 class KubeClient:
-    """GETs against one API server, with fresh credentials on each request."""
+    """Requests to one API server, with fresh credentials on each request."""
 
     def __init__(
         self, configuration: Configuration, token_refresh_seconds: float = 30.0, clock: Clock | None = None
@@ -197,6 +197,32 @@ class KubeClient:
 
     async def get_json(self, path: str, params: Mapping[str, str], timeout: aiohttp.ClientTimeout) -> Any:
         async with self.get(path, params, timeout) as response:
+            return orjson.loads(await response.read())
+
+    async def send_json(self, method: str, path: str, body: Any, timeout: aiohttp.ClientTimeout) -> Any:
+        """A write (POST, PUT) or single-object GET; any non-2xx status raises ApiError.
+
+        Used for the leader-election Lease, the only object limitguard writes.
+        """
+        extra: dict[str, Any] = {}
+        if self._server_hostname:
+            extra["server_hostname"] = self._server_hostname
+        headers = await self._headers()
+        data = None
+        if body is not None:
+            headers["Content-Type"] = "application/json"
+            data = orjson.dumps(body)
+        async with self._session.request(
+            method,
+            self.base_url + path,
+            data=data,
+            headers=headers,
+            timeout=timeout,
+            proxy=self._proxy,
+            **extra,
+        ) as response:
+            if not 200 <= response.status < 300:
+                raise await _api_error(response)
             return orjson.loads(await response.read())
 
     async def close(self) -> None:

@@ -140,6 +140,17 @@ class Reflector:
         self._backoff = Backoff(
             self.settings.backoff_initial_seconds, self.settings.backoff_max_seconds, self._rng
         )
+        # Set whenever resource_version moves (a new leader waits on it to catch up), and a way
+        # to ask for a fresh consistent list when the watch brings nothing new for too long.
+        self.progressed = asyncio.Event()
+        self._relist_requested = False
+        self._stream: aiohttp.ClientResponse | None = None
+
+    def request_relist(self) -> None:
+        """End the current watch and list afresh (a list is at least as new as the request)."""
+        self._relist_requested = True
+        if self._stream is not None:
+            self._stream.close()
 
     # -- the loop ---------------------------------------------------------------------------
     async def run(self) -> None:
@@ -148,6 +159,8 @@ class Reflector:
         watches_since_list = 0
         while True:
             try:
+                if self._relist_requested:
+                    need_list, self._relist_requested = True, False
                 if need_list:
                     await self.list_and_replace()
                     need_list = False
@@ -161,7 +174,10 @@ class Reflector:
                     log.info("watch history compacted, relisting", extra={"kind": self.kind})
                     need_list = True
                     continue
-                if self.clock.now() - started >= self.settings.healthy_watch_seconds:
+                if (
+                    self._relist_requested
+                    or self.clock.now() - started >= self.settings.healthy_watch_seconds
+                ):
                     self._backoff.reset()
                     continue
                 await self._wait("watch stream ended early", None)
@@ -220,6 +236,7 @@ class Reflector:
         self._backoff.reset()
         self.sink.mark_synced(True)
         self.sink.caught_up()
+        self.progressed.set()
         log.info(
             "listed",
             extra={"kind": self.kind, "objects": len(seen), "resourceVersion": self.resource_version},
@@ -268,8 +285,10 @@ class Reflector:
         counts: Counter[str] = Counter()
         try:
             async with self.client.get(self.path, params, timeout) as response:
+                self._stream = response
                 return await self._consume(response.content, counts)
         finally:
+            self._stream = None
             self._flush_counts(counts)
 
     async def _consume(self, stream: aiohttp.StreamReader, counts: Counter[str]) -> WatchEnd:
@@ -294,6 +313,7 @@ class Reflector:
                     deadline = self._slice_deadline()
             self._flush_counts(counts)  # once per chunk: cheap, and /metrics never lags an idle stream
             self.sink.caught_up()
+            self.progressed.set()
 
     def _apply_event(self, line: bytes, counts: Counter[str]) -> WatchEnd | None:
         event = orjson.loads(line)

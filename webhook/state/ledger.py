@@ -2,8 +2,8 @@
 
 The cache lags the apiserver, so two bindings approved back to back for one node would both see
 the old sum. Each approved binding is held here, counted toward its node, until the cache shows the
-pod bound or the TTL expires. The ledger is per process: with several replicas, two bindings
-routed to different replicas within one watch round-trip can still both pass.
+pod bound or the TTL expires. The ledger is per process; with several replicas only the elected
+leader decides (and records) ledger requests, the others forward them (docs/replicas.md).
 """
 
 from __future__ import annotations

@@ -1,10 +1,17 @@
-"""A clock for tests and benchmarks: time moves only when the test says so (see limitguard.clock)."""
+"""Clocks for tests and benchmarks: time moves only when the test says so (see limitguard.clock).
+
+Both satisfy the `limitguard.clock.Clock` protocol. `FakeClock.advance` is synchronous: sleeps that
+fall due resume when the test next yields. `ManualClock.advance` is a coroutine that, after each
+wake-up, waits until every woken task sleeps again or ends - the election tests step leases period
+by period with it and see each period's effect before the next begins.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import heapq
 import itertools
+import time
 
 class FakeClock:
     """Time that moves only when told to.
@@ -71,3 +78,61 @@ class FakeClock:
     def _notify(self) -> None:
         for changed in self._watching_sleepers:
             changed.set()
+
+
+MANUAL_CLOCK_HANG_GUARD_SECONDS = 120.0  # bounds a real-time wait, never a verdict
+
+
+class ManualClock:
+    """Time that moves only by `await advance(seconds)`, which lets each woken task settle."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.time = start
+        self._sleepers: dict[asyncio.Task, tuple[float, asyncio.Future[None]]] = {}
+
+    def now(self) -> float:
+        return self.time
+
+    async def sleep(self, seconds: float) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._sleepers[task] = (self.time + max(seconds, 0.0), future)
+        try:
+            await future
+        finally:
+            if self._sleepers.get(task, (0.0, None))[1] is future:
+                del self._sleepers[task]
+
+    def is_sleeping(self, task: asyncio.Task | None) -> bool:
+        entry = self._sleepers.get(task) if task is not None else None
+        return entry is not None and not entry[1].done()
+
+    async def advance(self, seconds: float) -> None:
+        target = self.time + seconds
+        while True:
+            due = [
+                (deadline, task, future)
+                for task, (deadline, future) in self._sleepers.items()
+                if deadline <= target and not future.done()
+            ]
+            if not due:
+                break
+            first = min(deadline for deadline, _, _ in due)
+            self.time = max(self.time, first)
+            woken = [(task, future) for deadline, task, future in due if deadline <= first]
+            for _, future in woken:
+                future.set_result(None)
+            await self._quiet([task for task, _ in woken])
+        self.time = max(self.time, target)
+
+    async def _quiet(self, tasks: list[asyncio.Task]) -> None:
+        """Until each woken task sleeps again (a new, pending future) or has finished."""
+        deadline = time.monotonic() + MANUAL_CLOCK_HANG_GUARD_SECONDS
+
+        def settled(task: asyncio.Task) -> bool:
+            return task.done() or self.is_sleeping(task)
+
+        while not all(settled(task) for task in tasks):
+            assert time.monotonic() < deadline, "a woken task neither slept again nor finished"
+            await asyncio.sleep(0.001)

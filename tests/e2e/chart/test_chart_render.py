@@ -103,7 +103,8 @@ def test_schema_validation_catches_mistakes(render: Render) -> None:
 def test_expected_objects_per_mode(render: Render) -> None:
     kinds = lambda mode: sorted(o["kind"] for o in render(mode))  # noqa: E731
     common = ["ClusterRole", "ClusterRoleBinding", "ConfigMap", "Deployment", "MutatingWebhookConfiguration",
-              "Pod", "PodDisruptionBudget", "Service", "ServiceAccount", "ValidatingWebhookConfiguration"]
+              "Pod", "PodDisruptionBudget", "Role", "RoleBinding", "Service", "ServiceAccount",
+              "ValidatingWebhookConfiguration"]
     assert kinds("default") == kinds("generate")
     assert kinds("default") == sorted([*common, "ClusterRole", "ClusterRoleBinding", "Job", "Job", "Role",
                                        "RoleBinding", "ServiceAccount"])
@@ -440,11 +441,20 @@ def test_rbac_grants_no_write_verb_except_the_scoped_ones(render: Render, mode: 
             # `create` cannot be limited by resourceNames: a namespaced Role in the release namespace.
             assert role["kind"] == "Role" and role["metadata"]["namespace"] == NAMESPACE
             assert writes == {"create"} and rule["verbs"] == ["create"]
+        elif rule["resources"] == ["leases"]:
+            # Leader election: the release namespace only; update only of our own Lease.
+            assert role["kind"] == "Role" and role["metadata"]["namespace"] == NAMESPACE
+            assert rule["apiGroups"] == ["coordination.k8s.io"]
+            assert rule["verbs"] == ["create"] or (
+                rule["verbs"] == ["get", "update"] and rule["resourceNames"] == [FULLNAME]
+            )
         else:
             assert rule["resources"] == ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"]
             assert writes == {"patch"} and rule["resourceNames"] == [FULLNAME]
-    has_writes = any(set(rule["verbs"]) & WRITE_VERBS for _, rule in _rules(objects))
-    assert has_writes == (mode in ("default", "generate"))
+    writes_beyond_leases = any(
+        set(rule["verbs"]) & WRITE_VERBS for _, rule in _rules(objects) if rule["resources"] != ["leases"]
+    )
+    assert writes_beyond_leases == (mode in ("default", "generate"))
     for binding in find(objects, "RoleBinding") + find(objects, "ClusterRoleBinding"):
         (subject,) = binding["subjects"]
         assert subject["kind"] == "ServiceAccount" and subject["namespace"] == NAMESPACE
@@ -632,6 +642,8 @@ def test_chart_defaults_match_the_configuration_schema_defaults() -> None:
     for key, spec in defaults.items():
         assert values["bestEffortDefaults"][key] == spec["default"], key
     assert values["whileNotReady"] == schema["properties"]["whileNotReady"]["default"]
+    for key, spec in schema["properties"]["replicas"]["properties"].items():
+        assert values["replicas"][key] == spec["default"], key
 
 
 # -- NOTES.txt -----------------------------------------------------------------------------------
@@ -674,3 +686,38 @@ def test_extender_service_and_scorers(render: Render) -> None:
     assert service["spec"]["ports"][0]["targetPort"] == "https"
     config = _config(objects)
     assert [(scorer.name, scorer.weight) for scorer in config.scorers] == [("LimitAware", 2), ("PodState", 1)]
+
+
+# -- replicas ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_replicas_get_their_identity_lease_and_peer_tls(render: Render, mode: str) -> None:
+    """Downward API identity, the Lease name RBAC allows, and a CA that verifies the leader's certificate."""
+    objects = render(mode)
+    container = server_container(objects)
+    env = {item["name"]: item["valueFrom"]["fieldRef"]["fieldPath"] for item in container["env"]}
+    assert env == {"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace", "POD_IP": "status.podIP"}
+    assert _arg(container, "--lease-name") == FULLNAME
+    assert _arg(container, "--peer-server-name") == f"{FULLNAME}.{NAMESPACE}.svc"
+    (role,) = [r for r in find(objects, "Role") if any(rule["resources"] == ["leases"] for rule in r["rules"])]
+    assert role["metadata"]["namespace"] == NAMESPACE
+    (binding,) = [b for b in find(objects, "RoleBinding") if b["roleRef"]["name"] == role["metadata"]["name"]]
+    assert binding["subjects"][0]["name"] == one(objects, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"]
+    # The replica-to-replica port is the serving port the Lease advertises (POD_IP:containerPort).
+    assert [port["containerPort"] for port in container["ports"]] == [8443]
+    assert _arg(container, "--port") == "8443"
+    if mode == "provided":
+        assert _arg(container, "--peer-ca-file") == "/etc/limitguard/peer-ca.crt"
+        configmap = one(objects, "ConfigMap", f"{FULLNAME}-config")
+        assert configmap["data"]["peer-ca.crt"].startswith("-----BEGIN CERTIFICATE-----")
+        mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+        assert mounts["/etc/limitguard/peer-ca.crt"]["subPath"] == "peer-ca.crt"
+    else:
+        assert not [a for a in container["args"] if a.startswith("--peer-ca-file")]  # ca.crt of the TLS Secret
+
+
+def test_replicas_config_values_reach_the_server(render: Render) -> None:
+    config = _config(render("default", "config.replicas.noLeaderPolicy=Deny", "config.replicas.leaseDurationSeconds=30",
+                            "config.replicas.renewDeadlineSeconds=20"))
+    assert config.replicas.no_leader_policy.value == "Deny"
+    assert (config.replicas.lease_duration_seconds, config.replicas.renew_deadline_seconds) == (30, 20.0)
+

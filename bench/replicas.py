@@ -1,0 +1,191 @@
+"""Binding throughput through a follower vs directly on the leader, as a ratio, in one run.
+
+Three processes besides this one: the fake API server (tests/fakeapiserver.py, with Leases) holding
+a synthetic cluster, and two `limitguard serve` replicas in live mode with the chart's Downward API
+identity, which elect a leader through the Lease. The same keep-alive HTTPS client sends the same
+binding reviews (each to a node other than the pod's, so every one is checked and recorded in the
+leader's ledger) alternately to the leader and to the follower, in rounds, so drift in machine load
+hits both sides alike. The follower forwards each one to the leader over HTTPS and relays the answer.
+
+    python bench/replicas.py                        # defaults
+    python bench/replicas.py --requests 4000 --concurrency 32
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+import orjson
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.fakeapi import start_fake_apiserver  # noqa: E402
+from limitguard.certs import generate as certs  # noqa: E402
+
+TOKEN = "bench-token"
+CONFIG = """apiVersion: limitguard.io/v1alpha1
+kind: LimitGuardConfiguration
+limitAware:
+  defaultLimitToAllocatableRatio: {cpu: 100000}
+excludedNamespaces: []
+replicas: {noLeaderPolicy: Deny}
+"""
+
+
+def binding_body(index: int, pods: int, nodes: int) -> bytes:
+    pod = index % pods
+    namespace, name = f"ns-{pod % 50}", f"app-{pod:06d}"
+    node = f"node-{(pod + 1) % nodes:05d}"  # not the pod's own node: checked and held in the ledger
+    return orjson.dumps(
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": f"bench-{index}",
+                "kind": {"group": "", "version": "v1", "kind": "Binding"},
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "subResource": "binding",
+                "namespace": namespace,
+                "name": name,
+                "operation": "CREATE",
+                "object": {
+                    "apiVersion": "v1",
+                    "kind": "Binding",
+                    "metadata": {"name": name, "namespace": namespace},
+                    "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+                },
+                "dryRun": False,
+            },
+        }
+    )
+
+
+def start_replica(index: int, port: int, home: Path, kubeconfig: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "POD_NAME": f"bench-{index}", "POD_NAMESPACE": "bench", "POD_IP": "127.0.0.1"}
+    return subprocess.Popen(
+        [
+            *(sys.executable, "-m", "webhook", "serve", "--config", str(home / "config.yaml")),
+            *("--kubeconfig", str(kubeconfig), "--cert-dir", str(home / "certs")),
+            *("--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"),
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+async def metric(session: aiohttp.ClientSession, url: str, name: str) -> float | None:
+    async with session.get(url + "/metrics") as response:
+        for line in (await response.text()).splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    return None
+
+
+async def wait_for_leader(session: aiohttp.ClientSession, urls: list[str], deadline: float) -> int:
+    while time.monotonic() < deadline:
+        for index, url in enumerate(urls):
+            try:
+                if await metric(session, url, "limitguard_leader_deciding") == 1.0:
+                    return index
+            except aiohttp.ClientError:
+                pass
+        await asyncio.sleep(0.2)
+    raise SystemExit("no deciding leader within the deadline")
+
+
+async def drive(session: aiohttp.ClientSession, url: str, bodies: list[bytes], concurrency: int) -> float:
+    """Send every body with *concurrency* requests in flight; returns the elapsed seconds."""
+    queue = iter(bodies)
+    allowed = 0
+
+    async def worker() -> None:
+        nonlocal allowed
+        for body in queue:
+            async with session.post(
+                url + "/validate", data=body, headers={"Content-Type": "application/json"}
+            ) as response:
+                answer = orjson.loads(await response.read())
+                allowed += answer["response"]["allowed"]
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    elapsed = time.perf_counter() - started
+    assert allowed == len(bodies), f"only {allowed} of {len(bodies)} allowed: the bench measures decisions"
+    return elapsed
+
+
+async def run(args: argparse.Namespace) -> None:
+    api, api_url = start_fake_apiserver(args.nodes, args.pods, TOKEN)
+    replicas: list[subprocess.Popen[bytes]] = []
+    with tempfile.TemporaryDirectory() as directory:
+        home = Path(directory)
+        (home / "config.yaml").write_text(CONFIG)
+        certs.write(certs.generate(["localhost", "127.0.0.1"]), home / "certs")
+        kubeconfig = home / "kubeconfig"
+        kubeconfig.write_text(
+            f"apiVersion: v1\nkind: Config\nclusters:\n- name: f\n  cluster:\n    server: {api_url}\n"
+            f"users:\n- name: u\n  user:\n    token: {TOKEN}\n"
+            "contexts:\n- name: f\n  context: {cluster: f, user: u}\ncurrent-context: f\n"
+        )
+        ports = [args.base_port, args.base_port + 1]
+        try:
+            for index, port in enumerate(ports):
+                replicas.append(start_replica(index, port, home, kubeconfig))
+            urls = [f"https://127.0.0.1:{port}" for port in ports]
+            context = ssl.create_default_context(cafile=str(home / "certs" / certs.CA_CERT))
+            connector = aiohttp.TCPConnector(ssl=context, limit=args.concurrency * 2)
+            async with aiohttp.ClientSession(connector=connector) as session:
+                leader = await wait_for_leader(session, urls, time.monotonic() + 120)
+                follower = 1 - leader
+                bodies = [binding_body(i, args.pods, args.nodes) for i in range(args.requests)]
+                await drive(
+                    session, urls[leader], bodies[: args.concurrency * 10], args.concurrency
+                )  # warm-up
+                await drive(session, urls[follower], bodies[: args.concurrency * 10], args.concurrency)
+                seconds = {"leader": 0.0, "follower": 0.0}
+                for _ in range(args.rounds):
+                    seconds["leader"] += await drive(session, urls[leader], bodies, args.concurrency)
+                    seconds["follower"] += await drive(session, urls[follower], bodies, args.concurrency)
+                forwarded = await metric(session, urls[follower], "limitguard_forward_duration_seconds_count")
+        finally:
+            for process in replicas:
+                process.terminate()
+            for process in replicas:
+                process.wait(timeout=30)
+            api.terminate()  # last: replicas that lose it mid-shutdown only log retries
+            api.wait(timeout=30)
+    total = args.requests * args.rounds
+    leader_rps, follower_rps = total / seconds["leader"], total / seconds["follower"]
+    print(
+        f"cluster: {args.nodes} nodes, {args.pods} pods; {args.rounds} rounds x {args.requests} bindings, "
+        f"{args.concurrency} in flight; cpus: {os.cpu_count()}, load: {os.getloadavg()[0]:.1f}"
+    )
+    print(f"direct to leader     {leader_rps:9.0f} bindings/s")
+    print(f"through a follower   {follower_rps:9.0f} bindings/s   ({forwarded:.0f} forwarded)")
+    print(f"ratio follower/leader: {follower_rps / leader_rps:.2f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=100)
+    parser.add_argument("--pods", type=int, default=5000)
+    parser.add_argument("--requests", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--base-port", type=int, default=18443)
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+"""One decision point for the ledger: the leader decides, followers forward (SPEC 4, issue 14).
+
+Each replica keeps its own ledger of approved-but-unseen bindings. Two replicas answering bindings
+for one node within a watch round-trip would each see only their own approvals, so every request
+that reads and writes the ledger - `pods/binding` and legacy `bindings`, pod CREATE with
+`spec.nodeName`, and a resize that grows a limit - is decided by the leader alone. A follower sends
+the AdmissionReview to the leader's `/leader/validate` over HTTPS (verifying its serving certificate
+with the CA) and relays the decision; everything else is answered locally, as before.
+
+The leader checks that it may decide and decides in the same event-loop turn, so a decision can
+never straddle a step-down. While no deciding leader answers, `replicas.noLeaderPolicy` applies.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import aiohttp
+import orjson
+
+from limitguard.errors import LimitguardError, StatusError
+from limitguard.admission.review import AdmissionRequest
+from limitguard.core.config import NoLeaderPolicy
+from limitguard.core.limitaware import grown_limits
+from limitguard.core.podlimits import PodSpecError, pod_limits
+from limitguard.core.response import Response, allowed, errored
+from limitguard.kube.replica_metrics import ReplicaMetrics
+
+log = logging.getLogger(__name__)
+
+LEADER_PATH = "/leader/validate"
+NOT_DECIDING = 503  # the peer answer of a replica that is not (or not yet) the deciding leader
+
+LocalHandler = Callable[[AdmissionRequest], Response]
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def touches_ledger(request: AdmissionRequest) -> bool:
+    """Whether answering *request* reads and may write the binding ledger (so the leader decides)."""
+    if request.group != "":
+        return False
+    if request.operation == "CREATE" and request.target in ("pods/binding", "bindings"):
+        return True
+    if request.operation == "CREATE" and request.target == "pods":
+        return bool(_map(_map(request.object).get("spec")).get("nodeName"))
+    if request.operation == "UPDATE" and request.target == "pods/resize":
+        try:
+            old = pod_limits(_map(_map(request.old_object).get("spec")))
+            new = pod_limits(_map(_map(request.object).get("spec")))
+        except PodSpecError:
+            return False  # rejected as malformed locally, without the ledger
+        return bool(grown_limits(old, new))
+    return False
+
+
+def encode_request(request: AdmissionRequest) -> bytes:
+    """The AdmissionReview the leader gets: every field the validating webhook reads."""
+    body: dict[str, Any] = {
+        "uid": request.uid,
+        "kind": {"group": request.group, "version": "v1", "kind": request.kind},
+        "resource": {"group": request.group, "version": "v1", "resource": request.resource},
+        "namespace": request.namespace,
+        "name": request.name,
+        "operation": request.operation,
+        "object": request.object,
+        "oldObject": request.old_object,
+        "dryRun": request.dry_run,
+    }
+    if request.sub_resource:
+        body["subResource"] = request.sub_resource
+    return orjson.dumps({"apiVersion": request.api_version, "kind": "AdmissionReview", "request": body})
+
+
+def encode_decision(response: Response) -> bytes:
+    return orjson.dumps(
+        {
+            "allowed": response.allowed,
+            "reason": response.reason,
+            "code": response.code,
+            "message": response.message,
+            "warnings": list(response.warnings),
+            "action": response.action,
+        }
+    )
+
+
+def decode_decision(body: bytes) -> Response:
+    data = orjson.loads(body)
+    if not isinstance(data, dict) or not isinstance(data.get("allowed"), bool):
+        raise ValueError("not a limitguard decision")
+    return Response(
+        allowed=data["allowed"],
+        reason=str(data.get("reason") or ""),
+        code=int(data.get("code") or 200),
+        message=str(data.get("message") or ""),
+        warnings=tuple(str(text) for text in data.get("warnings") or ()),
+        action=str(data.get("action") or "allow"),
+    )
+
+
+class ForwardError(LimitguardError):
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason  # metric label: unreachable, timeout, not-leader, bad-answer
+
+
+class Forwarder:
+    """HTTPS client to the leader: the CA verifies it, *server_name* is the name its certificate has."""
+
+    def __init__(self, ca_file: str, timeout_seconds: float, server_name: str | None = None) -> None:
+        self._context = ssl.create_default_context(cafile=ca_file)
+        self._server_name = server_name
+        self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
+        self._session: aiohttp.ClientSession | None = None
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:  # created on the serving loop, on first use
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(ssl=self._context, limit=256), timeout=self._timeout
+            )
+        return self._session
+
+    async def forward(self, address: str, request: AdmissionRequest) -> Response:
+        extra = {"server_hostname": self._server_name} if self._server_name else {}
+        try:
+            async with self._client().post(
+                f"https://{address}{LEADER_PATH}",
+                data=encode_request(request),
+                headers={"Content-Type": "application/json"},
+                **extra,
+            ) as answer:
+                body = await answer.read()
+                if answer.status == NOT_DECIDING:
+                    raise ForwardError("not-leader", body[:200].decode(errors="replace"))
+                if answer.status != 200:
+                    raise ForwardError("bad-answer", f"HTTP {answer.status}")
+                return decode_decision(body)
+        except TimeoutError as error:
+            raise ForwardError("timeout", str(error) or "no answer in time") from None
+        except aiohttp.ClientError as error:
+            raise ForwardError("unreachable", f"{type(error).__name__}: {error}") from None
+        except ValueError as error:
+            raise ForwardError("bad-answer", str(error)) from None
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+
+class Leadership(Protocol):
+    @property
+    def deciding(self) -> bool: ...
+
+    def leader_address(self) -> str | None: ...
+
+
+class LeaderRouted:
+    """The `/validate` handler of a replica in a replica set."""
+
+    def __init__(
+        self,
+        local: LocalHandler,
+        leadership: Leadership,
+        forwarder: Forwarder,
+        policy: NoLeaderPolicy,
+        metrics: ReplicaMetrics,
+    ) -> None:
+        self.local = local
+        self.leadership = leadership
+        self.forwarder = forwarder
+        self.policy = policy
+        self.metrics = metrics
+
+    async def __call__(self, request: AdmissionRequest) -> Response:
+        if not touches_ledger(request) or self.leadership.deciding:
+            return self.local(request)  # checked and decided in one loop turn
+        address = self.leadership.leader_address()
+        if address is None:
+            return self.without_leader(request, "no deciding leader (election or catch-up under way)")
+        started = time.perf_counter()
+        try:
+            response = await self.forwarder.forward(address, request)
+        except ForwardError as error:
+            self.metrics.forward_failures.labels(error.reason).inc()
+            log.warning("forward to the leader failed", extra={"leader": address, "error": str(error)})
+            return self.without_leader(request, f"leader {address} did not decide ({error.reason})")
+        self.metrics.forward_latency.observe(time.perf_counter() - started)
+        self.metrics.forwarded.labels("allowed" if response.allowed else "denied").inc()
+        return response
+
+    def without_leader(self, request: AdmissionRequest, why: str) -> Response:
+        """replicas.noLeaderPolicy: decide alone, admit unchecked, or refuse so the scheduler retries."""
+        self.metrics.no_leader_answers.labels(self.policy.value).inc()
+        if self.policy is NoLeaderPolicy.LOCAL:
+            return self.local(request)
+        if self.policy is NoLeaderPolicy.ALLOW:
+            return allowed("no-leader", f"limitguard: not checked, {why}")
+        return errored("no-leader", f"limitguard cannot decide this now: {why}; retry shortly", NOT_DECIDING)
+
+    def decide_as_leader(self, review: AdmissionRequest) -> Response:
+        """`POST /leader/validate`: decide a forwarded review, only while this replica is the deciding
+        leader (checked and decided in the same loop turn); otherwise refuse with 503, never decide."""
+        if not self.leadership.deciding:
+            raise StatusError(NOT_DECIDING, "this replica is not the deciding leader")
+        return self.local(review)
