@@ -10,6 +10,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from webhook.schedcfg import schemas
+from webhook.schedcfg.api import CONFIG_VERSIONS
+from webhook.schedcfg.args import ARGS_KINDS
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
 MINE = sorted([*SCHEMA_DIR.glob("kubescheduler-config-*.schema.json"), *SCHEMA_DIR.glob("args/*.schema.json")])
@@ -17,8 +19,8 @@ MINE = sorted([*SCHEMA_DIR.glob("kubescheduler-config-*.schema.json"), *SCHEMA_D
 
 def test_expected_schema_files_exist() -> None:
     names = {p.relative_to(SCHEMA_DIR).as_posix() for p in MINE}
-    expected = {f"kubescheduler-config-{v}.schema.json" for v in schemas.CONFIG_VERSIONS}
-    expected |= {f"args/{k}.schema.json" for k in schemas.ARGS_KINDS}
+    expected = {f"kubescheduler-config-{v}.schema.json" for v in CONFIG_VERSIONS}
+    expected |= {f"args/{k}.schema.json" for k in ARGS_KINDS}
     assert names == expected
 
 
