@@ -15,7 +15,18 @@ from webhook.schedcfg import cli
 from .helpers import FIXTURES
 
 VALID = str(FIXTURES / "schedcfg-v1-coscheduling.scheduler-plugins.yaml")
-WARNS = str(FIXTURES / "schedcfg-v1beta2-qossort.scheduler-plugins.yaml")
+# NodeResourcesFit weight 0: kube-scheduler defaults it to 1 and starts - a warning, not an error (issue 15).
+WARNS_TEXT = """apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources:
+        - {name: cpu, weight: 0}
+"""
 INVALID = str(FIXTURES / "schedcfg-v1-reservationargs-preallocation.koordinator-website.yaml")
 BAD_YAML = str(FIXTURES / "schedcfg-v1-configmap-nodefit-mostallocated-malformed-indent.koordinator-website.yaml")
 
@@ -31,9 +42,31 @@ def test_valid_file_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.strip().endswith("valid (0 errors, 0 warnings)")
 
 
-def test_warnings_still_exit_0_unless_strict() -> None:
-    assert run(WARNS) == 0
-    assert run("--strict", WARNS) == 1
+@pytest.fixture
+def warns(tmp_path: Path) -> str:
+    path = tmp_path / "warns.yaml"
+    path.write_text(WARNS_TEXT)
+    return str(path)
+
+
+def test_warnings_still_exit_0_unless_strict(warns: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(warns) == 0
+    out = capsys.readouterr().out
+    assert "weight 0 is replaced by the default 1" in out and out.strip().endswith("valid (0 errors, 1 warning)")
+    assert run("--strict", warns) == 1
+    out = capsys.readouterr().out
+    assert ": valid" not in out
+    assert out.strip().endswith("invalid (--strict: warnings count as errors) (0 errors, 1 warning)")
+
+
+def test_strict_json_agrees_with_the_exit_code(warns: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("--strict", "-o", "json", warns) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert document["valid"] is False and document["files"][0]["valid"] is False
+    assert document["summary"]["invalid"] == 1
+    assert run("-o", "json", warns) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["valid"] is True and document["files"][0]["valid"] is True
 
 
 def test_invalid_file_exits_1_and_prints_location(capsys: pytest.CaptureFixture[str]) -> None:

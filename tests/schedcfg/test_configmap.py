@@ -50,10 +50,16 @@ def test_invalid_configuration_paths_are_prefixed_with_the_data_key() -> None:
 
 
 def test_valid_configuration_is_ok_and_keeps_warnings() -> None:
-    old = json.dumps(config("v1beta3", profiles=[{"schedulerName": "s"}]))
-    report = configmap_verdict(configmap({"a": GOOD, "b": old}))
+    zero = json.dumps(config(leaderElection={"retryPeriod": "0s"}))
+    report = configmap_verdict(configmap({"a": GOOD, "b": zero}))
     assert report is not None and report.ok
-    assert [f.path for f in report.warnings] == ["data[b].apiVersion"]
+    assert [f.path for f in report.warnings] == ["data[b].leaderElection.retryPeriod"]
+
+
+def test_unserved_api_version_is_denied_for_the_chosen_release() -> None:
+    old = json.dumps(config("v1beta3", profiles=[{"schedulerName": "s"}]))
+    report = configmap_verdict(configmap({"b": old}))
+    assert report is not None and [f.path for f in report.errors] == ["data[b].apiVersion"]
 
 
 def test_yaml_error_in_a_value_denies_with_the_position_in_the_value() -> None:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
+
+from webhook.schedcfg import validate_text
+from webhook.schedcfg.rules.releases import Release
 
 from .helpers import check, config, messages, paths, with_args
 
@@ -61,13 +65,18 @@ def test_fit_plus_weight_range(weight: int, ok: bool) -> None:
                                     "not in valid range [1, 100]"]
 
 
-@pytest.mark.parametrize(("weight", "ok"), [(0, False), (1, True), (100, True), (101, False)])
+# Issue 15: kube-scheduler's defaulting turns weight 0 into 1 and starts, so 0 is a warning (it was an error).
+@pytest.mark.parametrize(("weight", "ok"), [(0, True), (1, True), (100, True), (101, False), (-1, False)])
 def test_node_resources_fit_weight_range(weight: int, ok: bool) -> None:
     report = check(fit({"type": "MostAllocated", "resources": [{"name": "cpu", "weight": weight}]}))
     assert report.ok is ok
+    weight_path = f"{ARGS0}.scoringStrategy.resources[0].weight"
     if not ok:
-        assert paths(report) == [f"{ARGS0}.scoringStrategy.resources[0].weight"]
-        assert "not in valid range [1, 100]" in report.errors[0].message
+        assert messages(report) == [
+            f'{weight_path}: Invalid value: {weight}: resource weight of "cpu" not in valid range (0, 100]']
+        assert "0 becomes 1" not in messages(report)[0] and "into 1" not in messages(report)[0]
+    if weight == 0:
+        assert [(f.path, f.rule) for f in report.warnings] == [(weight_path, "defaults.zero-replaced")]
 
 
 def test_node_resources_fit_weight_may_be_omitted() -> None:
@@ -81,7 +90,8 @@ def test_limit_aware_scoring_weight_range(weight: int, ok: bool) -> None:
     assert paths(report) == ([] if ok else [f"{ARGS0}.scoringResourceWeights.cpu"])
 
 
-@pytest.mark.parametrize(("weight", "ok"), [(1, True), (2, False), (0, False)])
+# Issue 15: 0 is defaulted to 1 by kube-scheduler (it was rejected here before).
+@pytest.mark.parametrize(("weight", "ok"), [(1, True), (2, False), (0, True)])
 def test_balanced_allocation_weight_must_be_one(weight: int, ok: bool) -> None:
     report = check(with_args("NodeResourcesBalancedAllocation", {"resources": [{"name": "cpu", "weight": weight}]}))
     assert report.ok is ok
@@ -136,7 +146,8 @@ def test_shape_strictly_increasing() -> None:
     report = check(rtcr([{"utilization": 50, "score": 0}, {"utilization": 50, "score": 10},
                          {"utilization": 40, "score": 5}]))
     shape = f"{ARGS0}.scoringStrategy.requestedToCapacityRatio.shape"
-    assert paths(report) == [f"{shape}[1].utilization", f"{shape}[2].utilization"]
+    # validateFunctionShape reports the first point out of order only (issue 15: kube-scheduler's verdict)
+    assert paths(report) == [f"{shape}[1].utilization"]
     assert "strictly increasing" in report.errors[0].message
 
 
@@ -155,11 +166,15 @@ def test_requested_to_capacity_ratio_param_required_and_forbidden() -> None:
     assert paths(report) == [f"{ARGS0}.scoringStrategy.requestedToCapacityRatio"]
 
 
-def test_volume_binding_shape_must_increase_and_needs_a_feature_gate() -> None:
-    report = check(with_args("VolumeBinding", {"shape": [{"utilization": 10, "score": 1},
-                                                         {"utilization": 5, "score": 2}]}))
-    assert paths(report) == [f"{ARGS0}.shape[1].utilization"]
-    assert paths(report, "warning") == [f"{ARGS0}.shape"]
+def test_volume_binding_shape_needs_a_feature_gate_and_must_increase() -> None:
+    # Issue 15: with StorageCapacityScoring off (the default) kube-scheduler rejects any shape (was a warning).
+    args = {"shape": [{"utilization": 10, "score": 1}, {"utilization": 5, "score": 2}]}
+    report = check(with_args("VolumeBinding", args))
+    assert paths(report) == [f"{ARGS0}.shape"]
+    assert "StorageCapacityScoring" in report.errors[0].message
+    gated = validate_text(json.dumps(with_args("VolumeBinding", args)),
+                          release=Release(35, {"StorageCapacityScoring": True}))
+    assert paths(gated) == [f"{ARGS0}.shape[1].utilization"]
     assert check(with_args("VolumeBinding", {"bindTimeoutSeconds": 0})).ok
     assert not check(with_args("VolumeBinding", {"bindTimeoutSeconds": -1})).ok
 
@@ -230,14 +245,15 @@ def test_healthz_bind_address_is_not_a_v1_field() -> None:
     report = check(config(healthzBindAddress="0.0.0.0:10251"))
     assert paths(report) == ["healthzBindAddress"]
     assert "removed in kubescheduler.config.k8s.io/v1beta3" in report.errors[0].message
-    assert not check(config("v1beta3", healthzBindAddress="0.0.0.0:10251")).ok
-    assert check(config("v1beta2", healthzBindAddress="0.0.0.0:10251")).ok
+    # v1beta2/v1beta3 are not served by any supported release; their schema still runs as a migration aid
+    assert paths(check(config("v1beta3", healthzBindAddress="0.0.0.0:10251"))) == ["apiVersion", "healthzBindAddress"]
+    assert paths(check(config("v1beta2", healthzBindAddress="0.0.0.0:10251"))) == ["apiVersion"]
 
 
 def test_multipoint_does_not_exist_in_v1beta2() -> None:
     profile = {"plugins": {"multiPoint": {"enabled": [{"name": "CapacityScheduling"}]}}}
-    assert paths(check(config("v1beta2", profiles=[profile]))) == ["profiles[0].plugins.multiPoint"]
-    assert check(config("v1beta3", profiles=[profile])).ok
+    assert paths(check(config("v1beta2", profiles=[profile]))) == ["apiVersion", "profiles[0].plugins.multiPoint"]
+    assert paths(check(config("v1beta3", profiles=[profile]))) == ["apiVersion"]
 
 
 def test_queue_sort_plugin_enabled_through_multipoint_counts_at_queue_sort() -> None:
@@ -257,9 +273,13 @@ def test_unsupported_api_version() -> None:
 def test_leader_election_rules() -> None:
     assert check(config(leaderElection={"leaseDuration": "20s", "renewDeadline": "15s"})).ok
     report = check(config(leaderElection={"leaseDuration": "10s", "renewDeadline": "10s", "resourceLock": "endpoints",
-                                          "retryPeriod": "0s"}))
+                                          "retryPeriod": "-1s"}))
     assert sorted(paths(report)) == ["leaderElection.leaseDuration", "leaderElection.resourceLock",
                                      "leaderElection.retryPeriod"]
+    # Issue 15: a zero duration is replaced by its default (2s) - a warning, not an error as before
+    zero = check(config(leaderElection={"retryPeriod": "0s"}))
+    assert zero.ok and [(f.path, f.rule) for f in zero.warnings] == [
+        ("leaderElection.retryPeriod", "defaults.zero-replaced")]
     assert check(config(leaderElection={"leaderElect": False, "resourceLock": "endpoints"})).ok
     assert paths(check(config(leaderElection={"leaseDuration": "15 seconds"}))) == ["leaderElection.leaseDuration"]
 
@@ -331,14 +351,13 @@ def test_removed_plugin_enabled_is_an_error_disabled_a_warning() -> None:
     assert paths(enabled) == ["profiles[0].plugins.score.enabled[0]"]
     disabled = check(config(profiles=[{"plugins": {"score": {"disabled": [{"name": "SelectorSpread"}]}}}]))
     assert disabled.ok and paths(disabled, "warning") == ["profiles[0].plugins.score.disabled[0]"]
-    # SelectorSpread still existed in v1beta3
-    assert check(config("v1beta3", profiles=[{"plugins": {"score": {"enabled": [{"name": "SelectorSpread"}]}}}])).ok
 
 
 def test_weight_outside_score_is_a_warning() -> None:
-    report = check(config(profiles=[{"plugins": {"filter": {"enabled": [{"name": "X", "weight": 3}]}}}]))
+    report = check(config(profiles=[{"plugins": {"filter": {"enabled": [{"name": "NodePorts", "weight": 3}]}}}]))
     assert report.ok and paths(report, "warning") == ["profiles[0].plugins.filter.enabled[0].weight"]
-    assert not check(config(profiles=[{"plugins": {"score": {"enabled": [{"name": "X", "weight": 3}]}}}])).warnings
+    assert not check(config(profiles=[{"plugins": {"score": {"enabled": [{"name": "ImageLocality", "weight": 3}]}}}])
+                     ).warnings
 
 
 def test_args_for_a_plugin_the_profile_does_not_enable() -> None:
@@ -348,7 +367,8 @@ def test_args_for_a_plugin_the_profile_does_not_enable() -> None:
 
 
 def test_dominant_score_weight_is_a_warning() -> None:
-    profile = {"plugins": {"score": {"enabled": [{"name": "A", "weight": 5}, {"name": "B", "weight": 5}],
+    profile = {"plugins": {"score": {"enabled": [{"name": "ImageLocality", "weight": 5},
+                                                 {"name": "TaintToleration", "weight": 5}],
                                      "disabled": [{"name": "*"}]}}}
     assert not check(config(profiles=[profile])).warnings
     profile["plugins"]["score"]["enabled"][0]["weight"] = 6
@@ -384,8 +404,9 @@ def test_extender_managed_resources() -> None:
 
 # ------------------------------------------------------------------------------------------ other in-tree args
 def test_default_preemption_not_both_zero() -> None:
-    assert check(with_args("DefaultPreemption", {"minCandidateNodesPercentage": 0})).ok
-    report = check(with_args("DefaultPreemption", {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0}))
+    assert check(with_args("DefaultPreemption", {"minCandidateNodesPercentage": 0}, score=False)).ok
+    report = check(with_args("DefaultPreemption", {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
+                             score=False))
     assert paths(report) == [f"{ARGS0}.minCandidateNodesPercentage", f"{ARGS0}.minCandidateNodesAbsolute"]
 
 

@@ -13,7 +13,8 @@ import json
 from typing import Any
 
 from ..args.common import as_dict, as_int, as_list
-from ..report import Finding, duplicate, format_value, invalid, path_join, warning
+from ..args.registry import ARGS_KINDS
+from ..report import Finding, duplicate, format_value, info, invalid, path_join, warning
 from .plugin_tables import (
     OUT_OF_TREE_QUEUE_SORT,
     POINTS,
@@ -23,6 +24,11 @@ from .plugin_tables import (
     removal_hint,
 )
 from .releases import Release
+
+#: Out-of-tree plugins limitguard knows (its args registry, known queue sorts): a note, not a warning.
+KNOWN_OUT_OF_TREE = frozenset(
+    {entry.plugin for entry in ARGS_KINDS.values() if not entry.in_tree} | OUT_OF_TREE_QUEUE_SORT
+)
 
 
 def _names(plugin_set: Any, key: str) -> list[str]:
@@ -213,6 +219,16 @@ def _unknown_plugin(
                 name,
                 f"not a plugin of Kubernetes {release.name}; did you mean {json.dumps(close)}?",
                 "plugins.unknown",
+            )
+        ]
+    if name in KNOWN_OUT_OF_TREE:
+        return [
+            info(
+                item,
+                f"out-of-tree plugin {json.dumps(name)}: needs a scheduler build that registers it "
+                "(koord-scheduler, scheduler-plugins)",
+                "plugins.out-of-tree",
+                name,
             )
         ]
     return [
