@@ -343,7 +343,7 @@ def test_duplicate_plugin_config() -> None:
     entry = {"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "LeastAllocated"}}}
     assert check(config(profiles=[{"pluginConfig": [entry]}])).ok
     report = check(config(profiles=[{"pluginConfig": [entry, entry]}]))
-    assert paths(report) == ["profiles[0].pluginConfig[1].name"]
+    assert paths(report) == ["profiles[0].pluginConfig[1]"]  # validation.go's path (was ...[1].name)
 
 
 def test_removed_plugin_enabled_is_an_error_disabled_a_warning() -> None:

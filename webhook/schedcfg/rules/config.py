@@ -141,7 +141,7 @@ def _check_plugin_config_names(profile: dict[str, Any], path: str, release: Rele
         if name in seen:
             findings.append(
                 duplicate(
-                    path_join(entry_path, "name"),
+                    entry_path,
                     name,
                     "plugin-config.unique-name",
                     f"already configured by {path_join(path, 'pluginConfig', seen[name])}",
