@@ -28,7 +28,9 @@ profiles:
         - {name: cpu, weight: 0}
 """
 INVALID = str(FIXTURES / "schedcfg-v1-reservationargs-preallocation.koordinator-website.yaml")
-BAD_YAML = str(FIXTURES / "schedcfg-v1-configmap-nodefit-mostallocated-malformed-indent.koordinator-website.yaml")
+BAD_YAML = str(
+    FIXTURES / "schedcfg-v1-configmap-nodefit-mostallocated-malformed-indent.koordinator-website.yaml"
+)
 
 
 def run(*argv: str) -> int:
@@ -52,7 +54,9 @@ def warns(tmp_path: Path) -> str:
 def test_warnings_still_exit_0_unless_strict(warns: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(warns) == 0
     out = capsys.readouterr().out
-    assert "weight 0 is replaced by the default 1" in out and out.strip().endswith("valid (0 errors, 1 warning)")
+    assert "weight 0 is replaced by the default 1" in out and out.strip().endswith(
+        "valid (0 errors, 1 warning)"
+    )
     assert run("--strict", warns) == 1
     out = capsys.readouterr().out
     assert ": valid" not in out
@@ -77,7 +81,9 @@ def test_invalid_file_exits_1_and_prints_location(capsys: pytest.CaptureFixture[
 
 def test_yaml_error_exits_1_with_line_and_column(capsys: pytest.CaptureFixture[str]) -> None:
     assert run(BAD_YAML) == 1
-    assert f"{BAD_YAML}:12:6: error: data[scheduler-config.yaml]: YAML syntax error" in capsys.readouterr().out
+    assert (
+        f"{BAD_YAML}:12:6: error: data[scheduler-config.yaml]: YAML syntax error" in capsys.readouterr().out
+    )
 
 
 def test_missing_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -126,6 +132,11 @@ def test_verbose_shows_notes(capsys: pytest.CaptureFixture[str]) -> None:
 def test_module_entry_point(tmp_path: Path) -> None:
     import subprocess
 
-    result = subprocess.run([sys.executable, "-m", "webhook.schedcfg.cli", VALID], capture_output=True, text=True,
-                            cwd=Path(__file__).resolve().parents[2], check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "webhook.schedcfg.cli", VALID],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
     assert result.returncode == 0, result.stderr

@@ -99,7 +99,11 @@ def test_unrendered_helm_templates_are_a_yaml_error_with_position(name: str) -> 
 
 
 def test_helm_template_with_device_share_renders_and_stays_valid() -> None:
-    values = {**HELM_VALUES, ".Values.scheduler.deviceShare": {"x": 1}, ".Values.scheduler.enableJobPreemption": True}
+    values = {
+        **HELM_VALUES,
+        ".Values.scheduler.deviceShare": {"x": 1},
+        ".Values.scheduler.enableJobPreemption": True,
+    }
     rendered = render_helm(fixture_text(TEMPLATES[0]), values)
     assert "DeviceShareArgs" in rendered and "enablePreemption: true" in rendered
     assert validate_text(rendered).ok
@@ -125,8 +129,10 @@ def test_postfilter_list_message_names_the_expected_type() -> None:
     name = "schedcfg-v1beta3-reservationargs-preemption-typo-pluginConfigs.koordinator-website.yaml"
     text = messages(validate_text(fixture_text(name)))
     assert any("pluginConfigs" in m and 'did you mean "pluginConfig"' in m for m in text)
-    assert any(m.startswith("profiles[0].plugins.postFilter: Invalid value: [") and "must be of type object" in m
-               for m in text)
+    assert any(
+        m.startswith("profiles[0].plugins.postFilter: Invalid value: [") and "must be of type object" in m
+        for m in text
+    )
 
 
 def test_v1beta3_gets_the_same_verdict_whatever_the_supported_release() -> None:
@@ -144,7 +150,9 @@ def test_fragment_is_validated_as_v1_with_a_warning() -> None:
 
 
 def test_out_of_tree_plugins_pass_through_with_a_note() -> None:
-    report = validate_text(fixture_text("schedcfg-v1-configmap-koord-scheduler.koordinator-config-manager.yaml"))
+    report = validate_text(
+        fixture_text("schedcfg-v1-configmap-koord-scheduler.koordinator-config-manager.yaml")
+    )
     noted = {f.value for f in report.infos if f.rule == "args.unknown-plugin"}
     assert noted == {"LoadAwareScheduling", "ElasticQuota"}
     # positions point into the outer file: pluginConfig[1] (LoadAwareScheduling) args start at line 33

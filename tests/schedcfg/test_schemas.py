@@ -14,7 +14,9 @@ from webhook.schedcfg.api import CONFIG_VERSIONS
 from webhook.schedcfg.args import ARGS_KINDS
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "schemas"
-MINE = sorted([*SCHEMA_DIR.glob("kubescheduler-config-*.schema.json"), *SCHEMA_DIR.glob("args/*.schema.json")])
+MINE = sorted(
+    [*SCHEMA_DIR.glob("kubescheduler-config-*.schema.json"), *SCHEMA_DIR.glob("args/*.schema.json")]
+)
 
 
 def test_expected_schema_files_exist() -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
@@ -44,22 +46,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
 
 
-def build_services(config: Config, state: ClusterState, settings: ServerSettings | None = None) -> Services:
+def build_services(
+    config: Config,
+    state: ClusterState,
+    settings: ServerSettings | None = None,
+    cluster_version: str | None = None,
+) -> Services:
     """Wire handlers to one state and one configuration (also used by tests and benchmarks)."""
-    from webhook.admission.configmaps import configmap_check
+    from webhook.admission.configmaps import configmap_check, scheduler_release
     from webhook.admission.mutating import Mutator
 
+    release, why = scheduler_release(
+        config.scheduler_kubernetes_version, config.scheduler_feature_gates, cluster_version
+    )
+    log.info("scheduler configurations are validated for Kubernetes " + release.name, extra={"because": why})
     handlers = {
-        "validate": Validator(state, config, configmap_check),
+        "validate": Validator(state, config, functools.partial(configmap_check, release=release)),
         "mutate": Mutator(state, config),
     }
     return Services(state, config, handlers, Metrics(state, config), settings or ServerSettings())
+
+
+async def _cluster_version(client: Any) -> str | None:
+    """The cluster's version for the ConfigMap webhook; None (the newest supported) when /version fails."""
+    try:
+        return await client.server_version()
+    except Exception as error:
+        log.warning(
+            "cannot read the cluster's /version; validating for the newest release",
+            extra={"error": str(error)},
+        )
+        return None
 
 
 async def serve(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     state = ClusterState(config.limit_aware.binding_ledger_ttl_seconds)
     feed = None
+    cluster_version: str | None = None
     if args.cluster:
         counts = load_cluster_file(state, args.cluster)
         gc.freeze()  # the loaded records hold no cycles: keep full collections from walking them all
@@ -68,7 +92,11 @@ async def serve(args: argparse.Namespace) -> int:
         from webhook.cluster.live import start_live_feed
 
         feed = await start_live_feed(state, args.kubeconfig)
-    services = build_services(config, state, ServerSettings(max_body_bytes=args.max_body_bytes))
+        if config.scheduler_kubernetes_version is None:
+            cluster_version = await _cluster_version(feed.client)
+    services = build_services(
+        config, state, ServerSettings(max_body_bytes=args.max_body_bytes), cluster_version
+    )
     if feed is not None:
         feed.metrics = services.metrics
 
