@@ -40,7 +40,10 @@ def validate_config(
     defaulted, warnings = apply_defaults(config)
     findings += warnings
     findings += config_rules.check_config(defaulted, release)
-    profiles = [p if isinstance(p, dict) else {} for p in defaulted.get("profiles") or []]
+    raw_profiles = defaulted.get("profiles")
+    profiles = [
+        p if isinstance(p, dict) else {} for p in (raw_profiles if isinstance(raw_profiles, list) else [])
+    ]
     for i, profile in enumerate(profiles):
         findings += plugin_weight_warnings(profile, path_join("profiles", i))
         findings += framework.check_profile(profile, path_join("profiles", i), release)

@@ -53,7 +53,8 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
                     "topology-spread.no-selector",
                 )
             )
-        marker = (key, constraint.get("whenUnsatisfiable"))
+        when = constraint.get("whenUnsatisfiable")
+        marker = (key, when if isinstance(when, str) else None)
         if isinstance(key, str) and marker in seen:
             findings.append(
                 duplicate(
