@@ -140,3 +140,28 @@ def test_module_entry_point(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_unrendered_helm_template_gets_a_helm_hint_first(capsys: pytest.CaptureFixture[str]) -> None:
+    template = str(FIXTURES / "schedcfg-v1-configmap-koord-scheduler-helm-v1.8.0.koordinator-charts.yaml.tpl")
+    assert run(template) == 1
+    line = next(x for x in capsys.readouterr().out.splitlines() if ": error: " in x)
+    assert line.split(": error: ", 1)[1].startswith(
+        "the input looks like an unrendered Helm template ({{ ... }}): run `helm template` first"
+    )
+
+
+def test_unsupported_kubernetes_version_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run("--kubernetes-version", "1.30", VALID) == 2
+    assert "supported: 1.31, 1.32, 1.33, 1.34, 1.35" in capsys.readouterr().err
+
+
+def test_the_version_changes_the_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "ebs.yaml"
+    path.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+        "- plugins: {filter: {enabled: [{name: EBSLimits}]}}\n"
+    )
+    assert run("--kubernetes-version", "1.31", str(path)) == 0
+    assert run(str(path)) == 1
+    assert "profiles[0].plugins.filter.enabled[0]" in capsys.readouterr().out

@@ -216,8 +216,10 @@ class _Validation:
             self.configs += 1
             where = f" at line {exc.line}, column {exc.column} of the value" if exc.line is not None else ""
             label = "YAML syntax error" if exc.rule == "yaml.syntax" else "YAML input rejected"
-            hint = f"; {HELM_HINT}" if has_helm_directives(value) else ""
-            finding = Finding("error", "", f"{label}{where}: {exc.problem}{hint}", exc.rule)
+            text = f"{label}{where}: {exc.problem}"
+            finding = Finding(
+                "error", "", f"{HELM_HINT} ({text})" if has_helm_directives(value) else text, exc.rule
+            )
             position = shift((exc.line, exc.column) if exc.line is not None else None)
             if position is None and outer is not None:
                 position = outer.locate(value_structural)
@@ -250,7 +252,7 @@ def validate_text(text: str, source: str = "<input>", release: Release = DEFAULT
     try:
         documents = load_documents(text)
     except YamlInputError as exc:
-        message = str(exc) + (f"; {HELM_HINT}" if has_helm_directives(text) else "")
+        message = f"{HELM_HINT} ({exc})" if has_helm_directives(text) else str(exc)
         report.add(Finding("error", "", message, exc.rule, line=exc.line, column=exc.column))
         return report
     if has_helm_directives(text):
