@@ -74,3 +74,8 @@ def render_helm(template: str, values: dict[str, Any]) -> str:
 
 def fixture_text(name: str) -> str:
     return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def fit_plus(resources: dict[str, Any], kind: str = "NodeResourcesFitPlusArgs") -> dict[str, Any]:
+    """A config whose only args are NodeResourcesFitPlus's with these ``resources``."""
+    return with_args("NodeResourcesFitPlus", {"kind": kind, "resources": resources})
