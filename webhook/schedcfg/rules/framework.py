@@ -292,20 +292,44 @@ def _check_queue_sort_and_bind(profile: dict[str, Any], path: str, release: Rele
     return findings
 
 
+def _explicit_queue_sort(profile: dict[str, Any]) -> tuple[list[tuple[Any, int]], list[Any]]:
+    """The profile's own queueSort set, as validation.go compares it (omitted weight is 0; nil == [])."""
+    queue_sort = as_dict(as_dict(profile.get("plugins")).get("queueSort"))
+    enabled = [
+        (as_dict(p).get("name"), as_int(as_dict(p).get("weight")) or 0)
+        for p in as_list(queue_sort.get("enabled"))
+    ]
+    return enabled, [as_dict(p).get("name") for p in as_list(queue_sort.get("disabled"))]
+
+
 def check_common_queue_sort(profiles: list[dict[str, Any]], release: Release) -> list[Finding]:
-    """validateCommonQueueSort: the same queue sort plugin, with the same args, in every profile."""
+    """The same queue sort in every profile: validateCommonQueueSort compares each profile's own queueSort
+    set and the queue sort plugin's args; the framework then needs the same effective plugin."""
     if len(profiles) < 2:
         return []
     findings: list[Finding] = []
-    canon = effective_queue_sort = effective_point(profiles[0], "queueSort", release)
+    canon_set = _explicit_queue_sort(profiles[0])
+    canon = effective_point(profiles[0], "queueSort", release)
     canon_name = canon[0] if canon else None
     canon_args = _plugin_args(profiles[0], canon_name)
     for i in range(1, len(profiles)):
         current = effective_point(profiles[i], "queueSort", release)
-        if current != effective_queue_sort:
+        path = path_join("profiles", i, "plugins", "queueSort")
+        if _explicit_queue_sort(profiles[i]) != canon_set:
             findings.append(
                 invalid(
-                    path_join("profiles", i, "plugins", "queueSort"),
+                    path,
+                    as_dict(as_dict(profiles[i].get("plugins")).get("queueSort")),
+                    "must be the same for all profiles (validation compares the queueSort lists as written, "
+                    f"profiles[0] has {format_value(as_dict(as_dict(profiles[0].get('plugins')).get('queueSort')))})",
+                    "queue-sort.same-in-all-profiles",
+                )
+            )
+            continue
+        if current != canon:
+            findings.append(
+                invalid(
+                    path,
                     current,
                     f"must be the same for all profiles (profiles[0] uses {format_value(canon)})",
                     "queue-sort.same-in-all-profiles",
@@ -314,14 +338,14 @@ def check_common_queue_sort(profiles: list[dict[str, Any]], release: Release) ->
             continue
         if canon_name is not None and _plugin_args(profiles[i], canon_name) != canon_args:
             where = _plugin_config_index(profiles[i], canon_name)
-            path = (
+            args_path = (
                 path_join("profiles", i, "pluginConfig", where, "args")
                 if where is not None
                 else path_join("profiles", i, "pluginConfig")
             )
             findings.append(
                 invalid(
-                    path,
+                    args_path,
                     _plugin_args(profiles[i], canon_name),
                     f"args of queue sort plugin {json.dumps(canon_name)} must be the same for all profiles",
                     "queue-sort.same-in-all-profiles",
