@@ -24,9 +24,7 @@ def check_config(config: dict[str, Any], release: Release) -> list[Finding]:
     findings: list[Finding] = []
     findings += _check_backoff(config)
     findings += _check_leader_election(as_dict(config.get("leaderElection")))
-    burst = as_int(as_dict(config.get("clientConnection")).get("burst"))
-    if burst is not None and burst < 0:
-        findings.append(invalid("clientConnection.burst", burst, "must be non-negative", "client.burst"))
+    # clientConnection.burst >= 0 (ValidateClientConnectionConfiguration) is a schema range
     profiles = [p if isinstance(p, dict) else {} for p in as_list(config.get("profiles"))]
     findings += _check_profile_names(profiles)
     for i, profile in enumerate(profiles):
@@ -40,6 +38,8 @@ def _check_backoff(config: dict[str, Any]) -> list[Finding]:
     maximum = as_int(config.get("podMaxBackoffSeconds"))
     if initial is not None and maximum is not None and initial > 0 and maximum < initial:
         detail = f"must be greater than or equal to podInitialBackoffSeconds ({initial})"
+        if maximum == 10:
+            detail += "; podMaxBackoffSeconds defaults to 10 when omitted"
         return [invalid("podMaxBackoffSeconds", maximum, detail, "backoff.max-at-least-initial")]
     return []
 
