@@ -24,22 +24,23 @@ def schema_validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
 
 
-def _path(parts: Any) -> str:
-    text = ""
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
-    return text or "<root>"
-
-
 def parse_config(raw: Any) -> Config:
     """Validate a decoded document against the schema, then build the Config."""
     if raw is None:
         raw = {"apiVersion": "limitguard.io/v1alpha1", "kind": "LimitGuardConfiguration"}
-    errors = sorted(
-        schema_validator("limitguard-config.schema.json").iter_errors(raw), key=lambda e: list(e.path)
-    )
-    if errors:
-        raise ConfigError([f"{_path(error.absolute_path)}: {error.message}" for error in errors])
+    # The scheduler-config validator's schema findings: field paths, Kubernetes-style messages, and
+    # "did you mean" for misspelled fields - the same reading experience as `limitguard validate`.
+    from limitguard.schedcfg import schemas as schedcfg_schemas
+    from limitguard.schedcfg.rules.releases import ReleaseError, release_for
+
+    findings = schedcfg_schemas.validate(schema_validator("limitguard-config.schema.json"), raw)
+    if findings:
+        raise ConfigError([str(finding) if finding.path else f"<root>: {finding}" for finding in findings])
+    validation = raw.get("schedulerConfigValidation") or {}
+    try:
+        release_for(validation.get("kubernetesVersion"), validation.get("featureGates") or {})
+    except ReleaseError as error:
+        raise ConfigError([f"schedulerConfigValidation.kubernetesVersion: {error}"]) from None
     config = config_from_mapping(raw)
     if raw.get("extender") is None:
         return config

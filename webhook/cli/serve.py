@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import os
@@ -92,17 +93,34 @@ def build_services(
     state: ClusterState,
     settings: ServerSettings | None = None,
     node_ratio_series_limit: int = DEFAULT_SERIES_LIMIT,
+    cluster_version: str | None = None,
 ) -> Services:
     """Wire handlers to one state and one configuration (also used by tests and benchmarks)."""
-    from limitguard.admission.configmaps import configmap_check
+    from limitguard.admission.configmaps import configmap_check, scheduler_release
     from limitguard.admission.mutating import Mutator
 
+    release, why = scheduler_release(
+        config.scheduler_kubernetes_version, config.scheduler_feature_gates, cluster_version
+    )
+    log.info("scheduler configurations are validated for Kubernetes " + release.name, extra={"because": why})
     handlers = {
-        "validate": Validator(state, config, configmap_check),
+        "validate": Validator(state, config, functools.partial(configmap_check, release=release)),
         "mutate": Mutator(state, config),
     }
     metrics = Metrics(state, config, node_ratio_series_limit)
     return Services(state, config, handlers, metrics, settings or ServerSettings())
+
+
+async def _cluster_version(feed: LiveFeed) -> str | None:
+    """The cluster's version for the ConfigMap webhook; None (the newest supported) when /version fails."""
+    try:
+        return await feed.client.server_version()
+    except Exception as error:
+        log.warning(
+            "cannot read the cluster's /version; validating for the newest release",
+            extra={"error": str(error)},
+        )
+        return None
 
 
 @dataclass
@@ -154,8 +172,15 @@ async def start_serve(
         from limitguard.kube.livefeed import start_live_feed
 
         feed = await start_live_feed(state, args.kubeconfig)
+    cluster_version = None
+    if feed is not None and config.scheduler_kubernetes_version is None:
+        cluster_version = await _cluster_version(feed)
     services = build_services(
-        config, state, ServerSettings(max_body_bytes=args.max_body_bytes), args.node_ratio_series_limit
+        config,
+        state,
+        ServerSettings(max_body_bytes=args.max_body_bytes),
+        args.node_ratio_series_limit,
+        cluster_version,
     )
     if feed is not None:
         feed.metrics = services.metrics

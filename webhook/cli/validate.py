@@ -1,7 +1,9 @@
 """``limitguard validate``: check scheduler configuration files before they reach a cluster.
 
 Exit codes: 0 all files valid (warnings allowed unless --strict), 1 at least one file invalid, 2 usage or
-I/O error (unreadable file). Suitable as a pre-commit hook and a CI step; see docs/validator.md.
+I/O error (unreadable file, unsupported --kubernetes-version). The verdict is kube-scheduler's for the chosen
+release (--kubernetes-version, --feature-gates). Suitable as a pre-commit hook and a CI step; see
+docs/validator.md.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any, BinaryIO
 
 from limitguard.schedcfg.documents import MAX_INPUT_BYTES
 from limitguard.schedcfg.report import Finding, Report
+from limitguard.schedcfg.rules.releases import DEFAULT_MINOR, KNOWN_GATES, SUPPORTED_MINORS, Release, ReleaseError, release_for
 from limitguard.schedcfg.validator import validate_text
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -36,6 +39,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also print informational notes (e.g. args of plugins limitguard does not know)",
     )
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
+    supported = ", ".join(f"1.{m}" for m in SUPPORTED_MINORS)
+    parser.add_argument(
+        "--kubernetes-version",
+        metavar="X.Y",
+        default=f"1.{DEFAULT_MINOR}",
+        help=f"kube-scheduler release to validate for (default 1.{DEFAULT_MINOR}; supported: {supported})",
+    )
+    parser.add_argument(
+        "--feature-gates",
+        metavar="A=true,B=false",
+        default="",
+        help="kube-scheduler feature gates that change validation (" + ", ".join(sorted(KNOWN_GATES)) + ")",
+    )
 
 
 def _read(name: str) -> str:
@@ -49,7 +65,7 @@ def _read(name: str) -> str:
     return data.decode("utf-8")
 
 
-def _load(name: str) -> Report:
+def _load(name: str, release: Release) -> Report:
     source = "<stdin>" if name == "-" else name
     try:
         text = _read(name)
@@ -57,27 +73,39 @@ def _load(name: str) -> Report:
         return Report(
             source, [Finding("error", "", f"file is not valid UTF-8 (byte {exc.start})", "input.encoding")]
         )
-    return validate_text(text, source=source)
+    return validate_text(text, source=source, release=release)
 
 
 def run(args: argparse.Namespace) -> int:
     """Validate ``args.files``, print the results, return the exit code."""
+    try:
+        release = release_for(getattr(args, "kubernetes_version", None), getattr(args, "feature_gates", None))
+    except ReleaseError as exc:
+        print(f"limitguard validate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    unknown_gates = sorted(set(release.overrides) - KNOWN_GATES)
+    if unknown_gates:
+        print(
+            f"limitguard validate: feature gates {', '.join(unknown_gates)} do not change validation; ignored",
+            file=sys.stderr,
+        )
     reports: list[Report] = []
     io_errors: list[dict[str, str]] = []
     for name in args.files:
         try:
-            reports.append(_load(name))
+            reports.append(_load(name, release))
         except OSError as exc:
             io_errors.append({"file": name, "error": exc.strerror or str(exc)})
     strict = bool(getattr(args, "strict", False))
 
     def failed(report: Report) -> bool:
-        return not report.ok or (strict and bool(report.warnings))
+        return not report.passes(strict=strict)
 
     if getattr(args, "output", "text") == "json":
         document: dict[str, Any] = {
             "valid": not io_errors and not any(failed(r) for r in reports),
-            "files": [r.to_dict() for r in reports],
+            "kubernetesVersion": release.name,
+            "files": [r.to_dict(strict=strict) for r in reports],
             "ioErrors": io_errors,
             "summary": {
                 "files": len(reports) + len(io_errors),
@@ -89,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
     else:
         for report in reports:
-            print(report.format(show_info=bool(getattr(args, "verbose", False))))
+            print(report.format(show_info=bool(getattr(args, "verbose", False)), strict=strict))
     for problem in io_errors:
         print(f"{problem['file']}: error: cannot read: {problem['error']}", file=sys.stderr)
 

@@ -96,6 +96,9 @@ class Config:
     while_not_ready: NotReadyPolicy = NotReadyPolicy.ALLOW
     scorers: tuple[ScorerConfig, ...] = DEFAULT_SCORERS  # the extender's prioritize (and explain)
     replicas: ReplicasConfig = field(default_factory=ReplicasConfig)
+    # ConfigMap webhook: kube-scheduler release to validate for (None: the cluster's /version, or the newest)
+    scheduler_kubernetes_version: str | None = None
+    scheduler_feature_gates: Mapping[str, bool] = field(default_factory=dict)
 
 
 def defaults_problems(defaults: Mapping[str, Any], where: str) -> list[str]:
@@ -167,6 +170,8 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
         best_effort_defaults=best_effort,
         while_not_ready=NotReadyPolicy(raw.get("whileNotReady", NotReadyPolicy.ALLOW)),
         replicas=replicas,
+        scheduler_kubernetes_version=(raw.get("schedulerConfigValidation") or {}).get("kubernetesVersion"),
+        scheduler_feature_gates=dict((raw.get("schedulerConfigValidation") or {}).get("featureGates") or {}),
     )
 
 

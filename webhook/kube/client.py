@@ -224,6 +224,10 @@ class KubeClient:
             if not 200 <= response.status < 300:
                 raise await _api_error(response)
             return orjson.loads(await response.read())
+    async def server_version(self, timeout_seconds: float = 10.0) -> str:
+        """The API server's gitVersion from GET /version (e.g. "v1.33.2")."""
+        body = await self.get_json("/version", {}, aiohttp.ClientTimeout(total=timeout_seconds))
+        return str(body.get("gitVersion", "")) if isinstance(body, dict) else ""
 
     async def close(self) -> None:
         await self._session.close()

@@ -177,16 +177,20 @@ class Report:
     def extend(self, findings: Iterable[Finding]) -> None:
         self.findings.extend(findings)
 
-    def to_dict(self) -> dict[str, Any]:
+    def passes(self, *, strict: bool = False) -> bool:
+        """The verdict: no errors, and with ``strict`` no warnings either."""
+        return self.ok and not (strict and self.warnings)
+
+    def to_dict(self, *, strict: bool = False) -> dict[str, Any]:
         return {
             "file": self.source,
-            "valid": self.ok,
+            "valid": self.passes(strict=strict),
             "errors": [f.to_dict() for f in self.errors],
             "warnings": [f.to_dict() for f in self.warnings],
             "infos": [f.to_dict() for f in self.infos],
         }
 
-    def format(self, *, show_info: bool = False) -> str:
+    def format(self, *, show_info: bool = False, strict: bool = False) -> str:
         """Text form: one line per finding (``file:line:col: severity: path: message``) and a summary."""
         lines = []
         for finding in self.findings:
@@ -201,6 +205,8 @@ class Report:
             lines.append(f"{where}: {label}: {finding}")
         n_err, n_warn = len(self.errors), len(self.warnings)
         verdict = "valid" if self.ok else "invalid"
+        if self.ok and not self.passes(strict=strict):
+            verdict = "invalid (--strict: warnings count as errors)"
         lines.append(f"{self.source}: {verdict} ({_plural(n_err, 'error')}, {_plural(n_warn, 'warning')})")
         return "\n".join(lines)
 

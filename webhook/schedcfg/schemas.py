@@ -22,21 +22,6 @@ from jsonschema.validators import extend
 
 from .report import Finding, format_value, invalid, path_join, required, unsupported
 
-CONFIG_VERSIONS: tuple[str, ...] = ("v1", "v1beta3", "v1beta2")
-ARGS_KINDS: tuple[str, ...] = (
-    "NodeResourcesFitArgs",
-    "NodeResourcesBalancedAllocationArgs",
-    "DefaultPreemptionArgs",
-    "InterPodAffinityArgs",
-    "PodTopologySpreadArgs",
-    "VolumeBindingArgs",
-    "NodeAffinityArgs",
-    "NodeResourcesFitPlusArgs",
-    "ResourceTypesArgs",
-    "ScarceResourceAvoidanceArgs",
-    "LimitAwareArgs",
-)
-
 MESSAGE_KEYWORD = "x-limitguard-message"
 
 # Hints for unknown fields that are real fields elsewhere (version drift) - more useful than "unknown".
@@ -212,8 +197,6 @@ def _json_type(value: Any) -> str:
 
 
 __all__ = [
-    "ARGS_KINDS",
-    "CONFIG_VERSIONS",
     "args_validator",
     "config_validator",
     "format_value",

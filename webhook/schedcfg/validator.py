@@ -12,25 +12,58 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from . import args as plugin_args
-from . import rules, schemas
+from . import schemas
+from .api import CONFIG_VERSIONS, GROUP, KIND, api_version
+from .args import check_plugin_configs
 from .documents import Document, YamlInputError, load_documents
-from .report import Finding, Report, info, path_join, prefix_path, relocate, unsupported, warning
+from .report import Finding, Report, info, invalid, path_join, prefix_path, relocate, unsupported, warning
+from .rules import config as config_rules
+from .rules import framework
+from .rules.defaults import apply_defaults, plugin_weight_warnings
+from .rules.releases import API_REMOVED_IN, DEFAULT_RELEASE, Release
 
-GROUP = "kubescheduler.config.k8s.io"
-KIND = "KubeSchedulerConfiguration"
-API_VERSIONS: dict[str, str] = {f"{GROUP}/{v}": v for v in schemas.CONFIG_VERSIONS}
-DEPRECATED: dict[str, str] = {"v1beta3": "Kubernetes 1.29", "v1beta2": "Kubernetes 1.28"}
+API_VERSIONS: dict[str, str] = {api_version(v): v for v in CONFIG_VERSIONS}
+HELM_HINT = (
+    "the input looks like an unrendered Helm template ({{ ... }}): run `helm template` first and "
+    "validate its output"
+)
 
 Locator = Callable[[str], "tuple[int, int] | None"]
 
 
-def validate_config(config: dict[str, Any], version: str) -> list[Finding]:
-    """Schema, semantic and args findings for one configuration of a known ``version``."""
+def validate_config(
+    config: dict[str, Any], version: str, release: Release = DEFAULT_RELEASE
+) -> list[Finding]:
+    """kube-scheduler's order for one configuration of a served ``version``: decode (schema), default,
+    validate (validation.go and the args), then the framework's plugin checks."""
     findings = schemas.validate(schemas.config_validator(version), config)
-    findings += rules.check_config(config, version)
-    findings += plugin_args.check_plugin_configs(config, version)
+    defaulted, warnings = apply_defaults(config)
+    findings += warnings
+    findings += config_rules.check_config(defaulted, release)
+    raw_profiles = defaulted.get("profiles")
+    profiles = [
+        p if isinstance(p, dict) else {} for p in (raw_profiles if isinstance(raw_profiles, list) else [])
+    ]
+    for i, profile in enumerate(profiles):
+        findings += plugin_weight_warnings(profile, path_join("profiles", i))
+        findings += framework.check_profile(profile, path_join("profiles", i), release)
+    findings += framework.check_common_queue_sort(profiles, release)
+    findings += check_plugin_configs(config, version, release)
     return findings
+
+
+def _not_served(api_version_text: str, version: str, release: Release) -> Finding:
+    return invalid(
+        "apiVersion",
+        api_version_text,
+        f"not served by kube-scheduler {release.name} (removed in Kubernetes 1.{API_REMOVED_IN[version]}); "
+        f"migrate to {api_version('v1')} (other findings below are from the {version} schema, to help the move)",
+        "config.api-version-not-served",
+    )
+
+
+def has_helm_directives(text: str) -> bool:
+    return "{{" in text and "}}" in text
 
 
 def _v1_fields() -> frozenset[str]:
@@ -40,8 +73,9 @@ def _v1_fields() -> frozenset[str]:
 class _Validation:
     """Collects findings of one input; ``configs`` counts the configurations found (valid or not)."""
 
-    def __init__(self, report: Report) -> None:
+    def __init__(self, report: Report, release: Release = DEFAULT_RELEASE) -> None:
         self.report = report
+        self.release = release
         self.configs = 0
 
     def emit(self, findings: list[Finding], *, prefix: str, document: int | None, locate: Locator) -> None:
@@ -131,18 +165,11 @@ class _Validation:
             finding = unsupported("apiVersion", api_version, list(API_VERSIONS), "config.api-version")
             self.emit([finding], prefix=prefix, document=document, locate=locate)
             return
-        findings: list[Finding] = []
-        if version in DEPRECATED:
-            findings.append(
-                warning(
-                    "apiVersion",
-                    f"{api_version} is deprecated and no longer served since "
-                    f"{DEPRECATED[version]}; migrate to {GROUP}/v1",
-                    "config.deprecated-version",
-                    api_version,
-                )
-            )
-        findings += validate_config(data, version)
+        if not self.release.serves(version):
+            findings = [_not_served(str(api_version), version, self.release)]
+            findings += schemas.validate(schemas.config_validator(version), data)
+        else:
+            findings = validate_config(data, version, self.release)
         self.emit(findings, prefix=prefix, document=document, locate=locate)
 
     def configmap(
@@ -189,7 +216,10 @@ class _Validation:
             self.configs += 1
             where = f" at line {exc.line}, column {exc.column} of the value" if exc.line is not None else ""
             label = "YAML syntax error" if exc.rule == "yaml.syntax" else "YAML input rejected"
-            finding = Finding("error", "", f"{label}{where}: {exc.problem}", exc.rule)
+            text = f"{label}{where}: {exc.problem}"
+            finding = Finding(
+                "error", "", f"{HELM_HINT} ({text})" if has_helm_directives(value) else text, exc.rule
+            )
             position = shift((exc.line, exc.column) if exc.line is not None else None)
             if position is None and outer is not None:
                 position = outer.locate(value_structural)
@@ -216,15 +246,18 @@ class _Validation:
             )
 
 
-def validate_text(text: str, source: str = "<input>") -> Report:
+def validate_text(text: str, source: str = "<input>", release: Release = DEFAULT_RELEASE) -> Report:
     """Validate any input form (bare config, ConfigMap, List, multi-document YAML, v1 fragment)."""
     report = Report(source)
     try:
         documents = load_documents(text)
     except YamlInputError as exc:
-        report.add(Finding("error", "", str(exc), exc.rule, line=exc.line, column=exc.column))
+        message = f"{HELM_HINT} ({exc})" if has_helm_directives(text) else str(exc)
+        report.add(Finding("error", "", message, exc.rule, line=exc.line, column=exc.column))
         return report
-    validation = _Validation(report)
+    if has_helm_directives(text):
+        report.add(warning("", HELM_HINT, "input.helm-template"))
+    validation = _Validation(report, release)
     multi = len(documents) > 1
     for document in documents:
         validation.document(
@@ -247,7 +280,7 @@ def validate_text(text: str, source: str = "<input>") -> Report:
     return report
 
 
-def configmap_verdict(configmap: dict[str, Any]) -> Report | None:
+def configmap_verdict(configmap: dict[str, Any], release: Release = DEFAULT_RELEASE) -> Report | None:
     """Verdict for a ConfigMap from an AdmissionRequest: None when no data value mentions
     KubeSchedulerConfiguration (decided by a substring test, before any YAML parsing), else a Report whose
     paths start with ``data[<key>].``."""
@@ -259,7 +292,7 @@ def configmap_verdict(configmap: dict[str, Any]) -> Report | None:
     namespace = metadata.get("namespace") if isinstance(metadata, dict) else None
     source = f"configmap/{namespace}/{name}" if namespace else f"configmap/{name or '<unnamed>'}"
     report = Report(source)
-    _Validation(report).configmap(configmap, prefix="", structural="", document=None, outer=None)
+    _Validation(report, release).configmap(configmap, prefix="", structural="", document=None, outer=None)
     return report
 
 

@@ -71,7 +71,7 @@ bestEffortDefaults:
         ("bestEffortDefaults: {limits: {cpu: lots}}", "bestEffortDefaults.limits.cpu"),
         ("bestEffortDefaults: {limits: {gpu: 1}}", "bestEffortDefaults.limits"),
         ("whileNotReady: Maybe", "whileNotReady"),
-        ("unknownTopLevel: 1", "<root>"),
+        ("unknownTopLevel: 1", "unknownTopLevel"),  # the field itself, not <root> (issue 15)
         ("extender: {scorers: [{name: LimitAware, weight: 101}]}", "extender.scorers[0].weight"),
     ],
 )

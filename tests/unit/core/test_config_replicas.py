@@ -47,7 +47,7 @@ def test_every_field_loads() -> None:
         ({"noLeaderPolicy": "Maybe"}, "replicas.noLeaderPolicy"),
         ({"leaseDurationSeconds": 1.5}, "replicas.leaseDurationSeconds"),
         ({"forwardTimeoutSeconds": 0}, "replicas.forwardTimeoutSeconds"),
-        ({"leader": True}, "replicas: Additional properties"),
+        ({"leader": True}, 'replicas.leader: Forbidden: unknown field "leader"'),
         (
             {"leaseDurationSeconds": 10, "renewDeadlineSeconds": 10},
             "must be greater than renewDeadlineSeconds",

@@ -14,10 +14,16 @@ V1 = "kubescheduler.config.k8s.io/v1"
 
 def config(version: str = "v1", **fields: Any) -> dict[str, Any]:
     """A minimal KubeSchedulerConfiguration with extra top-level fields."""
-    return {"apiVersion": f"kubescheduler.config.k8s.io/{version}", "kind": "KubeSchedulerConfiguration", **fields}
+    return {
+        "apiVersion": f"kubescheduler.config.k8s.io/{version}",
+        "kind": "KubeSchedulerConfiguration",
+        **fields,
+    }
 
 
-def with_args(plugin: str, args: dict[str, Any], *, version: str = "v1", score: bool = True) -> dict[str, Any]:
+def with_args(
+    plugin: str, args: dict[str, Any], *, version: str = "v1", score: bool = True
+) -> dict[str, Any]:
     """A single-profile config whose pluginConfig[0] gives ``args`` to ``plugin`` (enabled at score)."""
     profile: dict[str, Any] = {"schedulerName": "s", "pluginConfig": [{"name": plugin, "args": args}]}
     if score:
@@ -58,10 +64,17 @@ def render_helm(template: str, values: dict[str, Any]) -> str:
                 stack.pop()
             continue
         if all(stack):
-            out.append(re.sub(r"\{\{-?\s*(\.Values\.[\w.]+)\s*-?\}\}", lambda m: str(values[m.group(1)]), line))
+            out.append(
+                re.sub(r"\{\{-?\s*(\.Values\.[\w.]+)\s*-?\}\}", lambda m: str(values[m.group(1)]), line)
+            )
     assert not stack, "unbalanced template blocks"
     return "\n".join(out) + "\n"
 
 
 def fixture_text(name: str) -> str:
     return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def fit_plus(resources: dict[str, Any], kind: str = "NodeResourcesFitPlusArgs") -> dict[str, Any]:
+    """A config whose only args are NodeResourcesFitPlus's with these ``resources``."""
+    return with_args("NodeResourcesFitPlus", {"kind": kind, "resources": resources})

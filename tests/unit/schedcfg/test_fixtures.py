@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from limitguard.schedcfg import validate_text
+from limitguard.schedcfg.rules.releases import SUPPORTED_MINORS, Release
 
 from tests.unit.schedcfg.helpers import FIXTURES, fixture_text, messages, paths, render_helm
 
@@ -22,6 +23,11 @@ VALID = [
     "schedcfg-v1-nodefit-mostallocated-extended.k8s-website-docs.yaml",
     "schedcfg-v1-noderesourcesallocatable.scheduler-plugins.yaml",
     "schedcfg-v1-profiles-fragment-nodefitplus-scarceavoid.koordinator-website.yaml",
+]
+# No supported kube-scheduler (1.31+) serves v1beta2 (gone in 1.28) or v1beta3 (gone in 1.29): these
+# otherwise well-formed files are invalid with exactly one error, on apiVersion (issue 15; they used to
+# pass with a deprecation warning).
+OLD_API = [
     "schedcfg-v1beta2-configmap-koord-scheduler.koordinator-config-manager.yaml",
     "schedcfg-v1beta2-configmap-noderesourcetopology.scheduler-plugins.yaml",
     "schedcfg-v1beta2-qossort.scheduler-plugins.yaml",
@@ -44,6 +50,7 @@ MALFORMED_INDENT = [
 INVALID = {
     "schedcfg-v1-reservationargs-preallocation.koordinator-website.yaml": ["profiles[0].plugins.reservation"],
     "schedcfg-v1beta3-reservationargs-preemption-typo-pluginConfigs.koordinator-website.yaml": [
+        "apiVersion",
         "profiles[0].pluginConfigs",
         "profiles[0].plugins.postFilter",
     ],
@@ -51,8 +58,8 @@ INVALID = {
 
 
 def test_every_schedcfg_fixture_is_covered() -> None:
-    listed = set(VALID) | set(TEMPLATES) | set(MALFORMED_INDENT) | set(INVALID)
-    assert {p.name for p in FIXTURES.glob("schedcfg-*")} == listed
+    listed = set(VALID) | set(OLD_API) | set(TEMPLATES) | set(MALFORMED_INDENT) | set(INVALID)
+    assert {p.name for p in FIXTURES.glob("schedcfg-*") if p.is_file()} == listed
 
 
 @pytest.mark.parametrize("name", VALID)
@@ -61,12 +68,24 @@ def test_shipped_configs_are_valid(name: str) -> None:
     assert report.ok, report.format()
 
 
+@pytest.mark.parametrize("name", OLD_API)
+def test_configs_in_unserved_api_versions_fail_only_on_api_version(name: str) -> None:
+    report = validate_text(fixture_text(name), name)
+    assert [(f.path.rsplit(".", 1)[-1], f.rule) for f in report.errors] == [
+        ("apiVersion", "config.api-version-not-served")
+    ]
+    assert "migrate to kubescheduler.config.k8s.io/v1" in report.errors[0].message
+
+
 @pytest.mark.parametrize("name", TEMPLATES)
-def test_helm_templates_are_valid_once_rendered(name: str) -> None:
+def test_helm_templates_render_to_configs_whose_only_problem_is_the_api_version(name: str) -> None:
     rendered = render_helm(fixture_text(name), HELM_VALUES)
     assert "{{" not in rendered
     report = validate_text(rendered, name)
-    assert report.ok, report.format()
+    if "-v1-" in name:
+        assert report.ok, report.format()
+    else:
+        assert [f.rule for f in report.errors] == ["config.api-version-not-served"], report.format()
 
 
 @pytest.mark.parametrize("name", TEMPLATES)
@@ -76,10 +95,15 @@ def test_unrendered_helm_templates_are_a_yaml_error_with_position(name: str) -> 
     (error,) = report.errors
     assert error.rule == "yaml.syntax"
     assert error.line is not None and error.column is not None
+    assert "run `helm template` first" in error.message
 
 
 def test_helm_template_with_device_share_renders_and_stays_valid() -> None:
-    values = {**HELM_VALUES, ".Values.scheduler.deviceShare": {"x": 1}, ".Values.scheduler.enableJobPreemption": True}
+    values = {
+        **HELM_VALUES,
+        ".Values.scheduler.deviceShare": {"x": 1},
+        ".Values.scheduler.enableJobPreemption": True,
+    }
     rendered = render_helm(fixture_text(TEMPLATES[0]), values)
     assert "DeviceShareArgs" in rendered and "enablePreemption: true" in rendered
     assert validate_text(rendered).ok
@@ -105,30 +129,30 @@ def test_postfilter_list_message_names_the_expected_type() -> None:
     name = "schedcfg-v1beta3-reservationargs-preemption-typo-pluginConfigs.koordinator-website.yaml"
     text = messages(validate_text(fixture_text(name)))
     assert any("pluginConfigs" in m and 'did you mean "pluginConfig"' in m for m in text)
-    assert any(m.startswith("profiles[0].plugins.postFilter: Invalid value: [") and "must be of type object" in m
-               for m in text)
+    assert any(
+        m.startswith("profiles[0].plugins.postFilter: Invalid value: [") and "must be of type object" in m
+        for m in text
+    )
 
 
-def test_trimaran_disabling_a_removed_plugin_is_only_a_warning() -> None:
-    report = validate_text(fixture_text("schedcfg-v1beta3-trimaran.scheduler-plugins.yaml"))
-    assert report.ok
-    assert "profiles[0].plugins.score.disabled[1]" in paths(report, "warning")
-
-
-@pytest.mark.parametrize("name", ["schedcfg-v1beta2-qossort.scheduler-plugins.yaml",
-                                  "schedcfg-v1beta3-noderesourcetopology.scheduler-plugins.yaml"])
-def test_old_versions_get_a_deprecation_warning(name: str) -> None:
-    report = validate_text(fixture_text(name))
-    assert [f.rule for f in report.warnings if f.path == "apiVersion"] == ["config.deprecated-version"]
+def test_v1beta3_gets_the_same_verdict_whatever_the_supported_release() -> None:
+    text = fixture_text("schedcfg-v1beta3-trimaran.scheduler-plugins.yaml")
+    for minor in SUPPORTED_MINORS:
+        report = validate_text(text, release=Release(minor))
+        assert [f.rule for f in report.errors] == ["config.api-version-not-served"]
+        assert f"kube-scheduler 1.{minor}" in report.errors[0].message
 
 
 def test_fragment_is_validated_as_v1_with_a_warning() -> None:
     report = validate_text(fixture_text(VALID[6]))
     assert [f.rule for f in report.warnings] == ["input.fragment"]
+    assert {f.rule for f in report.infos} == {"plugins.out-of-tree"}
 
 
 def test_out_of_tree_plugins_pass_through_with_a_note() -> None:
-    report = validate_text(fixture_text("schedcfg-v1-configmap-koord-scheduler.koordinator-config-manager.yaml"))
+    report = validate_text(
+        fixture_text("schedcfg-v1-configmap-koord-scheduler.koordinator-config-manager.yaml")
+    )
     noted = {f.value for f in report.infos if f.rule == "args.unknown-plugin"}
     assert noted == {"LoadAwareScheduling", "ElasticQuota"}
     # positions point into the outer file: pluginConfig[1] (LoadAwareScheduling) args start at line 33

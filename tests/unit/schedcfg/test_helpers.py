@@ -18,11 +18,25 @@ def test_parse_ratio_percent_accepts(value: Any, percent: int) -> None:
     assert parse_ratio_percent(value) == percent
 
 
-@pytest.mark.parametrize(("value", "fragment"), [
-    ("150", '"150%"'), (150.0, "float"), (1.5, "float"), (-1, "negative"), (True, "boolean"), (False, "boolean"),
-    ("", "percent string"), ("%", "percent string"), ("-5%", "percent string"), (" 150%", "percent string"),
-    ("150%%", "percent string"), ("1.5%", "percent string"), (None, "percent string"), ([150], "percent string"),
-])
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        ("150", '"150%"'),
+        (150.0, "float"),
+        (1.5, "float"),
+        (-1, "negative"),
+        (True, "boolean"),
+        (False, "boolean"),
+        ("", "percent string"),
+        ("%", "percent string"),
+        ("-5%", "percent string"),
+        (" 150%", "percent string"),
+        ("150%%", "percent string"),
+        ("1.5%", "percent string"),
+        (None, "percent string"),
+        ([150], "percent string"),
+    ],
+)
 def test_parse_ratio_percent_rejects(value: Any, fragment: str) -> None:
     with pytest.raises(ValueError, match="invalid ratio") as excinfo:
         parse_ratio_percent(value)
@@ -30,11 +44,20 @@ def test_parse_ratio_percent_rejects(value: Any, fragment: str) -> None:
 
 
 RATIO_SCHEMA = schemas.load_schema("args/LimitAwareArgs.schema.json")["properties"][
-    "defaultLimitToAllocatableRatio"]["additionalProperties"]
+    "defaultLimitToAllocatableRatio"
+]["additionalProperties"]
 
 
-@given(st.one_of(st.integers(-1000, 10**12), st.floats(allow_nan=False), st.booleans(), st.none(),
-                 st.text(max_size=8), st.integers(0, 10**6).map(lambda n: f"{n}%")))
+@given(
+    st.one_of(
+        st.integers(-1000, 10**12),
+        st.floats(allow_nan=False),
+        st.booleans(),
+        st.none(),
+        st.text(max_size=8),
+        st.integers(0, 10**6).map(lambda n: f"{n}%"),
+    )
+)
 def test_schema_and_helper_agree_on_ratios(value: Any) -> None:
     """The LimitAwareArgs schema and parse_ratio_percent must accept exactly the same values."""
     validator = schemas.args_validator("LimitAwareArgs")
@@ -48,18 +71,48 @@ def test_schema_and_helper_agree_on_ratios(value: Any) -> None:
     assert RATIO_SCHEMA["pattern"] == "^[0-9]+%$"
 
 
-@pytest.mark.parametrize("name", [
-    "cpu", "memory", "ephemeral-storage", "pods", "storage", "hugepages-2Mi", "hugepages-1Gi", "nvidia.com/gpu",
-    "kubernetes.io/batch-cpu", "example.com/Foo_bar.baz", "a/b", "intel.com/foo", "ex.com/" + "x" * 63,
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "cpu",
+        "memory",
+        "ephemeral-storage",
+        "pods",
+        "storage",
+        "hugepages-2Mi",
+        "hugepages-1Gi",
+        "nvidia.com/gpu",
+        "kubernetes.io/batch-cpu",
+        "example.com/Foo_bar.baz",
+        "a/b",
+        "intel.com/foo",
+        "ex.com/" + "x" * 63,
+    ],
+)
 def test_valid_resource_names(name: str) -> None:
     assert is_valid_resource_name(name)
 
 
-@pytest.mark.parametrize("name", [
-    "", "gpu", "CPU", "hugepages-", "hugepages-two", "nvidia.com/", "/gpu", "Nvidia.com/gpu", "nvidia.com/gpu/x",
-    "nvidia com/gpu", "nvidia.com/-gpu", "nvidia.com/gpu-", "ex.com/" + "x" * 64, "a" * 254 + "/x", "-ex.com/x",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "",
+        "gpu",
+        "CPU",
+        "hugepages-",
+        "hugepages-two",
+        "nvidia.com/",
+        "/gpu",
+        "Nvidia.com/gpu",
+        "nvidia.com/gpu/x",
+        "nvidia com/gpu",
+        "nvidia.com/-gpu",
+        "nvidia.com/gpu-",
+        "ex.com/" + "x" * 64,
+        "a" * 254 + "/x",
+        "-ex.com/x",
+    ],
+)
 def test_invalid_resource_names(name: str) -> None:
     assert not is_valid_resource_name(name)
 

@@ -9,17 +9,21 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from limitguard.schedcfg import schemas
 from tests.support import REPO
+from limitguard.schedcfg import schemas
+from limitguard.schedcfg.api import CONFIG_VERSIONS
+from limitguard.schedcfg.args import ARGS_KINDS
 
 SCHEMA_DIR = REPO / "schemas"
-MINE = sorted([*SCHEMA_DIR.glob("kubescheduler-config-*.schema.json"), *SCHEMA_DIR.glob("args/*.schema.json")])
+MINE = sorted(
+    [*SCHEMA_DIR.glob("kubescheduler-config-*.schema.json"), *SCHEMA_DIR.glob("args/*.schema.json")]
+)
 
 
 def test_expected_schema_files_exist() -> None:
     names = {p.relative_to(SCHEMA_DIR).as_posix() for p in MINE}
-    expected = {f"kubescheduler-config-{v}.schema.json" for v in schemas.CONFIG_VERSIONS}
-    expected |= {f"args/{k}.schema.json" for k in schemas.ARGS_KINDS}
+    expected = {f"kubescheduler-config-{v}.schema.json" for v in CONFIG_VERSIONS}
+    expected |= {f"args/{k}.schema.json" for k in ARGS_KINDS}
     assert names == expected
 
 

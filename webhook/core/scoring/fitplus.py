@@ -23,7 +23,6 @@ from limitguard.core.scoring.normalize import MAX_NODE_SCORE
 from limitguard.core.scoring.scarce import is_resource_type
 
 NAME = "NodeResourcesFitPlus"
-ARGS_KINDS = ("NodeResourcesFitPlusArgs", "ResourceTypesArgs")
 
 
 class Strategy(enum.StrEnum):

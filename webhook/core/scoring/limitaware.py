@@ -20,7 +20,6 @@ from limitguard.core.ratios import limit_capacity
 from limitguard.core.scoring.normalize import MAX_NODE_SCORE, trunc_div
 
 NAME = "LimitAware"
-ARGS_KIND = "LimitAwareArgs"
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from limitguard.core.scoring.normalize import MAX_NODE_SCORE
 
 NAME = "ScarceResourceAvoidance"
-ARGS_KIND = "ScarceResourceAvoidanceArgs"
 
 _NATIVE_TYPES = frozenset({"cpu", "memory", "ephemeral-storage"})
 

@@ -1,0 +1,105 @@
+"""Dispatch of ``pluginConfig[].args`` to their kind: schema, then defaulting, then the kind's rules.
+
+Args of plugins limitguard does not know get an informational note, never an error: we cannot judge
+them, and kube-scheduler passes them to the plugin untouched.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from .. import schemas
+from ..api import GROUP
+from ..report import Finding, info, path_join, unsupported, warning
+from ..rules.releases import DEFAULT_RELEASE, Release
+from .registry import ARGS_KINDS, PLUGIN_ARGS_KINDS
+
+
+def check_plugin_configs(
+    config: dict[str, Any], version: str, release: Release = DEFAULT_RELEASE
+) -> list[Finding]:
+    """Findings for the args of every pluginConfig entry of every profile."""
+    findings: list[Finding] = []
+    profiles = config.get("profiles")
+    if not isinstance(profiles, list):
+        return findings
+    for i, profile in enumerate(profiles):
+        entries = profile.get("pluginConfig") if isinstance(profile, dict) else None
+        if not isinstance(entries, list):
+            continue
+        for j, entry in enumerate(entries):
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                continue
+            findings += check_plugin_args(
+                entry["name"],
+                entry.get("args"),
+                path_join("profiles", i, "pluginConfig", j, "args"),
+                version,
+                release,
+            )
+    return findings
+
+
+def _unknown(plugin: str, args: dict[str, Any], path: str, why: str) -> list[Finding]:
+    findings = [
+        info(
+            path,
+            f"plugin {json.dumps(plugin)} {why}: its args are passed through unchecked",
+            "args.unknown-plugin",
+            plugin,
+        )
+    ]
+    kind = args.get("kind")
+    if isinstance(kind, str) and kind in ARGS_KINDS and ARGS_KINDS[kind].plugin != plugin:
+        findings.append(
+            warning(
+                path_join(path, "kind"),
+                f"{kind} are the args of plugin {json.dumps(ARGS_KINDS[kind].plugin)}, but they "
+                f"are given for plugin {json.dumps(plugin)}",
+                "args.kind-matches-plugin",
+                kind,
+            )
+        )
+    return findings
+
+
+def check_plugin_args(
+    plugin: str, args: Any, path: str, version: str, release: Release = DEFAULT_RELEASE
+) -> list[Finding]:
+    """Validate one plugin's args; ``path`` is the path of the ``args`` field itself."""
+    if not isinstance(args, dict):
+        return []  # absent/null args are fine; a wrong type is a schema error of the config
+    kinds = [k for k in PLUGIN_ARGS_KINDS.get(plugin, ()) if ARGS_KINDS[k].exists_in(release)]
+    if not kinds:
+        why = (
+            f"has no args kind in Kubernetes {release.name}"
+            if plugin in PLUGIN_ARGS_KINDS
+            else "is not known to limitguard"
+        )
+        return _unknown(plugin, args, path, why)
+    findings: list[Finding] = []
+    kind = args.get("kind")
+    checked = args
+    if kind is not None and kind not in kinds:
+        findings.append(unsupported(path_join(path, "kind"), kind, kinds, "args.kind-matches-plugin"))
+        checked = {k: v for k, v in args.items() if k != "kind"}
+    entry = ARGS_KINDS[kind if kind in kinds else kinds[0]]
+    api_version = args.get("apiVersion")
+    expected = f"{GROUP}/{version}"
+    if isinstance(api_version, str) and api_version != expected and api_version.startswith(GROUP + "/"):
+        findings.append(
+            warning(
+                path_join(path, "apiVersion"),
+                f"args apiVersion {json.dumps(api_version)} differs from the configuration's "
+                f"{json.dumps(expected)}",
+                "args.api-version",
+                api_version,
+            )
+        )
+    findings += schemas.validate(schemas.args_validator(entry.kind), checked, path)
+    defaulted = copy.deepcopy(args)
+    findings += entry.default(defaulted, path, release)
+    findings += entry.validate(defaulted, path, release)
+    return findings

@@ -1,0 +1,84 @@
+"""Helpers shared by the args kinds: defensive accessors, the shape rule, resource-name findings.
+
+Every rule runs on data that may already have schema errors: a wrong type is skipped, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from limitguard.core.names import RESOURCE_NAME_HINT, is_valid_resource_name
+
+from ..report import Finding, invalid, path_join, required, warning
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def as_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def check_shape(shape: Any, path: str) -> list[Finding]:
+    """validateFunctionShape: at least one point, utilization increasing (first offender only).
+
+    Ranges (utilization 0..100, score 0..10) are in the schema.
+    """
+    points = as_list(shape)
+    if not points:
+        return [required(path, "at least one point must be specified", "shape.required")]
+    previous: int | None = None
+    for i, point in enumerate(points):
+        utilization = as_int(as_dict(point).get("utilization"))
+        if utilization is None:
+            continue
+        if previous is not None and utilization <= previous:
+            return [
+                invalid(
+                    path_join(path, i, "utilization"),
+                    utilization,
+                    f"values must be sorted in strictly increasing order (previous point has {previous})",
+                    "shape.increasing",
+                )
+            ]
+        previous = utilization
+    return []
+
+
+def resource_name_errors(name: Any, path: str) -> list[Finding]:
+    """Out-of-tree args: limitguard's own scorers need real resource names."""
+    if isinstance(name, str) and not is_valid_resource_name(name):
+        return [invalid(path, name, RESOURCE_NAME_HINT, "resources.valid-name")]
+    return []
+
+
+def resource_name_warnings(name: Any, path: str) -> list[Finding]:
+    """In-tree args: kube-scheduler never checks these names, so a strange one is only a warning."""
+    if isinstance(name, str) and not is_valid_resource_name(name):
+        return [
+            warning(
+                path,
+                f"{json.dumps(name)} is not a valid Kubernetes resource name ({RESOURCE_NAME_HINT}); "
+                "kube-scheduler accepts it, but no node will report such a resource",
+                "resources.valid-name",
+                name,
+            )
+        ]
+    return []
+
+
+def replaced_zero(path: str, what: str, value: Any, default: Any) -> Finding:
+    """Warning for an explicit zero kube-scheduler's defaulting replaces."""
+    return warning(
+        path,
+        f"{what} {json.dumps(value)} is replaced by the default {json.dumps(default)} "
+        "(kube-scheduler treats zero as unset)",
+        "defaults.zero-replaced",
+        value,
+    )

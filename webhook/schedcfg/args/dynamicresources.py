@@ -1,0 +1,77 @@
+"""DynamicResourcesArgs (Kubernetes 1.34+): filterTimeout and, from 1.35, bindingTimeout.
+
+Both fields are feature-gated: filterTimeout needs DRASchedulerFilterTimeout (beta, on) and must not be
+negative; bindingTimeout needs DRADeviceBindingConditions (alpha, off) and DRAResourceClaimDeviceStatus
+and must be at least 1s. Setting a field whose gate is off is an error, as in kube-scheduler.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..report import Finding, forbidden, invalid, path_join
+from ..rules.durations import parse_go_duration
+from ..rules.releases import Release
+from .kind import ArgsKind
+
+
+def _binding_gates(release: Release) -> bool:
+    return release.enabled("DRADeviceBindingConditions") and release.enabled("DRAResourceClaimDeviceStatus")
+
+
+def default(args: dict[str, Any], _path: str, release: Release) -> list[Finding]:
+    if args.get("filterTimeout") is None and release.enabled("DRASchedulerFilterTimeout"):
+        args["filterTimeout"] = "10s"
+    if (
+        release.minor >= 35
+        and args.get("bindingTimeout") is None
+        and release.enabled("DRADeviceBindingConditions")
+    ):
+        args["bindingTimeout"] = "10m0s"
+    return []
+
+
+def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+    findings: list[Finding] = []
+    filter_path, binding_path = path_join(path, "filterTimeout"), path_join(path, "bindingTimeout")
+    filter_timeout = args.get("filterTimeout")
+    if release.enabled("DRASchedulerFilterTimeout"):
+        seconds = parse_go_duration(filter_timeout)
+        if seconds is not None and seconds < 0:
+            findings.append(
+                invalid(filter_path, filter_timeout, "must be zero or positive", "dra.filter-timeout")
+            )
+    elif filter_timeout is not None:
+        findings.append(
+            forbidden(filter_path, "DRASchedulerFilterTimeout feature gate is disabled", "dra.filter-timeout")
+        )
+    if release.minor < 35:
+        if "bindingTimeout" in args:
+            findings.append(
+                forbidden(
+                    binding_path,
+                    f'unknown field "bindingTimeout" (DynamicResourcesArgs has it from Kubernetes 1.35; '
+                    f"this is {release.name})",
+                    "schema.unknown-field",
+                )
+            )
+        return findings
+    binding_timeout = args.get("bindingTimeout")
+    if _binding_gates(release):
+        seconds = parse_go_duration(binding_timeout)
+        if seconds is not None and seconds < 1:
+            findings.append(
+                invalid(binding_path, binding_timeout, "must be at least 1 second", "dra.binding-timeout")
+            )
+    elif binding_timeout is not None:
+        findings.append(
+            forbidden(
+                binding_path,
+                "DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is disabled",
+                "dra.binding-timeout",
+            )
+        )
+    return findings
+
+
+ARGS = ArgsKind("DynamicResourcesArgs", "DynamicResources", validate, default, since_minor=34)

@@ -1,0 +1,130 @@
+"""NodeResourcesFitArgs (validation_pluginargs.go ValidateNodeResourcesFitArgs, defaults.go).
+
+kube-scheduler checks these args when the plugin starts, not when the file loads; the verdict is the same
+(it does not start). Resource names are never checked by kube-scheduler: a strange one is a warning.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from limitguard.core.names import is_qualified_name
+
+from ..report import Finding, forbidden, invalid, path_join, required
+from ..rules.releases import Release
+from .common import as_dict, as_int, as_list, check_shape, replaced_zero, resource_name_warnings
+from .kind import ArgsKind
+
+DEFAULT_RESOURCES = ({"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1})
+
+
+def default_resources() -> list[dict[str, Any]]:
+    return [dict(r) for r in DEFAULT_RESOURCES]
+
+
+def default_weights(resources: list[Any], path: str) -> list[Finding]:
+    """Weight omitted or 0 -> 1 (an explicit 0 is reported: it does not disable the resource)."""
+    findings: list[Finding] = []
+    for i, resource in enumerate(resources):
+        if not isinstance(resource, dict):
+            continue
+        if "weight" not in resource or resource["weight"] is None:
+            resource["weight"] = 1
+        elif as_int(resource["weight"]) == 0:
+            findings.append(replaced_zero(path_join(path, i, "weight"), "weight", 0, 1))
+            resource["weight"] = 1
+    return findings
+
+
+def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+    strategy = args.get("scoringStrategy")
+    if strategy is None:
+        args["scoringStrategy"] = {"type": "LeastAllocated", "resources": default_resources()}
+        return []
+    if not isinstance(strategy, dict):
+        return []
+    if not as_list(strategy.get("resources")):
+        strategy["resources"] = default_resources()
+        return []
+    return default_weights(strategy["resources"], path_join(path, "scoringStrategy", "resources"))
+
+
+def _check_ignored(args: dict[str, Any], path: str) -> list[Finding]:
+    findings: list[Finding] = []
+    for i, name in enumerate(as_list(args.get("ignoredResources"))):
+        if isinstance(name, str) and not is_qualified_name(name):
+            findings.append(
+                invalid(
+                    path_join(path, "ignoredResources", i),
+                    name,
+                    "must be a qualified name (e.g. example.com/foo)",
+                    "fit.ignored-resources",
+                )
+            )
+    for i, group in enumerate(as_list(args.get("ignoredResourceGroups"))):
+        if not isinstance(group, str):
+            continue
+        group_path = path_join(path, "ignoredResourceGroups", i)
+        if "/" in group:
+            findings.append(
+                invalid(
+                    group_path, group, "resource group name can't contain '/'", "fit.ignored-resource-groups"
+                )
+            )
+        elif not is_qualified_name(group):
+            findings.append(
+                invalid(
+                    group_path,
+                    group,
+                    "must be a qualified name (e.g. example.com)",
+                    "fit.ignored-resource-groups",
+                )
+            )
+    return findings
+
+
+def check_weights(resources: list[Any], path: str) -> list[Finding]:
+    """validateResources: every weight in (0, 100] after defaulting; names only warned about."""
+    findings: list[Finding] = []
+    for i, resource in enumerate(resources):
+        resource = as_dict(resource)
+        findings += resource_name_warnings(resource.get("name"), path_join(path, i, "name"))
+        weight = as_int(resource.get("weight"))
+        if weight is not None and not 0 < weight <= 100:
+            findings.append(
+                invalid(
+                    path_join(path, i, "weight"),
+                    weight,
+                    f"resource weight of {json.dumps(resource.get('name'))} not in valid range (0, 100]",
+                    "fit.resource-weight",
+                )
+            )
+    return findings
+
+
+def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+    findings = _check_ignored(args, path)
+    strategy_path = path_join(path, "scoringStrategy")
+    strategy = args.get("scoringStrategy")
+    if not isinstance(strategy, dict):
+        return findings
+    kind = strategy.get("type")  # unsupported or missing types are schema findings
+    findings += check_weights(as_list(strategy.get("resources")), path_join(strategy_path, "resources"))
+    ratio = strategy.get("requestedToCapacityRatio")
+    ratio_path = path_join(strategy_path, "requestedToCapacityRatio")
+    if kind == "RequestedToCapacityRatio":
+        if ratio is None:
+            findings.append(
+                required(ratio_path, "must be specified when type is RequestedToCapacityRatio", "fit.ratio")
+            )
+        elif isinstance(ratio, dict) and "shape" in ratio:
+            findings += check_shape(ratio.get("shape"), path_join(ratio_path, "shape"))
+    elif ratio is not None and isinstance(kind, str):
+        findings.append(
+            forbidden(ratio_path, "must be nil when type is not RequestedToCapacityRatio", "fit.ratio")
+        )
+    return findings
+
+
+ARGS = ArgsKind("NodeResourcesFitArgs", "NodeResourcesFit", validate, default)

@@ -1,0 +1,10 @@
+"""Rules of the scheduler-configuration validator, split by topic as kube-scheduler's are:
+
+* ``releases`` / ``plugin_tables`` - what each supported Kubernetes release serves, gates and registers;
+* ``defaults`` - v1 defaulting (defaults.go) with warnings where a user's value is replaced;
+* ``config`` - configuration-level rules (validation.go);
+* ``framework`` - what the framework refuses when it builds a profile (plugins and extension points);
+* ``durations`` - Go duration strings.
+
+Plugin args rules live in ``limitguard.schedcfg.args`` (validation_pluginargs.go), one module per kind.
+"""
