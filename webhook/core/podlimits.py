@@ -36,7 +36,6 @@ __all__ = [
     "pod_amounts",
     "pod_limits",
     "pod_requests",
-    "pod_scoring_limits",
 ]
 
 
@@ -55,11 +54,6 @@ def pod_requests(
     """The pod's request per resource; with *non_zero*, as the scheduler scores it."""
     model = _model(spec, status)
     return nonzero(scoring_requests(model) if non_zero else upstream_requests(model))
-
-
-def pod_scoring_limits(spec: Mapping[str, Any], status: Mapping[str, Any] | None = None) -> ResourceAmounts:
-    """`pod_limits` with the non-zero cpu/memory defaults (LimitAware scoring, never filtering)."""
-    return nonzero(guard_limits(_model(spec, status), non_zero=True))
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,6 @@ Why not plain ``yaml.safe_load``:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -245,10 +244,3 @@ def _literal_origin(node: ScalarNode, lines: list[str]) -> tuple[int, int]:
             indent = len(candidate) - len(candidate.lstrip(" "))
             break
     return first_line, indent
-
-
-def iter_mapping_items(value: Any) -> Iterator[tuple[str, Any]]:
-    """Items of a mapping with keys as strings (YAML allows non-string keys; paths need strings)."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield str(key), item

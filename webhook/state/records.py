@@ -38,9 +38,6 @@ class NodeRecord:
     def name(self) -> str:
         return self.traits.name
 
-    def ratios(self, default: RatioMap) -> RatioMap:
-        return self.ratio_override if self.ratio_override is not None else default
-
 
 @dataclass(slots=True, frozen=True)
 class PodRecord:

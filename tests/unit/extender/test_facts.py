@@ -2,8 +2,8 @@
 
 from tests.support import container, node, pod
 from limitguard.state.store import ClusterState
-from limitguard.core.podlimits import pod_limits, pod_requests, pod_scoring_limits
-from limitguard.core.scoring.limitaware import limit_aware_raw
+from limitguard.core.podlimits import pod_amounts, pod_limits, pod_requests
+from limitguard.core.scoring.limitaware import limit_aware_scorer
 
 MiB = 1024**2
 
@@ -23,7 +23,7 @@ def test_non_zero_defaults_apply_per_container_that_sets_neither_and_explicit_ze
     }
     assert pod_requests(spec) == {"memory": 1024**3}  # c's limit stands in; the explicit 0 drops out
     assert pod_requests(spec, non_zero=True) == {"cpu": 200, "memory": 400 * MiB + 1024**3}
-    assert pod_scoring_limits(spec) == {"cpu": 200, "memory": 400 * MiB + 1024**3}
+    assert pod_amounts(spec).scoring_limits == {"cpu": 200, "memory": 400 * MiB + 1024**3}
     assert pod_limits(spec) == {"memory": 1024**3}  # filtering never sees the defaults
 
 
@@ -95,12 +95,8 @@ def test_thousand_best_effort_pods_count_at_the_non_zero_default():
         )
     allocated = state.scoring_allocated("node1")
     assert allocated == {"cpu": 2_100_000, "memory": 4000}
-    raw = limit_aware_raw(
-        {"cpu": 1_000_000, "memory": 2000},
-        state.node("node1").allocatable,
-        allocated,
-        {"cpu": 100, "memory": 100},
-        {"cpu": 1, "memory": 1},
+    raw = limit_aware_scorer({"cpu": 1_000_000, "memory": 2000}, {"cpu": 1, "memory": 1})(
+        state.node("node1").allocatable, allocated, {"cpu": 100, "memory": 100}
     )
     assert raw == 31  # cpu (4000-3100)*100/4000 = 22, memory 40 -> 62/2
 

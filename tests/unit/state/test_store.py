@@ -4,6 +4,8 @@ import pytest
 import yaml
 
 from tests.support import FIXTURES, REPO, container, node, pod
+from limitguard.core.config import LimitAwareConfig
+from limitguard.core.limitaware import effective_ratios
 from limitguard.testing.clock import FakeClock
 from limitguard.kube.filefeed import ClusterFileError, load_cluster_file
 from limitguard.state.ledger import BindingLedger
@@ -63,7 +65,7 @@ def test_node_annotation_valid_malformed_and_absent():
     assert valid.ratio_override == {"cpu": 150} and valid.ratio_problem is None
     assert broken.ratio_override is None and "%" in broken.ratio_problem
     assert plain.ratio_override is None and plain.ratio_problem is None
-    assert broken.ratios({"cpu": 100}) == {"cpu": 100}
+    assert effective_ratios(broken, LimitAwareConfig({"cpu": 100})) == {"cpu": 100}  # the default
 
 
 def test_readiness_needs_every_kind():

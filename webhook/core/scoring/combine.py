@@ -101,9 +101,6 @@ class ScoreSheet:
     totals: list[int]  # weighted mean of the counted scorers, 0..100
     priorities: list[int]  # totals on the extender scale, 0..10
 
-    def column(self, name: str) -> ScorerColumn | None:
-        return next((column for column in self.columns if column.name == name), None)
-
 
 def _raw_scores(
     scorer: ScorerConfig, pod: PodFacts, nodes: Sequence[NodeFacts], cluster_ratios: Mapping[str, int]

@@ -93,14 +93,3 @@ def fit_plus_scorer(
         return total // weight_sum
 
     return score
-
-
-def fit_plus_score(
-    pod_types: Iterable[str],
-    pod_requests: Mapping[str, int],
-    node_requested: Mapping[str, int],
-    allocatable: Mapping[str, int],
-    resources: Mapping[str, ResourceStrategy],
-) -> int:
-    """0..100 for one node; *pod_types* are the resources the pod really requests."""
-    return fit_plus_scorer(pod_types, pod_requests, resources)(node_requested, allocatable)

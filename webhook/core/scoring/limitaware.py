@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from limitguard.core.ratios import limit_capacity
 from limitguard.core.scoring.normalize import MAX_NODE_SCORE, trunc_div
 
 NAME = "LimitAware"
@@ -32,42 +31,6 @@ class LimitAwareArgs:
 
     weights: Mapping[str, int] = field(default_factory=lambda: {"cpu": 1, "memory": 1})
     default_ratios: Mapping[str, int] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class LimitTerm:
-    """One resource's share of a node's LimitAware score."""
-
-    resource: str
-    capacity: int
-    allocated_after: int  # allocated limits + the pod's limit
-    score: int
-    weight: int
-
-
-def limit_terms(
-    pod_limits: Mapping[str, int],
-    allocatable: Mapping[str, int],
-    allocated: Mapping[str, int],
-    ratios: Mapping[str, int],
-    weights: Mapping[str, int],
-) -> list[LimitTerm]:
-    """The per-resource terms that make up the raw score (for explain)."""
-    terms: list[LimitTerm] = []
-    for resource, weight in weights.items():
-        percent = ratios.get(resource)
-        if percent is None:
-            continue
-        capacity = limit_capacity(allocatable.get(resource, 0), percent)
-        if capacity <= 0:
-            continue
-        after = allocated.get(resource, 0) + pod_limits.get(resource, 0)
-        terms.append(
-            LimitTerm(
-                resource, capacity, after, trunc_div((capacity - after) * MAX_NODE_SCORE, capacity), weight
-            )
-        )
-    return terms
 
 
 NodeLimitScorer = Callable[[Mapping[str, int], Mapping[str, int], Mapping[str, int]], int]
@@ -96,14 +59,3 @@ def limit_aware_scorer(pod_limits: Mapping[str, int], weights: Mapping[str, int]
         return trunc_div(total, weight_sum) if weight_sum else 0
 
     return raw
-
-
-def limit_aware_raw(
-    pod_limits: Mapping[str, int],
-    allocatable: Mapping[str, int],
-    allocated: Mapping[str, int],
-    ratios: Mapping[str, int],
-    weights: Mapping[str, int],
-) -> int:
-    """The raw (unnormalised, possibly negative) LimitAware score of one node; 0 when nothing counts."""
-    return limit_aware_scorer(pod_limits, weights)(allocatable, allocated, ratios)

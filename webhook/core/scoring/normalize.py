@@ -7,7 +7,7 @@ our numbers equal to the score tables of the design documents.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 MAX_NODE_SCORE = 100  # framework.MaxNodeScore
 MIN_NODE_SCORE = 0
@@ -18,15 +18,6 @@ def trunc_div(numerator: int, denominator: int) -> int:
     """Integer division truncating toward zero, like Go's `/` on int64."""
     quotient = abs(numerator) // abs(denominator)
     return quotient if (numerator >= 0) == (denominator > 0) else -quotient
-
-
-def weighted_mean(scored: Iterable[tuple[int, int]]) -> int | None:
-    """trunc(sum(score x weight) / sum(weight)) over (score, weight) pairs; None when no weight."""
-    total = weights = 0
-    for score, weight in scored:
-        total += score * weight
-        weights += weight
-    return trunc_div(total, weights) if weights else None
 
 
 def min_max_normalise(raw: Sequence[int]) -> list[int]:

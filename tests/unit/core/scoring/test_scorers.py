@@ -5,12 +5,12 @@ from limitguard.core.scoring.fitplus import (
     FitPlusArgs,
     ResourceStrategy,
     Strategy,
-    fit_plus_score,
+    fit_plus_scorer,
     least_allocated,
     most_allocated,
 )
-from limitguard.core.scoring.limitaware import LimitAwareArgs, limit_aware_raw, limit_terms
-from limitguard.core.scoring.normalize import min_max_normalise, to_extender_priority, trunc_div, weighted_mean
+from limitguard.core.scoring.limitaware import LimitAwareArgs, limit_aware_scorer
+from limitguard.core.scoring.normalize import min_max_normalise, to_extender_priority, trunc_div
 from limitguard.core.scoring.podstate import pod_state_raw
 from limitguard.core.scoring.scarce import resource_types, scarce_resource_score
 
@@ -43,10 +43,18 @@ def test_all_equal_raw_scores_normalise_to_zero_and_empty_stays_empty():
     assert min_max_normalise([]) == []
 
 
-def test_weighted_mean_and_extender_scale():
-    assert weighted_mean([(90, 2), (45, 1)]) == 75  # (180 + 45) / 3
-    assert weighted_mean([]) is None
+def test_extender_scale():
     assert [to_extender_priority(s) for s in (0, 9, 10, 55, 99, 100, 150, -5)] == [0, 0, 1, 5, 9, 10, 10, 0]
+
+
+def limit_aware_raw(pod_limits, allocatable, allocated, ratios, weights):
+    """One node's raw LimitAware score through the scorer the extender prepares per pod."""
+    return limit_aware_scorer(pod_limits, weights)(allocatable, allocated, ratios)
+
+
+def fit_plus_score(pod_types, pod_requests, node_requested, allocatable, resources):
+    """One node's FitPlus score through the scorer the extender prepares per pod."""
+    return fit_plus_scorer(pod_types, pod_requests, resources)(node_requested, allocatable)
 
 
 # -- LimitAware ----------------------------------------------------------------------------------
@@ -117,10 +125,8 @@ def test_limit_aware_counts_only_resources_with_a_ratio_and_a_capacity():
     )
     # zero capacity (no allocatable) is skipped too; nothing left -> 0
     assert limit_aware_raw(pod, {"memory": 8 * GiB}, {}, {"cpu": 100}, {"cpu": 1}) == 0
-    terms = limit_terms(pod, {"cpu": 10 * CORES}, {"cpu": 2 * CORES}, {"cpu": 150}, {"cpu": 3})
-    assert [(t.resource, t.capacity, t.allocated_after, t.score, t.weight) for t in terms] == [
-        ("cpu", 15 * CORES, 3 * CORES, 80, 3)  # capacity 10 x 150% = 15; (15-3)*100/15 = 80
-    ]
+    # capacity 10 x 150% = 15; (15-3)*100/15 = 80
+    assert limit_aware_raw(pod, {"cpu": 10 * CORES}, {"cpu": 2 * CORES}, {"cpu": 150}, {"cpu": 3}) == 80
 
 
 def test_limit_aware_extended_resource_with_weights():
