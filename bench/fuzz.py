@@ -37,7 +37,7 @@ from tests.integration.cli.test_fuzz_validate import (  # noqa: E402
     billion_laughs,
     write_fifty_megabytes,
 )
-from tests.integration.http.threaded import Client, running  # noqa: E402
+from limitguard.testing.threaded import Client, running  # noqa: E402
 from limitguard.certs import generate as certs  # noqa: E402
 
 # The real command, reporting its own peak RSS and address space at exit (VmHWM/VmPeak of its own

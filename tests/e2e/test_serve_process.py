@@ -13,7 +13,7 @@ import time
 import aiohttp
 import orjson
 
-from tests.conftest import client_context
+from limitguard.testing.server import client_context
 from tests.support import HANG_GUARD_SECONDS, REPO
 
 DEMO = REPO / "webhook" / "demo"

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.unit.admission.test_validating import config, worked_example
-from tests.integration.http.threaded import Client, running
+from limitguard.testing.threaded import Client, running
 from tests.support import binding, fixture, pod, pod_create, resize, review
 
 MAX_EXAMPLES = 1000  # mutated reviews per endpoint

@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from tests.unit.admission.test_validating import config, worked_example
-from tests.conftest import client_context
+from limitguard.testing.server import client_context
 from tests.support import HANG_GUARD_SECONDS, binding, container, pod, pod_create
 from limitguard.certs import generate as certs
 
