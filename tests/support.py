@@ -7,7 +7,6 @@ re-exported here so a test imports everything it needs from one place.
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -26,21 +25,18 @@ from limitguard.testing.builders import (
     resize,
     review,
 )
+from limitguard.testing.examples import LEDGER_NEVER_EXPIRES  # states whose verdicts are not about expiry
 from limitguard.testing.server import HANG_GUARD_SECONDS  # the one hang guard (see there)
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
-
-# Ledger TTL for test states whose verdicts are not about expiry: an approved binding is then held
-# until the cache shows the pod, however long the test takes. Expiry itself is tested with an
-# injected clock (tests/cluster/test_state.py).
-LEDGER_NEVER_EXPIRES = math.inf
 
 
 def fixture(name: str) -> Any:
     """A file from tests/fixtures (JSON or YAML), parsed."""
     text = (FIXTURES / name).read_text()
     return json.loads(text) if name.endswith(".json") else yaml.safe_load(text)
+
 
 __all__ = [
     "FIXTURES",

@@ -6,7 +6,7 @@ import ssl
 import orjson
 import pytest
 
-from tests.unit.admission.test_validating import config, worked_example
+from limitguard.testing.examples import config, worked_example
 from tests.support import binding, fixture, pod, pod_create, review
 from limitguard.state.store import ClusterState
 

@@ -114,7 +114,7 @@ async def test_garbage_objects_are_allowed_without_a_patch(start_server):
 
 async def test_the_validating_webhook_then_sees_the_injected_limits(start_server):
     """The apiserver runs validation after mutation: the defaulted pod is accounted with its new limits."""
-    from tests.unit.admission.test_validating import config, worked_example
+    from limitguard.testing.examples import config, worked_example
 
     server = await start_server(worked_example(), config())
     body = pod_create(pod("be", node_name="node1", containers=[{"name": "c", "image": "x"}]))

@@ -13,7 +13,7 @@ import copy
 import jsonpatch
 import orjson
 
-from tests.unit.admission.test_validating import config, worked_example
+from limitguard.testing.examples import config, worked_example
 from tests.support import binding, container, pod, pod_create, resize
 from limitguard.core.config import Config, LimitAwareConfig, config_from_mapping
 from limitguard.core.defaults import DEFAULTED_ANNOTATION

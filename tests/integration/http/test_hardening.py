@@ -11,7 +11,7 @@ import aiohttp
 import orjson
 import pytest
 
-from tests.unit.admission.test_validating import config, worked_example
+from limitguard.testing.examples import config, worked_example
 from limitguard.testing.server import client_context
 from tests.support import HANG_GUARD_SECONDS, binding, container, pod, pod_create
 from limitguard.certs import generate as certs

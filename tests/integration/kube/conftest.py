@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from limitguard.testing.fakeapiserver import FakeApiServer
+from limitguard.testing.fakeapi import FakeApiServer
 from tests.integration.kube.helpers import FAST, TOKEN, Connected, eventually, write_kubeconfig
 from limitguard.testing.clock import FakeClock
 from limitguard.kube.livefeed import LiveFeed, start_live_feed

@@ -20,7 +20,8 @@ import aiohttp
 import orjson
 import yaml
 
-from limitguard.testing.fakeapiserver import FakeApiServer, make_namespace, make_node, make_pod
+from limitguard.testing.fakeapi import FakeApiServer
+from limitguard.testing.builders import make_namespace, make_node, make_pod
 from tests.integration.kube.helpers import eventually, write_kubeconfig
 from tests.integration.kube.tcpproxy import TcpProxy
 from limitguard.testing.clock import ManualClock

@@ -8,7 +8,8 @@ from typing import Any
 import orjson
 
 from tests.support import REPO
-from limitguard.testing.fakeapiserver import FakeApiServer, make_namespace, make_node, make_pod
+from limitguard.testing.fakeapi import FakeApiServer
+from limitguard.testing.builders import make_namespace, make_node, make_pod
 from tests.integration.kube.helpers import all_watching, eventually, within_hang_guard
 from limitguard.admission.validating import Validator
 from limitguard.core.config import config_from_mapping

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from kubernetes.config import incluster_config
 
-from limitguard.testing.fakeapiserver import make_node
+from limitguard.testing.builders import make_node
 from tests.integration.kube.helpers import FAST, Connected, all_watching, eventually, write_kubeconfig
 from tests.integration.kube.test_live_sync import small_cluster
 from limitguard.certs import generate as certs

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from limitguard.testing.fakeapiserver import FakeApiServer
+from limitguard.testing.fakeapi import FakeApiServer
 from tests.integration.kube.helpers import TOKEN, eventually
 from tests.integration.kube.replicaset import HANG_GUARD, LEASE, NAMESPACE, Member, ReplicaSet, cluster
 from limitguard.testing.clock import ManualClock

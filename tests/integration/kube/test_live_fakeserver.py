@@ -7,7 +7,8 @@ import asyncio
 import aiohttp
 import orjson
 
-from limitguard.testing.fakeapiserver import FakeApiServer, make_pod
+from limitguard.testing.fakeapi import FakeApiServer
+from limitguard.testing.builders import make_pod
 from limitguard.kube.livefeed import ACTIVE_PODS_SELECTOR
 
 

@@ -10,7 +10,8 @@ import aiohttp
 import orjson
 import pytest
 
-from limitguard.testing.fakeapiserver import FakeApiServer, make_pod
+from limitguard.testing.fakeapi import FakeApiServer
+from limitguard.testing.builders import make_pod
 from tests.integration.kube.helpers import eventually, write_kubeconfig
 from limitguard.testing.clock import ManualClock
 from limitguard.kube.catchup import pods_caught_up

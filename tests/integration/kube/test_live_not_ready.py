@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from limitguard.testing.fakeapiserver import make_pod
+from limitguard.testing.builders import make_pod
 from tests.integration.kube.helpers import all_watching, eventually
 from tests.integration.kube.test_live_admission import worked_example
 from tests.support import binding

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from limitguard.testing.fakeapiserver import FakeApiServer
+from limitguard.testing.fakeapi import FakeApiServer
 from tests.integration.kube.helpers import TOKEN, write_kubeconfig
 from tests.integration.kube.replicaset import LEASE, NAMESPACE, ReplicaSet, cluster
 from limitguard.testing.clock import ManualClock
