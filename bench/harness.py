@@ -35,9 +35,7 @@ def start(
     env: Mapping[str, str] | None = None,
 ) -> subprocess.Popen:
     """Start *command* and return once *ready_url* answers 200 (its stderr is kept for the error)."""
-    process = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO, env=env
-    )
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO, env=env)
 
     async def wait_ready() -> None:
         deadline = time.monotonic() + timeout

@@ -5,11 +5,11 @@ import copy
 
 import jsonpatch
 import orjson
-
-from tests.support import fixture, pod, pod_create, review
-from limitguard.state.store import ClusterState
 from limitguard.core.defaults import DEFAULTED_ANNOTATION
 from limitguard.core.podlimits import pod_limits
+from limitguard.state.store import ClusterState
+
+from tests.support import fixture, pod, pod_create, review
 
 REAL_BEST_EFFORT = (
     "admissionreview-v1-pod-create-gke-no-resources.kube-rs.json",
