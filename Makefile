@@ -52,7 +52,7 @@ test: lint tools
 	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(BIN)/python -m pytest
 
 bench: $(VENV)/.test-deps
-	$(BIN)/python bench/admission.py
+	$(BIN)/python -m bench.admission
 
 clean:
 	rm -rf $(VENV) .tools build dist *.egg-info

@@ -5,8 +5,8 @@ floor server (bench/floor_server.py) as subprocesses with the same certificates,
 with the same keep-alive HTTPS client. Prints requests/s and latency percentiles per scenario,
 the ratio to the floor, and the state-load time and peak RSS of the server.
 
-    python bench/admission.py                 # full size
-    python bench/admission.py --nodes 500 --pods 15000 --requests 2000   # quick
+    python -m bench.admission                 # full size
+    python -m bench.admission --nodes 500 --pods 15000 --requests 2000   # quick
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
+import shutil
 import ssl
 import subprocess
 import sys
@@ -27,12 +27,11 @@ from pathlib import Path
 
 import aiohttp
 import orjson
+from limitguard.certs import generate as certs
+from limitguard.testing.builders import binding
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from bench.synthetic import ZONES, make_cluster  # noqa: E402
-from limitguard.certs import generate as certs  # noqa: E402
+from bench.harness import REPO, peak_rss_mb, percentile_ms, serve_command, start, stop
+from bench.synthetic import ZONES, make_cluster
 
 CONFIG = """apiVersion: limitguard.io/v1alpha1
 kind: LimitGuardConfiguration
@@ -42,14 +41,6 @@ limitAware:
   unboundPods: Warn
 excludedNamespaces: [kube-system]
 """
-
-
-def percentile_ms(latencies: list[float], fraction: float) -> float:
-    """The *fraction* percentile of latencies in seconds, in milliseconds (nearest rank)."""
-    if not latencies:
-        return float("nan")
-    ordered = sorted(latencies)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1000
 
 
 @dataclass
@@ -134,24 +125,7 @@ def configmap_body(index: int) -> bytes:
 
 
 def binding_body(index: int, pod: str, namespace: str, node: str) -> bytes:
-    return review(
-        {
-            "uid": f"b-{index}",
-            "kind": {"group": "", "version": "v1", "kind": "Binding"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "subResource": "binding",
-            "namespace": namespace,
-            "name": pod,
-            "operation": "CREATE",
-            "dryRun": False,
-            "object": {
-                "apiVersion": "v1",
-                "kind": "Binding",
-                "metadata": {"name": pod, "namespace": namespace},
-                "target": {"kind": "Node", "name": node},
-            },
-        }
-    )
+    return orjson.dumps(binding(pod, node, namespace=namespace, uid=f"b-{index}"))
 
 
 def pod_body(index: int, limits: dict | None, node_selector: dict | None = None) -> bytes:
@@ -224,37 +198,6 @@ async def drive(
     return Result(name, len(bodies), seconds, latencies, errors, denied)
 
 
-def start(
-    command: list[str], ready_url: str, context: ssl.SSLContext, timeout: float = 120
-) -> subprocess.Popen:
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO)
-
-    async def wait_ready() -> None:
-        deadline = time.monotonic() + timeout
-        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context)) as session:
-            while time.monotonic() < deadline:
-                if process.poll() is not None:
-                    raise RuntimeError(f"{command[0]} exited: {process.stderr.read().decode()[-2000:]}")
-                try:
-                    async with session.get(ready_url) as response:
-                        if response.status == 200:
-                            return
-                except aiohttp.ClientError:
-                    pass
-                await asyncio.sleep(0.05)
-        raise RuntimeError(f"{command} not ready after {timeout}s")
-
-    asyncio.run(wait_ready())
-    return process
-
-
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def measure_state_load(cluster_file: Path) -> dict[str, float]:
     """Load time and peak RSS of the state in a fresh process, and of bare orjson parsing (baseline)."""
     code = (
@@ -295,6 +238,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=10_000, help="requests per scenario")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--port", type=int, default=18443, help="limitguard's port; the floor takes the next")
     args = parser.parse_args()
 
     rng = random.Random(11)
@@ -322,26 +266,13 @@ def main() -> None:
         f"{load['parse_rss_mb']:.0f} MB)"
     )
 
-    port, floor_port = 18443, 18444
+    port, floor_port = args.port, args.port + 1
     server = start(
-        [
-            sys.executable,
-            "-m",
-            "limitguard",
-            "serve",
-            "--config",
-            str(work / "config.yaml"),
-            "--cluster",
-            str(cluster_file),
-            "--cert-dir",
-            str(work / "certs"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-        ],
+        serve_command(
+            *("--config", str(work / "config.yaml"), "--cluster", str(cluster_file)),
+            *("--cert-dir", str(work / "certs")),
+            port=port,
+        ),
         f"https://localhost:{port}/readyz",
         context,
         timeout=300,
@@ -349,7 +280,8 @@ def main() -> None:
     floor = start(
         [
             sys.executable,
-            "bench/floor_server.py",
+            "-m",
+            "bench.floor_server",
             "--cert-dir",
             str(work / "certs"),
             "--port",
@@ -395,9 +327,7 @@ def main() -> None:
             results.append((result, floor_result))
         server_rss_end = peak_rss_mb(server.pid)
     finally:
-        for process in (server, floor):
-            process.terminate()
-            process.wait(timeout=30)
+        stop(server, floor)
 
     print("\nkeep-alive HTTPS (TLS 1.3); client and servers on one 2-core machine")
     print(HEADER)
@@ -424,7 +354,7 @@ def main() -> None:
             },
         }
         Path(args.json).write_text(json.dumps(figures, indent=2))
-    os.system(f"rm -rf {work}")
+    shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,8 @@ serves limitguard's extender routes *and* a no-op baseline (/noop/filter, /noop/
 body read and ExtenderArgs decoding, then an answer with no scoring), and drives both with the same
 keep-alive HTTPS client in this process. Also times Extender.prioritize in-process (no HTTP).
 
-    python bench/extender.py                         # full size
-    python bench/extender.py --nodes 1000 --requests 100   # quick
+    python -m bench.extender                         # full size
+    python -m bench.extender --nodes 1000 --requests 100   # quick
 """
 
 from __future__ import annotations
@@ -23,13 +23,11 @@ from pathlib import Path
 
 import aiohttp
 import orjson
+from limitguard.certs import generate as certs
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from bench.admission import CONFIG  # noqa: E402
-from bench.synthetic import make_cluster  # noqa: E402
-from limitguard.certs import generate as certs  # noqa: E402
+from bench.admission import CONFIG
+from bench.harness import REPO, percentile_ms, stop
+from bench.synthetic import make_cluster
 
 # Every scorer counted: the heaviest prioritize.
 EXTENDER_CONFIG = {
@@ -70,15 +68,14 @@ def body(nodes: int, cpu: str = "2") -> bytes:
 # -- server subprocess ----------------------------------------------------------------------------
 def serve(cluster: str, config: str, cert_dir: str, port: int) -> None:
     from aiohttp import web
-
-    from limitguard.kube.filefeed import load_cluster_file
-    from limitguard.state.store import ClusterState
     from limitguard.cli.configfile import load_config
+    from limitguard.cli.serve import build_services
     from limitguard.extender import extender_config_from_mapping
     from limitguard.extender.protocol import decode_extender_args, encode_filter_result, encode_priorities
     from limitguard.http.app import create_app
-    from limitguard.cli.serve import build_services
     from limitguard.http.tls import server_context
+    from limitguard.kube.filefeed import load_cluster_file
+    from limitguard.state.store import ClusterState
 
     state = ClusterState()
     load_cluster_file(state, cluster)
@@ -104,11 +101,6 @@ def serve(cluster: str, config: str, cert_dir: str, port: int) -> None:
 
 
 # -- client ---------------------------------------------------------------------------------------
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
-
-
 async def sequential(session: aiohttp.ClientSession, url: str, payload: bytes, count: int) -> list[float]:
     latencies = []
     for _ in range(count):
@@ -141,12 +133,12 @@ async def throughput(
 
 
 def in_process(cluster_file: Path, config_file: Path, nodes: int, count: int) -> list[float]:
-    from limitguard.kube.filefeed import load_cluster_file
-    from limitguard.state.store import ClusterState
     from limitguard.cli.configfile import load_config
     from limitguard.extender import extender_config_from_mapping
     from limitguard.extender.protocol import decode_extender_args
     from limitguard.extender.service import Extender
+    from limitguard.kube.filefeed import load_cluster_file
+    from limitguard.state.store import ClusterState
 
     state = ClusterState()
     load_cluster_file(state, cluster_file)
@@ -185,7 +177,8 @@ def main() -> None:
     server = subprocess.Popen(
         [
             sys.executable,
-            __file__,
+            "-m",
+            "bench.extender",
             "--serve",
             str(cluster_file),
             str(config_file),
@@ -193,17 +186,17 @@ def main() -> None:
             str(port),
         ],
         stdout=subprocess.PIPE,
+        cwd=REPO,
     )
     try:
         assert server.stdout is not None and server.stdout.readline().strip() == b"ready"
         asyncio.run(drive(options, port, work))
     finally:
-        server.terminate()
-        server.wait(10)
+        stop(server)
     timings = in_process(cluster_file, config_file, options.nodes, 50)
     print(
-        f"in-process Extender.prioritize, {options.nodes} candidates: p50 {percentile(timings, 0.5) * 1000:.1f} ms, "
-        f"p99 {percentile(timings, 0.99) * 1000:.1f} ms"
+        f"in-process Extender.prioritize, {options.nodes} candidates: p50 {percentile_ms(timings, 0.5):.1f} ms, "
+        f"p99 {percentile_ms(timings, 0.99):.1f} ms"
     )
 
 
@@ -232,7 +225,7 @@ async def drive(options: argparse.Namespace, port: int, work: Path) -> None:
         ):
             latencies = await sequential(session, base + path, payload, options.requests)
             print(
-                f"{name:34} {percentile(latencies, 0.5) * 1000:8.1f} {percentile(latencies, 0.99) * 1000:8.1f} "
+                f"{name:34} {percentile_ms(latencies, 0.5):8.1f} {percentile_ms(latencies, 0.99):8.1f} "
                 f"{max(latencies) * 1000:8.1f}"
             )
         print(

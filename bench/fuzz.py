@@ -7,8 +7,8 @@
    and peak address space (VmPeak, the margin under the tests' 1 GiB RLIMIT_AS crash guard), next
    to a trivial valid file (baseline).
 
-    python bench/fuzz.py
-    python bench/fuzz.py --requests 500 --rounds 2     # quick
+    python -m bench.fuzz
+    python -m bench.fuzz --requests 500 --rounds 2     # quick
 """
 
 from __future__ import annotations
@@ -26,19 +26,29 @@ from collections.abc import Callable
 from pathlib import Path
 
 import orjson
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from tests.unit.admission.test_validating import config, worked_example  # noqa: E402
-from tests.integration.http.test_fuzz_admission import BASES, mutate, paths  # noqa: E402
-from tests.integration.cli.test_fuzz_validate import (  # noqa: E402
+import yaml
+from limitguard.certs import generate as certs
+from limitguard.testing.examples import config, worked_example
+from limitguard.testing.hostile import (
     FIFTY_MEGABYTES_OF_STDIN,
+    base_reviews,
     billion_laughs,
+    mutate,
+    paths,
     write_fifty_megabytes,
 )
-from tests.integration.http.threaded import Client, running  # noqa: E402
-from limitguard.certs import generate as certs  # noqa: E402
+from limitguard.testing.threaded import Client, running
+
+from bench.harness import REPO
+
+
+def fixture(name: str) -> object:
+    """A file of tests/fixtures (data only: the benchmark imports nothing from the tests)."""
+    text = (REPO / "tests" / "fixtures" / name).read_text()
+    return orjson.loads(text) if name.endswith(".json") else yaml.safe_load(text)
+
+
+BASES = base_reviews(fixture)
 
 # The real command, reporting its own peak RSS and address space at exit (VmHWM/VmPeak of its own
 # process, which ru_maxrss of a forked child does not isolate from the parent).

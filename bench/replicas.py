@@ -1,14 +1,14 @@
 """Binding throughput through a follower vs directly on the leader, as a ratio, in one run.
 
-Three processes besides this one: the fake API server (tests/fakeapiserver.py, with Leases) holding
+Three processes besides this one: the fake API server (limitguard.testing.fakeapi, with Leases) holding
 a synthetic cluster, and two `limitguard serve` replicas in live mode with the chart's Downward API
 identity, which elect a leader through the Lease. The same keep-alive HTTPS client sends the same
 binding reviews (each to a node other than the pod's, so every one is checked and recorded in the
 leader's ledger) alternately to the leader and to the follower, in rounds, so drift in machine load
 hits both sides alike. The follower forwards each one to the leader over HTTPS and relays the answer.
 
-    python bench/replicas.py                        # defaults
-    python bench/replicas.py --requests 4000 --concurrency 32
+    python -m bench.replicas                        # defaults
+    python -m bench.replicas --requests 4000 --concurrency 32
 """
 
 from __future__ import annotations
@@ -18,19 +18,17 @@ import asyncio
 import os
 import ssl
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import aiohttp
 import orjson
+from limitguard.certs import generate as certs
+from limitguard.testing.builders import binding
+from limitguard.testing.kubeconfig import write_kubeconfig
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from bench.fakeapi import start_fake_apiserver  # noqa: E402
-from limitguard.certs import generate as certs  # noqa: E402
+from bench.harness import REPO, serve_command, start_fake_apiserver, stop
 
 TOKEN = "bench-token"
 CONFIG = """apiVersion: limitguard.io/v1alpha1
@@ -46,38 +44,17 @@ def binding_body(index: int, pods: int, nodes: int) -> bytes:
     pod = index % pods
     namespace, name = f"ns-{pod % 50}", f"app-{pod:06d}"
     node = f"node-{(pod + 1) % nodes:05d}"  # not the pod's own node: checked and held in the ledger
-    return orjson.dumps(
-        {
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": {
-                "uid": f"bench-{index}",
-                "kind": {"group": "", "version": "v1", "kind": "Binding"},
-                "resource": {"group": "", "version": "v1", "resource": "pods"},
-                "subResource": "binding",
-                "namespace": namespace,
-                "name": name,
-                "operation": "CREATE",
-                "object": {
-                    "apiVersion": "v1",
-                    "kind": "Binding",
-                    "metadata": {"name": name, "namespace": namespace},
-                    "target": {"apiVersion": "v1", "kind": "Node", "name": node},
-                },
-                "dryRun": False,
-            },
-        }
-    )
+    return orjson.dumps(binding(name, node, namespace=namespace, uid=f"bench-{index}"))
 
 
-def start_replica(index: int, port: int, home: Path, kubeconfig: Path) -> subprocess.Popen[bytes]:
+def start_replica(index: int, port: int, home: Path, kubeconfig: str) -> subprocess.Popen[bytes]:
     env = {**os.environ, "POD_NAME": f"bench-{index}", "POD_NAMESPACE": "bench", "POD_IP": "127.0.0.1"}
     return subprocess.Popen(
-        [
-            *(sys.executable, "-m", "webhook", "serve", "--config", str(home / "config.yaml")),
-            *("--kubeconfig", str(kubeconfig), "--cert-dir", str(home / "certs")),
-            *("--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"),
-        ],
+        serve_command(
+            *("--config", str(home / "config.yaml"), "--kubeconfig", kubeconfig),
+            *("--cert-dir", str(home / "certs")),
+            port=port,
+        ),
         cwd=REPO,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -132,12 +109,7 @@ async def run(args: argparse.Namespace) -> None:
         home = Path(directory)
         (home / "config.yaml").write_text(CONFIG)
         certs.write(certs.generate(["localhost", "127.0.0.1"]), home / "certs")
-        kubeconfig = home / "kubeconfig"
-        kubeconfig.write_text(
-            f"apiVersion: v1\nkind: Config\nclusters:\n- name: f\n  cluster:\n    server: {api_url}\n"
-            f"users:\n- name: u\n  user:\n    token: {TOKEN}\n"
-            "contexts:\n- name: f\n  context: {cluster: f, user: u}\ncurrent-context: f\n"
-        )
+        kubeconfig = write_kubeconfig(home, api_url, token=TOKEN)
         ports = [args.base_port, args.base_port + 1]
         try:
             for index, port in enumerate(ports):
@@ -161,10 +133,7 @@ async def run(args: argparse.Namespace) -> None:
         finally:
             for process in replicas:
                 process.terminate()
-            for process in replicas:
-                process.wait(timeout=30)
-            api.terminate()  # last: replicas that lose it mid-shutdown only log retries
-            api.wait(timeout=30)
+            stop(*replicas, api)  # the apiserver last: replicas that lose it mid-shutdown only log retries
     total = args.requests * args.rounds
     leader_rps, follower_rps = total / seconds["leader"], total / seconds["follower"]
     print(

@@ -6,8 +6,8 @@ and replaces tls.crt/tls.key every --every seconds. The client trusts each new C
 rotation, as a caBundle does during a rotation. Prints requests, failures, rotations, and how many
 distinct certificates fresh connections saw; the baseline is the same load with no rotation.
 
-    python bench/rotation.py                 # 60 s, rotation every 5 s
-    python bench/rotation.py --seconds 10 --every 2
+    python -m bench.rotation                 # 60 s, rotation every 5 s
+    python -m bench.rotation --seconds 10 --every 2
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
+import shutil
 import ssl
-import subprocess
 import sys
 import tempfile
 import time
@@ -24,12 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiohttp
+from limitguard.certs import generate as certs
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from bench.admission import pod_body, start  # noqa: E402
-from limitguard.certs import generate as certs  # noqa: E402
+from bench.admission import pod_body
+from bench.harness import REPO, serve_command, start, stop
 
 
 @dataclass
@@ -125,22 +123,7 @@ def main() -> None:
     context = ssl.create_default_context(cafile=str(cert_dir / certs.CA_CERT))
     url = f"https://localhost:{args.port}/validate"
     server = start(
-        [
-            sys.executable,
-            "-m",
-            "limitguard",
-            "serve",
-            "--cluster",
-            str(work / "cluster.yaml"),
-            "--cert-dir",
-            str(cert_dir),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(args.port),
-            "--log-level",
-            "warning",
-        ],
+        serve_command("--cluster", str(work / "cluster.yaml"), "--cert-dir", str(cert_dir), port=args.port),
         f"https://localhost:{args.port}/readyz",
         context,
     )
@@ -148,9 +131,8 @@ def main() -> None:
         baseline, _ = asyncio.run(run_load(url, context, min(args.seconds, 10), None))
         rotated, rotations = asyncio.run(run_load(url, context, args.seconds, (cert_dir, args.every)))
     finally:
-        server.terminate()
-        server.wait(timeout=30)
-        subprocess.run(["rm", "-rf", str(work)], check=False)
+        stop(server)
+        shutil.rmtree(work, ignore_errors=True)
 
     base_rate = baseline.requests / min(args.seconds, 10)
     rate = rotated.requests / args.seconds

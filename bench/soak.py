@@ -1,14 +1,14 @@
 """Soak: minutes of mixed admissions and watch events against the real `limitguard serve`.
 
-Three processes: the fake API server (tests/fakeapiserver.py) with a synthetic cluster, limitguard
+Three processes: the fake API server (limitguard.testing.fakeapi) with a synthetic cluster, limitguard
 serving over TLS and list/watching it, and this driver. Every second the driver asks the fake
 server for a burst of pod MODIFIED events and sends a mix of binding checks, unbound-pod checks,
 mutations and ConfigMap validations. Each minute it prints requests, errors, p50/p99 latency,
 limitguard's RSS and open file descriptors, and events applied; the first minute is the baseline
 the others are compared with.
 
-    python bench/soak.py                     # 10 minutes, 1,000 nodes, 30,000 pods
-    python bench/soak.py --minutes 1 --nodes 200 --pods 5000
+    python -m bench.soak                     # 10 minutes, 1,000 nodes, 30,000 pods
+    python -m bench.soak --minutes 1 --nodes 200 --pods 5000
 """
 
 from __future__ import annotations
@@ -18,22 +18,18 @@ import asyncio
 import os
 import random
 import re
+import shutil
 import ssl
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import aiohttp
+from limitguard.certs import generate as certs
+from limitguard.testing.kubeconfig import write_kubeconfig
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from bench.admission import CONFIG, binding_body, configmap_body, percentile_ms, pod_body, start  # noqa: E402
-from bench.fakeapi import start_fake_apiserver  # noqa: E402
-from tests.integration.kube.helpers import write_kubeconfig  # noqa: E402
-from limitguard.certs import generate as certs  # noqa: E402
+from bench.admission import CONFIG, binding_body, configmap_body, pod_body
+from bench.harness import percentile_ms, serve_command, start, start_fake_apiserver, stop
 
 TOKEN = "soak-token"
 
@@ -167,24 +163,11 @@ def main() -> None:
         context = ssl.create_default_context(cafile=str(work / "certs" / certs.CA_CERT))
         url = f"https://localhost:{args.port}"
         server = start(
-            [
-                sys.executable,
-                "-m",
-                "limitguard",
-                "serve",
-                "--config",
-                str(work / "config.yaml"),
-                "--kubeconfig",
-                kubeconfig,
-                "--cert-dir",
-                str(work / "certs"),
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(args.port),
-                "--log-level",
-                "warning",
-            ],
+            serve_command(
+                *("--config", str(work / "config.yaml"), "--kubeconfig", kubeconfig),
+                *("--cert-dir", str(work / "certs")),
+                port=args.port,
+            ),
             f"{url}/readyz",
             context,
             timeout=300,
@@ -198,11 +181,8 @@ def main() -> None:
         )
         rows = asyncio.run(soak(args, url, api_url, context, server.pid))
     finally:
-        for process in (server, api):
-            if process is not None:
-                process.terminate()
-                process.wait(timeout=30)
-        subprocess.run(["rm", "-rf", str(work)], check=False)
+        stop(server, api)
+        shutil.rmtree(work, ignore_errors=True)
     first, last = rows[0], rows[-1]
     print(
         f"\nstart -> end: RSS {first['rss']:.0f} -> {last['rss']:.0f} MB, fds {first['fds']} -> {last['fds']}, "

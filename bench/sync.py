@@ -1,6 +1,6 @@
 """Live-feed benchmark: initial sync and watch-event throughput against the fake API server.
 
-The fake API server (tests/fakeapiserver.py) runs as a subprocess holding the synthetic cluster, so
+The fake API server (limitguard.testing.fakeapi) runs as a subprocess holding the synthetic cluster, so
 the RSS printed here is limitguard's alone. Figures, each with a baseline measured in the same run:
 
 1. initial sync of every node, pod and namespace through limitguard's reflectors until /readyz
@@ -12,8 +12,8 @@ the RSS printed here is limitguard's alone. Figures, each with a baseline measur
    ordering (an admission answered with the cache half-way through a held burst): latency depends
    on the machine, so it is measured here, next to its idle baseline, and never asserted.
 
-    python bench/sync.py                              # 5,000 nodes, 150,000 pods, burst 10,000
-    python bench/sync.py --nodes 200 --pods 5000 --burst 2000   # quick
+    python -m bench.sync                              # 5,000 nodes, 150,000 pods, burst 10,000
+    python -m bench.sync --nodes 200 --pods 5000 --burst 2000   # quick
 """
 
 from __future__ import annotations
@@ -30,18 +30,16 @@ from typing import Any
 import aiohttp
 import orjson
 from aiohttp import web
+from limitguard.admission.validating import Validator
+from limitguard.core.config import config_from_mapping
+from limitguard.http.app import Services, create_app
+from limitguard.http.metrics import Metrics
+from limitguard.kube.livefeed import ACTIVE_PODS_SELECTOR, start_live_feed
+from limitguard.state.store import ClusterState
+from limitguard.testing.builders import binding
+from limitguard.testing.kubeconfig import write_kubeconfig
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from bench.fakeapi import start_fake_apiserver  # noqa: E402
-from tests.integration.kube.helpers import write_kubeconfig  # noqa: E402
-from limitguard.admission.validating import Validator  # noqa: E402
-from limitguard.kube.livefeed import ACTIVE_PODS_SELECTOR, start_live_feed  # noqa: E402
-from limitguard.state.store import ClusterState  # noqa: E402
-from limitguard.core.config import config_from_mapping  # noqa: E402
-from limitguard.http.metrics import Metrics  # noqa: E402
-from limitguard.http.app import Services, create_app  # noqa: E402
+from bench.harness import REPO, percentile_ms, start_fake_apiserver
 
 TOKEN = "bench-token"
 PATHS = {"nodes": "/api/v1/nodes", "pods": "/api/v1/pods", "namespaces": "/api/v1/namespaces"}
@@ -52,11 +50,6 @@ CONFIG = config_from_mapping(
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1000 if ordered else float("nan")
 
 
 async def wait_for(condition, interval: float = 0.001) -> float:  # type: ignore[no-untyped-def]
@@ -107,11 +100,12 @@ async def baseline_watch(url: str, since: str, until: int) -> float:
 
 
 async def paced_admissions(url: str, body_file: Path, rate: float, while_running: Any) -> list[float]:
-    """Admissions at *rate*/s from a separate process (bench/paced_client.py) while *while_running*
+    """Admissions at *rate*/s from a separate process (bench/paced_client.py, run as `python -m bench.paced_client`) while *while_running*
     runs here; returns their latencies."""
     client = await asyncio.create_subprocess_exec(
         sys.executable,
-        str(REPO / "bench" / "paced_client.py"),
+        "-m",
+        "bench.paced_client",
         "--url",
         url,
         "--body",
@@ -120,6 +114,7 @@ async def paced_admissions(url: str, body_file: Path, rate: float, while_running
         str(rate),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
+        cwd=REPO,
     )
     await asyncio.sleep(0.3)  # let it connect
     await while_running
@@ -130,29 +125,9 @@ async def paced_admissions(url: str, body_file: Path, rate: float, while_running
 
 
 def binding_review(namespace: str, name: str, uid: str, node: str) -> bytes:
-    return orjson.dumps(
-        {
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": {
-                "uid": "bench",
-                "kind": {"group": "", "version": "v1", "kind": "Binding"},
-                "resource": {"group": "", "version": "v1", "resource": "pods"},
-                "subResource": "binding",
-                "name": name,
-                "namespace": namespace,
-                "operation": "CREATE",
-                "userInfo": {"username": "system:kube-scheduler"},
-                "object": {
-                    "kind": "Binding",
-                    "apiVersion": "v1",
-                    "metadata": {"name": name, "namespace": namespace, "uid": uid},
-                    "target": {"kind": "Node", "name": node},
-                },
-                "dryRun": True,  # keeps the ledger out of it: every request does the same work
-            },
-        }
-    )
+    review = binding(name, node, namespace=namespace, uid="bench", pod_uid=uid, dry_run=True)
+    review["request"]["userInfo"] = {"username": "system:kube-scheduler"}
+    return orjson.dumps(review)  # dry run keeps the ledger out of it: every request does the same work
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -244,12 +219,12 @@ async def run(args: argparse.Namespace) -> None:
         f"ratio {events_per_second / floor_events_per_second:.2f}); counted {applied:.0f}"
     )
     print(
-        f"admission latency during the burst: n={len(during)} p50 {percentile(during, 0.5):.2f} ms "
-        f"p99 {percentile(during, 0.99):.2f} ms max {max(during) * 1000:.2f} ms"
+        f"admission latency during the burst: n={len(during)} p50 {percentile_ms(during, 0.5):.2f} ms "
+        f"p99 {percentile_ms(during, 0.99):.2f} ms max {max(during) * 1000:.2f} ms"
     )
     print(
-        f"admission latency idle:             n={len(idle)} p50 {percentile(idle, 0.5):.2f} ms "
-        f"p99 {percentile(idle, 0.99):.2f} ms max {max(idle) * 1000:.2f} ms"
+        f"admission latency idle:             n={len(idle)} p50 {percentile_ms(idle, 0.5):.2f} ms "
+        f"p99 {percentile_ms(idle, 0.99):.2f} ms max {max(idle) * 1000:.2f} ms"
     )
     verdict = [
         f"sync < 30 s: {'yes' if sync_seconds < 30 else 'NO'}",

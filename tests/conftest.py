@@ -1,8 +1,8 @@
-"""Shared fixtures: certificates and a real limitguard server over TLS on 127.0.0.1."""
+"""Shared fixtures: certificates and a real limitguard server over TLS on 127.0.0.1 (limitguard.testing.server)."""
 
 from __future__ import annotations
 
-import ssl
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,16 +11,11 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
-from aiohttp import web
 from hypothesis import HealthCheck, settings
-
-from tests.support import HANG_GUARD_SECONDS
 from limitguard.certs import generate as certs
-from limitguard.state.store import ClusterState
 from limitguard.core.config import Config
-from limitguard.http.app import ServerSettings, create_app
-from limitguard.cli.serve import build_services
-from limitguard.http.tls import server_context
+from limitguard.state.store import ClusterState
+from limitguard.testing.server import app_services, client_context, serving
 
 # Hypothesis verdicts must not depend on machine speed: no per-example deadline (200 ms by default)
 # and no "too slow" health check. Tests that set their own settings inherit this profile.
@@ -53,32 +48,19 @@ class RunningServer:
             return response.status, await response.text()
 
 
-def client_context(cert_dir: Path) -> ssl.SSLContext:
-    return ssl.create_default_context(cafile=str(cert_dir / certs.CA_CERT))
-
-
 @pytest.fixture
 async def start_server(cert_dir: Path) -> AsyncIterator[Callable[..., Any]]:
     """Start limitguard's real app over TLS; returns a RunningServer with a verifying client."""
-    runners: list[web.AppRunner] = []
+    servers = contextlib.AsyncExitStack()
     sessions: list[aiohttp.ClientSession] = []
 
     async def start(state: ClusterState, config: Config | None = None, **settings: Any) -> RunningServer:
-        settings.setdefault("body_timeout_seconds", HANG_GUARD_SECONDS)
-        services = build_services(config or Config(), state, ServerSettings(**settings))
-        runner = web.AppRunner(create_app(services), access_log=None)
-        await runner.setup()
-        context = server_context(cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY)
-        site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context)
-        await site.start()
-        runners.append(runner)
-        port = runner.addresses[0][1]
+        served = await servers.enter_async_context(serving(app_services(state, config, **settings), cert_dir))
         session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=client_context(cert_dir)))
         sessions.append(session)
-        return RunningServer(f"https://localhost:{port}", session, state)
+        return RunningServer(served.url, session, state)
 
     yield start
     for session in sessions:
         await session.close()
-    for runner in runners:
-        await runner.cleanup()
+    await servers.aclose()

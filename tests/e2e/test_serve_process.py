@@ -12,8 +12,8 @@ import time
 
 import aiohttp
 import orjson
+from limitguard.testing.server import client_context
 
-from tests.conftest import client_context
 from tests.support import HANG_GUARD_SECONDS, REPO
 
 DEMO = REPO / "webhook" / "demo"

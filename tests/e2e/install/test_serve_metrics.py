@@ -12,15 +12,15 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
-
-from tests.unit.admission.test_validating import config, worked_example
-from tests.e2e.test_serve_process import DEMO, free_port, serve_once
-from tests.support import REPO, binding, node, pod
-from limitguard.state.store import ClusterState
 from limitguard.core.config import Config, LimitAwareConfig
 from limitguard.core.oversubscription import node_limit_ratios
 from limitguard.http.metrics import Metrics
+from limitguard.state.store import ClusterState
+from limitguard.testing.examples import config, worked_example
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.e2e.test_serve_process import DEMO, free_port, serve_once
+from tests.support import REPO, binding, node, pod
 
 
 # -- mounts ---------------------------------------------------------------------------------------

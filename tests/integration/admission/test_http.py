@@ -5,10 +5,10 @@ import ssl
 
 import orjson
 import pytest
-
-from tests.unit.admission.test_validating import config, worked_example
-from tests.support import binding, fixture, pod, pod_create, review
 from limitguard.state.store import ClusterState
+from limitguard.testing.examples import config, worked_example
+
+from tests.support import binding, fixture, pod, pod_create, review
 
 
 async def test_binding_denial_over_tls(start_server):

@@ -5,11 +5,11 @@ import copy
 
 import jsonpatch
 import orjson
-
-from tests.support import fixture, pod, pod_create, review
-from limitguard.state.store import ClusterState
 from limitguard.core.defaults import DEFAULTED_ANNOTATION
 from limitguard.core.podlimits import pod_limits
+from limitguard.state.store import ClusterState
+
+from tests.support import fixture, pod, pod_create, review
 
 REAL_BEST_EFFORT = (
     "admissionreview-v1-pod-create-gke-no-resources.kube-rs.json",
@@ -114,7 +114,7 @@ async def test_garbage_objects_are_allowed_without_a_patch(start_server):
 
 async def test_the_validating_webhook_then_sees_the_injected_limits(start_server):
     """The apiserver runs validation after mutation: the defaulted pod is accounted with its new limits."""
-    from tests.unit.admission.test_validating import config, worked_example
+    from limitguard.testing.examples import config, worked_example
 
     server = await start_server(worked_example(), config())
     body = pod_create(pod("be", node_name="node1", containers=[{"name": "c", "image": "x"}]))

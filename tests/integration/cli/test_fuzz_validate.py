@@ -23,9 +23,10 @@ from contextlib import redirect_stderr, redirect_stdout
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from limitguard.cli import validate as cli
+from limitguard.testing.hostile import FIFTY_MEGABYTES_OF_STDIN, billion_laughs, write_fifty_megabytes
 
 from tests.support import HANG_GUARD_SECONDS, REPO
-from limitguard.cli import validate as cli
 
 RANDOM_DOCUMENTS = 300
 ADDRESS_SPACE_LIMIT = 1 << 30  # a crash guard, not a measurement (the command peaks near 85 MiB)
@@ -112,25 +113,6 @@ def test_random_yaml_gets_a_clear_verdict(tmp_path_factory, text):
     assert code in (0, 1), output  # a random profiles list can be a valid (empty) configuration
     assert "input.yaml" in output
     assert "Traceback" not in output
-
-
-def billion_laughs() -> str:
-    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
-    lines += [f"a{n}: &a{n} [" + ", ".join([f"*a{n - 1}"] * 9) + "]" for n in range(1, 10)]
-    return "\n".join(lines) + "\nkind: KubeSchedulerConfiguration\n"
-
-
-def write_fifty_megabytes(huge) -> None:
-    with huge.open("wb") as stream:
-        stream.write(
-            b"apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
-        )
-        chunk = b"- schedulerName: s\n" * 4096
-        while stream.tell() < 50 * 1024 * 1024:
-            stream.write(chunk)
-
-
-FIFTY_MEGABYTES_OF_STDIN = b"a: b\n" * (10 * 1024 * 1024)
 
 
 def test_billion_laughs_is_refused_with_a_clear_error(tmp_path):

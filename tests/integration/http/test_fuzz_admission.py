@@ -15,25 +15,17 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from limitguard.testing.examples import config, worked_example
+from limitguard.testing.hostile import base_reviews, mutate, paths
+from limitguard.testing.threaded import Client, running
 
-from tests.unit.admission.test_validating import config, worked_example
-from tests.integration.http.threaded import Client, running
-from tests.support import binding, fixture, pod, pod_create, resize, review
+from tests.support import binding, fixture
 
 MAX_EXAMPLES = 1000  # mutated reviews per endpoint
 RAW_EXAMPLES = 400  # raw bodies per endpoint
 BODY_LIMIT = 64 * 1024
 
-BASES: list[dict[str, Any]] = [
-    fixture("admissionreview-v1-pod-create-gke-no-resources.kube-rs.json"),
-    fixture("admissionreview-v1beta1-pod-create-extended-resources-cpupool.nokia-cpu-pooler.json"),
-    review(fixture("admissionrequest-pods-binding-create-k3s.kyverno-blog.yaml")),
-    review(fixture("admissionrequest-pod-create-with-resources-kind.kyverno.json")),
-    review(fixture("admissionrequest-configmap-create-openshift-oc.kyverno-validate-manifest.json")),
-    binding("pod5", "node1"),
-    pod_create(pod("p", node_name="node2", cpu="1")),
-    resize(pod("pod3", node_name="node2", cpu="3"), pod("pod3", node_name="node2", cpu="4")),
-]
+BASES: list[dict[str, Any]] = base_reviews(fixture)
 
 json_scalars = st.one_of(
     st.none(),
@@ -50,41 +42,6 @@ json_values = st.recursive(
     ),
     max_leaves=12,
 )
-
-
-def paths(document: Any, prefix: tuple = ()) -> list[tuple]:
-    """Every path (tuple of keys/indices) inside *document*, down to 12 levels."""
-    found = [prefix]
-    if len(prefix) >= 12:
-        return found
-    if isinstance(document, dict):
-        for key, value in document.items():
-            found += paths(value, (*prefix, key))
-    elif isinstance(document, list):
-        for index, value in enumerate(document):
-            found += paths(value, (*prefix, index))
-    return found
-
-
-def mutate(document: Any, path: tuple, action: str, value: Any) -> Any:
-    if not path:
-        return value
-    parent = document
-    for step in path[:-1]:
-        parent = parent[step]
-    last = path[-1]
-    if action == "delete":
-        del parent[last]
-    elif action == "huge":
-        parent[last] = "x" * 100_000
-    elif action == "deep":
-        nested: Any = "bottom"
-        for _ in range(200):
-            nested = [nested]
-        parent[last] = nested
-    else:
-        parent[last] = value
-    return document
 
 
 @st.composite

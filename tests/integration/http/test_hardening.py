@@ -10,11 +10,11 @@ import stat
 import aiohttp
 import orjson
 import pytest
-
-from tests.unit.admission.test_validating import config, worked_example
-from tests.conftest import client_context
-from tests.support import HANG_GUARD_SECONDS, binding, container, pod, pod_create
 from limitguard.certs import generate as certs
+from limitguard.testing.examples import config, worked_example
+from limitguard.testing.server import client_context
+
+from tests.support import HANG_GUARD_SECONDS, binding, container, pod, pod_create
 
 
 def test_private_keys_are_written_0600_and_replaced_atomically(tmp_path):

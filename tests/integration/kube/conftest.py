@@ -6,15 +6,16 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
-
-from limitguard.testing.fakeapiserver import FakeApiServer
-from tests.integration.kube.helpers import FAST, TOKEN, Connected, eventually, write_kubeconfig
-from limitguard.testing.clock import FakeClock
+from limitguard.core.config import Config
+from limitguard.http.metrics import Metrics
 from limitguard.kube.livefeed import LiveFeed, start_live_feed
 from limitguard.kube.reflector import ReflectorSettings
 from limitguard.state.store import ClusterState
-from limitguard.core.config import Config
-from limitguard.http.metrics import Metrics
+from limitguard.testing.clock import FakeClock, ManualClock
+from limitguard.testing.fakeapi import FakeApiServer
+
+from tests.integration.kube.helpers import FAST, TOKEN, Connected, eventually, write_kubeconfig
+from tests.integration.kube.replicaset import ReplicaSet
 
 
 @pytest.fixture
@@ -49,3 +50,13 @@ async def connect(apiserver: FakeApiServer, tmp_path: Path) -> AsyncIterator[Cal
     yield start
     for feed in feeds:
         await feed.stop()
+
+
+@pytest.fixture
+async def replicas(tmp_path: Path) -> AsyncIterator[ReplicaSet]:
+    """N real `limitguard serve` instances against one fake apiserver, on the test's ManualClock."""
+    apiserver = FakeApiServer(token=TOKEN, bookmark_interval=0.2)
+    replica_set = ReplicaSet(apiserver, ManualClock(), tmp_path)
+    yield replica_set
+    await replica_set.stop()
+    await apiserver.stop()

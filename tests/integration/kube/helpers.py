@@ -9,20 +9,19 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any, TypeVar
 
 from limitguard.clock import Clock
-from limitguard.testing.clock import FakeClock
+from limitguard.http.metrics import Metrics
 from limitguard.kube.livefeed import LiveFeed
 from limitguard.kube.reflector import ReflectorSettings
 from limitguard.state.store import ClusterState
-from limitguard.http.metrics import Metrics
+from limitguard.testing.clock import FakeClock
+from limitguard.testing.kubeconfig import TOKEN, write_kubeconfig
+from limitguard.testing.server import HANG_GUARD_SECONDS  # only ever reached by a bug, never a verdict
 
 T = TypeVar("T")
 
-TOKEN = "test-token"
-HANG_GUARD_SECONDS = 120.0  # only ever reached by a bug; never what a test's verdict rests on
 FAST = ReflectorSettings(
     page_size=3,
     backoff_initial_seconds=0.01,
@@ -60,19 +59,6 @@ async def all_watching(server: Any) -> None:
         lambda: all(server.open_watches(kind) == 1 for kind in ("nodes", "pods", "namespaces")),
         "all watches open",
     )
-
-
-def write_kubeconfig(directory: Path, server: str, token: str = TOKEN, ca_file: str | None = None) -> str:
-    cluster = f"    server: {server}\n" + (f"    certificate-authority: {ca_file}\n" if ca_file else "")
-    path = directory / "kubeconfig"
-    path.write_text(
-        "apiVersion: v1\nkind: Config\n"
-        f"clusters:\n- name: fake\n  cluster:\n{cluster}"
-        f"users:\n- name: tester\n  user:\n    token: {token}\n"
-        "contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: tester\n"
-        "current-context: fake\n"
-    )
-    return str(path)
 
 
 class HeldSleeps:
@@ -120,3 +106,16 @@ class Connected:
     async def applied(self, kind: str, rv: int) -> None:
         """Wait until the *kind* reflector has applied everything up to *rv*."""
         await eventually(lambda: self.resource_version(kind) >= rv, f"{kind} applied up to rv {rv}")
+
+
+__all__ = [
+    "FAST",
+    "HANG_GUARD_SECONDS",
+    "TOKEN",
+    "Connected",
+    "HeldSleeps",
+    "all_watching",
+    "eventually",
+    "within_hang_guard",
+    "write_kubeconfig",
+]

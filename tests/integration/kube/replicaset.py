@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import ssl
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,14 +18,15 @@ from typing import Any
 import aiohttp
 import orjson
 import yaml
+from limitguard.cli.serve import RunningServe, add_arguments, start_serve
+from limitguard.testing.builders import make_namespace, make_node, make_pod
+from limitguard.testing.clock import ManualClock
+from limitguard.testing.fakeapi import FakeApiServer
+from limitguard.testing.server import client_context
 
-from limitguard.testing.fakeapiserver import FakeApiServer, make_namespace, make_node, make_pod
 from tests.integration.kube.helpers import eventually, write_kubeconfig
 from tests.integration.kube.tcpproxy import TcpProxy
-from limitguard.testing.clock import ManualClock
 from tests.support import binding
-from limitguard.certs import generate as certs
-from limitguard.cli.serve import RunningServe, add_arguments, start_serve
 
 NAMESPACE = "limitguard-system"
 LEASE = "limitguard"
@@ -115,7 +115,7 @@ class ReplicaSet:
             await eventually(lambda r=running: r.services.state.ready, f"{name} synced", HANG_GUARD)
             if identity:
                 await self.idle(self.members[-1])
-        context = certs_context(cert_dir)
+        context = client_context(cert_dir)
         self.session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context, limit=200))
 
     async def idle(self, member: Member) -> None:
@@ -182,7 +182,3 @@ class ReplicaSet:
             await member.proxy.stop()
         if self.session is not None:
             await self.session.close()
-
-
-def certs_context(cert_dir: Path) -> ssl.SSLContext:
-    return ssl.create_default_context(cafile=str(cert_dir / certs.CA_CERT))

@@ -6,10 +6,11 @@ import argparse
 import asyncio
 import json
 
-from limitguard.testing.fakeapiserver import make_namespace, make_node, make_pod
-from tests.integration.kube.helpers import TOKEN, write_kubeconfig
 from limitguard.cli import audit as audit_command
 from limitguard.cli import explain as explain_command
+from limitguard.testing.builders import make_namespace, make_node, make_pod
+
+from tests.integration.kube.helpers import TOKEN, write_kubeconfig
 
 
 def parse(module, argv: list[str]) -> argparse.Namespace:

@@ -7,26 +7,13 @@ advances it, and the assertions are about order (who led when) and outcomes (wha
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
-from limitguard.testing.fakeapiserver import FakeApiServer
-from tests.integration.kube.helpers import TOKEN, eventually
+from tests.integration.kube.helpers import eventually
 from tests.integration.kube.replicaset import HANG_GUARD, LEASE, NAMESPACE, Member, ReplicaSet, cluster
-from limitguard.testing.clock import ManualClock
 
 RETRY, RENEW_DEADLINE, LEASE_DURATION = 2.0, 10.0, 15  # client-go's defaults, the config's defaults
-
-
-@pytest.fixture
-async def replicas(tmp_path: Path) -> AsyncIterator[ReplicaSet]:
-    apiserver = FakeApiServer(token=TOKEN, bookmark_interval=0.2)
-    replica_set = ReplicaSet(apiserver, ManualClock(), tmp_path)
-    yield replica_set
-    await replica_set.stop()
-    await apiserver.stop()
 
 
 async def bind_all(replicas: ReplicaSet, pods: list[str], members: list[Member]) -> list[dict]:

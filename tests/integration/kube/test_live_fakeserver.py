@@ -6,9 +6,9 @@ import asyncio
 
 import aiohttp
 import orjson
-
-from limitguard.testing.fakeapiserver import FakeApiServer, make_pod
 from limitguard.kube.livefeed import ACTIVE_PODS_SELECTOR
+from limitguard.testing.builders import make_pod
+from limitguard.testing.fakeapi import FakeApiServer
 
 
 async def get(url: str, **params: str) -> tuple[int, dict]:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from limitguard.testing.fakeapiserver import FakeApiServer, make_node, make_pod
+from limitguard.clock import Clock
+from limitguard.testing.builders import make_node, make_pod
+from limitguard.testing.fakeapi import FakeApiServer
+
 from tests.integration.kube.helpers import FAST, all_watching, eventually, within_hang_guard
 from tests.integration.kube.test_live_sync import small_cluster
-from limitguard.clock import Clock
 
 
 class RecordedSleeps:

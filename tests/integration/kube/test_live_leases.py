@@ -9,14 +9,15 @@ from pathlib import Path
 import aiohttp
 import orjson
 import pytest
-
-from limitguard.testing.fakeapiserver import FakeApiServer, make_pod
-from tests.integration.kube.helpers import eventually, write_kubeconfig
-from limitguard.testing.clock import ManualClock
 from limitguard.kube.catchup import pods_caught_up
 from limitguard.kube.client import ApiError, KubeClient, load_configuration
 from limitguard.kube.leader import ElectionTiming, Elector, LeaseRecord, lease_object
 from limitguard.kube.leaseapi import KubeLeaseApi
+from limitguard.testing.builders import make_pod
+from limitguard.testing.clock import ManualClock
+from limitguard.testing.fakeapi import FakeApiServer
+
+from tests.integration.kube.helpers import eventually, write_kubeconfig
 
 NS, NAME = "limitguard-system", "limitguard"
 TIMEOUT = aiohttp.ClientTimeout(total=60)

@@ -9,29 +9,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-
-from limitguard.testing.fakeapiserver import FakeApiServer
-from tests.integration.kube.helpers import TOKEN, write_kubeconfig
-from tests.integration.kube.replicaset import LEASE, NAMESPACE, ReplicaSet, cluster
-from limitguard.testing.clock import ManualClock
-from tests.support import REPO
 from limitguard.admission.validating import Validator
 from limitguard.cli.serve import add_arguments, start_serve
 
+from tests.integration.kube.helpers import write_kubeconfig
+from tests.integration.kube.replicaset import LEASE, NAMESPACE, ReplicaSet, cluster
+from tests.support import REPO
+
 PODS = 60
-
-
-@pytest.fixture
-async def replicas(tmp_path: Path) -> AsyncIterator[ReplicaSet]:
-    apiserver = FakeApiServer(token=TOKEN, bookmark_interval=0.2)
-    replica_set = ReplicaSet(apiserver, ManualClock(), tmp_path)
-    yield replica_set
-    await replica_set.stop()
-    await apiserver.stop()
 
 
 def room(count: int) -> str:

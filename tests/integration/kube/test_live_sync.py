@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from limitguard.testing.fakeapiserver import FakeApiServer, make_namespace, make_node, make_pod
-from tests.integration.kube.helpers import eventually
 from limitguard.kube.livefeed import ACTIVE_PODS_SELECTOR
+from limitguard.testing.builders import make_namespace, make_node, make_pod
+from limitguard.testing.fakeapi import FakeApiServer
+
+from tests.integration.kube.helpers import eventually
 
 
 def small_cluster(server: FakeApiServer) -> None:

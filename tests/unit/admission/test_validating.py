@@ -4,9 +4,14 @@ import copy
 
 import orjson
 import pytest
+from limitguard.admission.review import decode_review
+from limitguard.admission.validating import Validator
+from limitguard.core.config import Config, Enforcement, LimitAwareConfig, NotReadyPolicy, UnboundPolicy
+from limitguard.core.ratios import RATIO_ANNOTATION
+from limitguard.state.store import ClusterState
+from limitguard.testing.examples import config, worked_example
 
 from tests.support import (
-    LEDGER_NEVER_EXPIRES,
     binding,
     container,
     fixture,
@@ -17,36 +22,6 @@ from tests.support import (
     resize,
     review,
 )
-from limitguard.admission.review import decode_review
-from limitguard.admission.validating import Validator
-from limitguard.state.store import ClusterState
-from limitguard.core.config import Config, Enforcement, LimitAwareConfig, NotReadyPolicy, UnboundPolicy
-from limitguard.core.ratios import RATIO_ANNOTATION
-
-
-def config(**limit_aware) -> Config:
-    base = {"default_ratios": {"cpu": 125}}
-    base.update(limit_aware)
-    return Config(limit_aware=LimitAwareConfig(**base))
-
-
-def worked_example() -> ClusterState:
-    """SPEC 2: node1 8 cpu with pods 6 + 4 (full at 125%), node2 with 3 + 2; pod5 (4) pending."""
-    state = ClusterState(ledger_ttl_seconds=LEDGER_NEVER_EXPIRES)
-    state.replace_nodes([node("node1"), node("node2")])
-    state.replace_namespaces([])
-    state.replace_pods(
-        [
-            pod("pod1", node_name="node1", cpu="6"),
-            pod("pod2", node_name="node1", cpu="4"),
-            pod("pod3", node_name="node2", cpu="3"),
-            pod("pod4", node_name="node2", cpu="2"),
-            pod("pod5", cpu="4", phase="Pending"),
-        ]
-    )
-    for kind in ("nodes", "pods", "namespaces"):
-        state.mark_synced(kind)
-    return state
 
 
 def ask(validator: Validator, body: dict):

@@ -1,35 +1,29 @@
 """limitguard's real app over TLS on its own event-loop thread, for synchronous callers
-(hypothesis drives plain functions; the server must keep running between examples)."""
+(hypothesis drives plain functions, the fuzz benchmark measures memory; the server must keep running
+between calls). It runs limitguard.testing.server's harness on that loop."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
-import ssl
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
-from aiohttp import web
-
-from tests.support import HANG_GUARD_SECONDS
-from limitguard.certs import generate as certs
-from limitguard.state.store import ClusterState
 from limitguard.core.config import Config
-from limitguard.http.app import ServerSettings, create_app
-from limitguard.cli.serve import build_services
-from limitguard.http.tls import server_context
+from limitguard.state.store import ClusterState
+from limitguard.testing.server import HANG_GUARD_SECONDS, app_services, client_context, serving
 
 
 class ThreadedServer:
-    def __init__(self, cert_dir: Path, state: ClusterState, config: Config, settings: ServerSettings) -> None:
+    def __init__(self, cert_dir: Path, state: ClusterState, config: Config, **settings: object) -> None:
         self.cert_dir = cert_dir
-        self.services = build_services(config, state, settings)
+        self.services = app_services(state, config, **settings)
         self.loop = asyncio.new_event_loop()
         self.port = 0
-        self._runner: web.AppRunner | None = None
+        self._stack = contextlib.AsyncExitStack()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
 
     def start(self) -> None:
@@ -37,21 +31,16 @@ class ThreadedServer:
         asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(timeout=HANG_GUARD_SECONDS)
 
     async def _start(self) -> None:
-        self._runner = web.AppRunner(create_app(self.services), access_log=None)
-        await self._runner.setup()
-        context = server_context(self.cert_dir / certs.TLS_CERT, self.cert_dir / certs.TLS_KEY)
-        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=context)
-        await site.start()
-        self.port = self._runner.addresses[0][1]
+        served = await self._stack.enter_async_context(serving(self.services, self.cert_dir))
+        self.port = served.port
 
     def stop(self) -> None:
-        assert self._runner is not None
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self.loop).result(timeout=HANG_GUARD_SECONDS)
+        asyncio.run_coroutine_threadsafe(self._stack.aclose(), self.loop).result(timeout=HANG_GUARD_SECONDS)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout=HANG_GUARD_SECONDS)
 
     def connection(self, timeout: float = HANG_GUARD_SECONDS) -> http.client.HTTPSConnection:
-        context = ssl.create_default_context(cafile=str(self.cert_dir / certs.CA_CERT))
+        context = client_context(self.cert_dir)
         return http.client.HTTPSConnection("localhost", self.port, context=context, timeout=timeout)
 
 
@@ -83,12 +72,11 @@ class Client:
         return status, orjson.loads(raw)
 
 
-@contextmanager
+@contextlib.contextmanager
 def running(
     cert_dir: Path, state: ClusterState, config: Config, **settings: object
 ) -> Iterator[ThreadedServer]:
-    settings.setdefault("body_timeout_seconds", HANG_GUARD_SECONDS)
-    server = ThreadedServer(cert_dir, state, config, ServerSettings(**settings))  # type: ignore[arg-type]
+    server = ThreadedServer(cert_dir, state, config, **settings)
     server.start()
     try:
         yield server

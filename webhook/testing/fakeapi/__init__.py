@@ -1,0 +1,105 @@
+"""A list/watch Kubernetes API server for tests and benchmarks (no kube-apiserver can run here).
+
+Reproduced, as kube-apiserver (watch cache + etcd3 storage) behaves for core/v1 nodes, pods and
+namespaces at the cluster-wide paths `/api/v1/{nodes,pods,namespaces}`:
+
+- resourceVersion: one cluster-wide counter (the etcd revision). Every write bumps it and stamps the
+  object's `metadata.resourceVersion`; a list carries the revision of its snapshot in
+  `metadata.resourceVersion`; a DELETED event carries the object at the revision of the delete.
+- Paginated list: `limit` and `continue`. The first page fixes a snapshot; later pages read that
+  same snapshot (a consistent list, whatever changes in between). Items come sorted by key
+  (namespace/name) like etcd keys. The continue token is base64 JSON `{"v","rv","start"}` like the
+  apiserver's. `remainingItemCount` is set when no selector is used. A continue token whose revision
+  has been compacted gets HTTP 410 Gone (Status reason Expired).
+- fieldSelector (list and watch): `=`, `==`, `!=`, comma = AND, on metadata.name,
+  metadata.namespace, spec.nodeName and status.phase for pods; metadata.name for nodes; metadata.name
+  and status.phase for namespaces. An unsupported field label answers 400 BadRequest. With a
+  selector a page may hold fewer than `limit` items (even none) yet carry a continue token.
+- Watch (`watch=true`/`1`): from resourceVersion N it replays every change after N then streams live
+  ones; without N (or "0") it starts with synthetic ADDED events for the current objects. One JSON
+  event per line: ADDED, MODIFIED, DELETED, BOOKMARK (only with `allowWatchBookmarks=true`: every
+  `bookmark_interval` seconds and before `timeoutSeconds` closes the stream; the object has only
+  kind, apiVersion and metadata.resourceVersion), ERROR (a Status object).
+- Filtered watch semantics of the watch cache (cache_watcher.go convertToWatchEvent): an object that
+  starts matching the selector is sent as ADDED; one that stops matching as DELETED carrying its
+  previous content at the new resourceVersion. So a pod reaching Succeeded leaves a
+  `status.phase!=Succeeded` watch as DELETED.
+- 410 Gone for a too-old resourceVersion: by default as the watch cache does it, an HTTP 200 stream
+  with one ERROR event `{"kind":"Status","code":410,"reason":"Expired"}` then end of stream; with
+  `watch_gone_as_http=True` as an HTTP 410 answer (older/etcd-direct paths).
+- `timeoutSeconds` ends a watch cleanly. Errors are `Status` objects. Bearer token authentication
+  with a case-insensitive scheme (in-cluster loaders send `bearer`; 401 otherwise), HTTP or HTTPS.
+
+Faults a test can inject (Python API): `close_watches(abort=False)` ends open streams cleanly,
+`abort=True` cuts the connection in the middle of an event; `compact()` forgets history (older
+watches and continue tokens get 410); `fail_next(kind, n, status)` answers the next n requests with an
+error Status; `send_error(code)` sends an ERROR event to open watches; `gate(kind)` holds list
+requests until released; `after_page` is called after each list page is served;
+`pause_watch(kind, after_events=N)` lets the watch streams of *kind* write N more events and then
+holds them (no events, no bookmarks) until `release()`: a test can stop a burst half-way through
+delivery and look at the client in between.
+
+Leases (coordination.k8s.io/v1, for leader election) at the namespaced paths
+`/apis/coordination.k8s.io/v1/namespaces/{ns}/leases[/{name}]`, sharing the one resourceVersion counter:
+- GET of one Lease (404 NotFound), list (no pagination) and watch (as above, scoped to the namespace).
+- POST creates (409 AlreadyExists when the name is taken; uid, creationTimestamp and resourceVersion
+  are stamped). PUT replaces: when the body carries `metadata.resourceVersion` it must equal the
+  stored one, else 409 Conflict with the apiserver's "the object has been modified" message
+  (compare-and-swap, what client-go's resourcelock relies on); without one the update is
+  unconditional (leases allow it). PUT of a missing Lease is 404 (no create-on-update). A body whose
+  name differs from the path is 400; `spec.leaseDurationSeconds` <= 0 is 422 Invalid. DELETE removes.
+- `fail_next("leases", n, status)` fails lease requests; `lease(ns, name)` reads one for assertions.
+
+Not reproduced: labelSelector, resourceVersion/resourceVersionMatch on lists (every list is a fresh
+consistent read), sendInitialEvents (streaming lists), the inconsistent continue token in a 410,
+namespaced paths and GET of single objects and writes over HTTP (except Leases), protobuf/table output, gzip, HTTP/2,
+priority and fairness (429s only via fail_next), object validation or defaulting, graceful deletion
+(deletes are immediate), "too large resource version" waits.
+
+Run standalone for benchmarks: `python -m limitguard.testing.fakeapiserver --nodes N --pods M` prints the port,
+then control endpoints under /_fake/ (burst, rv) drive it.
+"""
+
+from limitguard.testing.fakeapi.objects import (
+    KIND_NAMES,
+    LEASE_API_VERSION,
+    LEASES,
+    LEASES_PREFIX,
+    SELECTABLE_FIELDS,
+    Change,
+    FieldSelector,
+    RequestSeen,
+    SelectorError,
+    Snapshot,
+    Stored,
+    Watcher,
+    WatchPause,
+    event_line,
+    object_key,
+    selectable_fields,
+    status_body,
+    with_resource_version,
+)
+from limitguard.testing.fakeapi.server import FakeApiServer
+
+__all__ = [
+    "KIND_NAMES",
+    "LEASES",
+    "LEASES_PREFIX",
+    "LEASE_API_VERSION",
+    "SELECTABLE_FIELDS",
+    "Change",
+    "FakeApiServer",
+    "FieldSelector",
+    "RequestSeen",
+    "SelectorError",
+    "Snapshot",
+    "Stored",
+    "WatchPause",
+    "Watcher",
+    "event_line",
+    "object_key",
+    "selectable_fields",
+    "status_body",
+    "with_resource_version",
+]

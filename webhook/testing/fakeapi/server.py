@@ -1,0 +1,65 @@
+"""FakeApiServer: the store, the list/watch routes and the Lease routes on one aiohttp app.
+
+The /_fake/ control endpoints let a benchmark drive a server running in another process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+
+import orjson
+from aiohttp import web
+from limitguard.testing.fakeapi.leases import LeaseRoutes
+from limitguard.testing.fakeapi.objects import KIND_NAMES
+
+
+class FakeApiServer(LeaseRoutes):
+    """A list/watch apiserver for nodes, pods, namespaces and Leases (see the package docstring)."""
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        for kind in KIND_NAMES:
+            app.router.add_get(f"/api/v1/{kind}", self._handler(kind))
+        self._add_lease_routes(app)
+        app.router.add_post("/_fake/burst", self._burst)
+        app.router.add_get("/_fake/rv", self._current_rv)
+        return app
+
+    async def start(
+        self, host: str = "127.0.0.1", port: int = 0, ssl_context: ssl.SSLContext | None = None
+    ) -> str:
+        self._runner = web.AppRunner(self.app(), shutdown_timeout=1.0, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, host, port, ssl_context=ssl_context)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return f"{'https' if ssl_context else 'http'}://{host}:{self.port}"
+
+    async def stop(self) -> None:
+        self.close_watches()
+        for gate in self._gates.values():
+            gate.set()
+        for pause in self._pauses.values():
+            pause.release()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    # -- benchmark control ----------------------------------------------------------------------
+    async def _current_rv(self, request: web.Request) -> web.Response:
+        return web.json_response({"rv": self.rv, "watchers": len(self.watchers)})
+
+    async def _burst(self, request: web.Request) -> web.Response:
+        """Modify `count` pods (bumping a label); answers the last resourceVersion."""
+        count = int(request.query.get("count", "10000"))
+        pods = list(self.objects["pods"].values())
+        modified = []
+        for index in range(count):  # prepared first, so the burst itself goes out as fast as possible
+            obj = orjson.loads(pods[index % len(pods)].body)
+            obj["metadata"].setdefault("labels", {})["burst"] = str(index)
+            modified.append(obj)
+        for index, obj in enumerate(modified):
+            self.apply("pods", obj)
+            if index % 1000 == 999:
+                await asyncio.sleep(0)  # let the watch writers drain while the burst goes on
+        return web.json_response({"rv": self.rv})
