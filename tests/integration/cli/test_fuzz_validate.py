@@ -40,7 +40,7 @@ def run_child(*paths: str, stdin: bytes | None = None) -> tuple[int, str]:
 
     with tempfile.TemporaryFile() as output:
         child = subprocess.Popen(
-            [sys.executable, "-m", "webhook", "validate", *paths],
+            [sys.executable, "-m", "limitguard", "validate", *paths],
             stdin=subprocess.PIPE,
             stdout=output,
             stderr=subprocess.STDOUT,

@@ -128,7 +128,7 @@ def test_text_output_names_the_field_path(capsys: pytest.CaptureFixture[str]) ->
 
 def _executable() -> list[str]:
     found = shutil.which("limitguard", path=str(Path(sys.executable).parent))
-    return [found] if found else [sys.executable, "-m", "webhook", "validate"]
+    return [found] if found else [sys.executable, "-m", "limitguard", "validate"]
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -140,7 +140,7 @@ def test_installed_command_agrees_on_every_file(version: str) -> None:
             groups.setdefault(case.gates, []).append(case)
     for gates, cases in groups.items():
         argv = [*_executable(), "validate", "--kubernetes-version", version, "-o", "json"]
-        if argv[1:4] == ["-m", "webhook", "validate"]:
+        if argv[1:4] == ["-m", "limitguard", "validate"]:
             argv.remove("validate")
         if gates:
             argv += ["--feature-gates", gates]
