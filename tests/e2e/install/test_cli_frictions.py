@@ -21,7 +21,7 @@ HOOKS = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
 
 def limitguard(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "webhook", *args],
+        [sys.executable, "-m", "limitguard", *args],
         capture_output=True,
         text=True,
         cwd=cwd,

@@ -35,7 +35,7 @@ def test_distribution_is_kube_limitguard_and_the_command_stays_limitguard() -> N
 
 def test_version_flag_prints_the_package_version() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "webhook", "--version"],
+        [sys.executable, "-m", "limitguard", "--version"],
         capture_output=True,
         text=True,
         cwd=REPO,
