@@ -11,6 +11,7 @@ from typing import Any
 
 from webhook.admission.review import AdmissionRequest, AdmissionResponse
 from webhook.cluster.records import NodeRecord, is_daemonset_pod, node_ratio_override
+from webhook.cluster.scan import unbound_verdict
 from webhook.cluster.state import ClusterState
 from webhook.core.config import Config, NotReadyPolicy
 from webhook.core.eligibility import Placement
@@ -30,9 +31,15 @@ class Validator:
     """Answers `POST /validate`."""
 
     def __init__(
-        self, state: ClusterState, config: Config, configmap_check: ConfigMapCheck | None = None
+        self,
+        state: ClusterState,
+        config: Config,
+        configmap_check: ConfigMapCheck | None = None,
+        *,
+        columnar: bool = True,
     ) -> None:
         self.state = state
+        self.columnar = columnar  # scan nodes on the node table; False: the reference path (tests)
         self.config = config
         self._configmap_check = configmap_check
         self._routes: dict[tuple[str, str, str], Callable[[AdmissionRequest], Verdict]] = {
@@ -151,14 +158,29 @@ class Validator:
         if placement is None:
             subject = f"pod {namespace}/{name} (spec.nodeName {node_name})"
             return self._on_node(request, subject, f"{namespace}/{name}", str(node_name), limits, daemonset)
+        exempt = daemonset and self.config.limit_aware.exempt_daemonset_pods
+        subject = f"pod {namespace}/{name}"
+        if self.columnar:
+            verdict = unbound_verdict(
+                self.state.node_table(),
+                subject,
+                limits,
+                placement,
+                self.state.node,
+                self.state.allocated,
+                self.config.limit_aware,
+                exempt=exempt,
+            )
+            if verdict is not None:
+                return verdict
         return check_unbound(
-            f"pod {namespace}/{name}",
+            subject,
             limits,
             placement,
             self._candidates(spec),
             self.state.allocated,
             self.config.limit_aware,
-            exempt=daemonset and self.config.limit_aware.exempt_daemonset_pods,
+            exempt=exempt,
         )
 
     def pod_resize(self, request: AdmissionRequest) -> Verdict:

@@ -24,8 +24,14 @@ class _Entry:
 
 
 class BindingLedger:
-    def __init__(self, ttl_seconds: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        ttl_seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+        on_change: Callable[[str], None] | None = None,
+    ) -> None:
         self._ttl = ttl_seconds
+        self._on_change = on_change  # told the node whose totals changed (the columnar table)
         self._clock = clock
         self._caught_up_at: float | None = None  # None: no live feed, entries expire by the clock alone
         self._entries: dict[str, _Entry] = {}  # pod key -> entry
@@ -42,6 +48,8 @@ class BindingLedger:
         totals = self._totals.setdefault(node, {})
         for resource, amount in limits.items():
             totals[resource] = totals.get(resource, 0) + amount
+        if self._on_change is not None:
+            self._on_change(node)
 
     def release(self, pod_key: str) -> None:
         entry = self._entries.pop(pod_key, None)
@@ -55,12 +63,18 @@ class BindingLedger:
         if not keys:
             del self._by_node[entry.node]
             del self._totals[entry.node]
+        if self._on_change is not None:
+            self._on_change(entry.node)
 
     def held(self, node: str) -> Mapping[str, int]:
         """What approved-but-unseen bindings hold on *node*, after dropping expired entries."""
         if not self._entries:
             return {}
         self.expire()
+        return self._totals.get(node, {})
+
+    def totals(self, node: str) -> Mapping[str, int]:
+        """What the ledger holds on *node* right now, without expiring anything."""
         return self._totals.get(node, {})
 
     def caught_up(self) -> None:

@@ -20,6 +20,7 @@ from webhook.cluster.records import (
     node_record,
     pod_record,
 )
+from webhook.cluster.table import NodeTable, RowSums
 from webhook.core.podlimits import ResourceAmounts
 
 KINDS = ("nodes", "pods", "namespaces")
@@ -44,7 +45,8 @@ class ClusterState:
         self._allocated: dict[str, ResourceAmounts] = {}
         self._scoring = _ScoringSums()
         self._label_index: dict[tuple[str, str], set[str]] = {}  # (key, value) -> node names
-        self.ledger = BindingLedger(ledger_ttl_seconds)
+        self.table = NodeTable(self._row_sums)
+        self.ledger = BindingLedger(ledger_ttl_seconds, on_change=self.table.mark)
         self._synced: set[str] = set()
 
     # -- readiness --------------------------------------------------------------------------
@@ -122,6 +124,24 @@ class ClusterState:
         """Active pods whose status.nominatedNodeName is *node* (PodState scoring)."""
         return self._scoring.nominated.get(node, 0)
 
+    # -- the columnar mirror (webhook.cluster.table) ---------------------------------------------
+    def _row_sums(self, node: str) -> RowSums:
+        scoring = self._scoring
+        return RowSums(
+            committed=self._allocated.get(node, {}),
+            held=self.ledger.totals(node),
+            scoring=scoring.limits.get(node, {}),
+            requested=scoring.requested.get(node, {}),
+            terminating=scoring.terminating.get(node, 0),
+            nominated=scoring.nominated.get(node, 0),
+        )
+
+    def node_table(self) -> NodeTable:
+        """The node table, current: expired ledger entries dropped, dirty rows copied."""
+        self.ledger.expire()
+        self.table.sync()
+        return self.table
+
     def counts(self) -> dict[str, int]:
         return {"nodes": len(self._nodes), "pods": len(self._pods), "namespaces": len(self._namespaces)}
 
@@ -130,6 +150,9 @@ class ClusterState:
         self._scoring.count(pod, sign)
         if pod.counted_node:
             _add_amounts(self._allocated, pod.counted_node, pod.limits, sign)
+            self.table.mark(pod.counted_node)
+        if pod.active and pod.nominated_node:
+            self.table.mark(pod.nominated_node)
 
     def upsert_pod(self, obj: Mapping[str, Any]) -> PodRecord:
         record = pod_record(obj)
@@ -173,18 +196,21 @@ class ClusterState:
 
     def upsert_node(self, obj: Mapping[str, Any]) -> NodeRecord:
         record = node_record(obj)
-        self.remove_node(record.name)
+        self.remove_node(record.name, keep_row=True)
         self._nodes[record.name] = record
         self._index_labels(record, add=True)
+        self.table.upsert_node(record)
         return record
 
     def delete_node(self, obj: Mapping[str, Any]) -> None:
         self.remove_node(_name(obj))
 
-    def remove_node(self, name: str) -> None:
+    def remove_node(self, name: str, *, keep_row: bool = False) -> None:
         previous = self._nodes.pop(name, None)
         if previous is not None:
             self._index_labels(previous, add=False)
+        if not keep_row:
+            self.table.remove_node(name)
 
     def replace_nodes(self, objects: Iterable[Mapping[str, Any]]) -> None:
         self.retain("nodes", {self.upsert_node(obj).name for obj in objects})

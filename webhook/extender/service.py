@@ -14,6 +14,8 @@ import logging
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from webhook.cluster.records import NodeRecord, is_daemonset_pod, node_record
 from webhook.cluster.state import ClusterState
 from webhook.core.config import Config, Enforcement, NotReadyPolicy
@@ -22,6 +24,7 @@ from webhook.core.limitaware import effective_ratios
 from webhook.core.podlimits import PodSpecError, pod_limits
 from webhook.core.scoring import PodFacts, ScoreSheet, score_candidates
 from webhook.core.scoring.scarce import NAME as SCARCE
+from webhook.extender.columnar import filter_rows, score_rows
 from webhook.extender.config import ExtenderConfig
 from webhook.extender.facts import NodeFactsReader
 from webhook.extender.protocol import ExtenderArgs
@@ -83,6 +86,32 @@ class Extender:
         self.extender_config = extender_config
         self.facts = NodeFactsReader(state)
         self._needs_types = any(scorer.name == SCARCE for scorer in extender_config.scorers)
+        self.columnar = True  # on the node table; False: the reference per-node path (tests)
+
+    def _prioritize_on_table(self, args: ExtenderArgs, pod: PodFacts) -> PrioritizeOutcome | None:
+        table = self.state.node_table()
+        rows = table.node_rows(args.node_names)
+        known = rows >= 0
+        names = args.node_names
+        known_rows = rows[known]
+        known_names = (
+            names if known.all() else [name for name, k in zip(names, known.tolist(), strict=True) if k]
+        )
+        sheet = score_rows(
+            table,
+            known_rows,
+            list(known_names),
+            pod,
+            self.extender_config.scorers,
+            self.config.limit_aware.default_ratios,
+        )
+        if sheet is None:
+            return None
+        # A name listed twice has one row, so one score: the positions can be filled directly.
+        priorities = np.zeros(len(names), np.int64)
+        priorities[known] = sheet.priorities
+        unknown = len(names) - len(known_rows)
+        return PrioritizeOutcome(list(zip(names, priorities.tolist(), strict=True)), sheet, unknown)
 
     def _candidates(self, args: ExtenderArgs) -> list[tuple[str, NodeRecord | None]]:
         """Each candidate with its record: the scheduler's own Node object when sent, else ours."""
@@ -118,6 +147,13 @@ class Extender:
         used = [(resource, amount) for resource, amount in limits.items() if amount > 0]
         if not used:
             return self._pass_all(args, "no-limits")
+        if self.columnar and args.nodes is None and not log.isEnabledFor(logging.DEBUG):
+            table = self.state.node_table()
+            found = filter_rows(table, args.node_names, limits, limit_aware.default_ratios)
+            if found is not None:
+                passed, failing, unknown = found
+                failed = {name: failure_reason(resources) for name, resources in failing.items()}
+                return FilterOutcome(passed, failed, "checked", unknown)
         passed: list[str] = []
         failed: dict[str, str] = {}
         unknown = 0
@@ -152,6 +188,10 @@ class Extender:
         except PodSpecError as error:
             log.warning("extender prioritize: pod %s unreadable, scoring 0: %s", args.describe_pod(), error)
             return PrioritizeOutcome(zeros, reason="unreadable-pod")
+        if self.columnar and args.nodes is None:
+            outcome = self._prioritize_on_table(args, pod)
+            if outcome is not None:
+                return outcome
         known = []
         unknown = 0
         with _collector_paused():
