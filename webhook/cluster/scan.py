@@ -75,8 +75,12 @@ def capacity(
     if column is None:
         present = np.zeros(table.size, bool) if default is None else ~table.has_override
         return present, np.zeros(table.size, np.int64)
-    if column.wide or (default is not None and not 0 <= default <= MAX_DEFAULT_PERCENT):
+    if column.wide or (default is not None and default < 0):
         return None
+    if default is not None and default > MAX_DEFAULT_PERCENT and len(column.allocatable):
+        largest = int(np.abs(column.allocatable).max())
+        if largest * default >= 2**62:
+            return None
     overridden = table.has_override
     own = column.override_pct >= 0
     if default is None:

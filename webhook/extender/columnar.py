@@ -48,6 +48,8 @@ def filter_rows(
     """(passed names, failed name -> the resources that do not fit, unknown count), or None."""
     rows = table.node_rows(names)
     known = rows >= 0
+    if not known.any():
+        return list(names), {}, len(names)
     used = [(resource, amount) for resource, amount in limits.items() if amount > 0]
     failures = fit_failures(table, np.where(known, rows, 0), used, default_ratios)
     if failures is None:
