@@ -13,8 +13,9 @@ holds a larger magnitude is marked `wide` and queries touching it use the refere
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -305,7 +306,6 @@ class NodeTable:
                     values = [0] * len(values)
                 getattr(column, field)[rows] = values
 
-    def node_rows(self, names: Iterable[str]) -> np.ndarray:
-        """The row of each name, -1 for a name not in the table."""
-        rows = self.rows
-        return np.fromiter((rows.get(name, -1) for name in names), np.intp)
+    def node_rows(self, names: Sequence[str]) -> np.ndarray:
+        """The row of each name, -1 for a name not in the table (the lookups run in C: map over get)."""
+        return np.fromiter(map(self.rows.get, names, repeat(-1, len(names))), np.intp, len(names))

@@ -8,7 +8,7 @@ reference path. Go's truncating division is reproduced with sign-aware floor div
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -44,8 +44,9 @@ def filter_rows(
     names: Sequence[str],
     limits: Mapping[str, int],
     default_ratios: Mapping[str, int],
-) -> tuple[list[str], dict[str, list[str]], int] | None:
-    """(passed names, failed name -> the resources that do not fit, unknown count), or None."""
+    reason_of: Callable[[list[str]], str],
+) -> tuple[list[str], dict[str, str], int] | None:
+    """(passed names, failed name -> reason_of(the resources that do not fit), unknown count), or None."""
     rows = table.node_rows(names)
     known = rows >= 0
     if not known.any():
@@ -63,8 +64,8 @@ def filter_rows(
         code |= (failed & known).astype(np.int64) << bit
     if not code.any():
         return list(names), {}, unknown
-    reasons: dict[int, list[str]] = {}
-    failed_names: dict[str, list[str]] = {}
+    reasons: dict[int, str] = {}
+    failed_names: dict[str, str] = {}
     passed: list[str] = []
     for name, value in zip(names, code.tolist(), strict=True):
         if not value:
@@ -72,7 +73,9 @@ def filter_rows(
             continue
         reason = reasons.get(value)
         if reason is None:
-            reason = reasons[value] = [used[bit][0] for bit in range(len(used)) if value >> bit & 1]
+            reason = reasons[value] = reason_of(
+                [used[bit][0] for bit in range(len(used)) if value >> bit & 1]
+            )
         failed_names[name] = reason
     return passed, failed_names, unknown
 

@@ -24,6 +24,7 @@ from webhook.extender.protocol import (
     encode_priorities,
 )
 from webhook.extender.service import Extender, ExtenderUnavailable
+from webhook.metrics import cached_children
 from webhook.server.body import BodyError, json_error, read_body
 
 log = logging.getLogger("limitguard.extender")
@@ -89,9 +90,12 @@ def _fail_open(verb: str, args: Any) -> bytes:
 def _route(
     verb: str, run: Verb, metrics: ExtenderMetrics | None, max_body: int, timeout: float
 ) -> Callable[[web.Request], Awaitable[web.Response]]:
+    requests = cached_children(metrics.requests) if metrics is not None else None
+    duration = metrics.duration.labels(verb) if metrics is not None else None
+
     def count(outcome: str) -> None:
-        if metrics is not None:
-            metrics.requests.labels(verb, outcome).inc()
+        if requests is not None:
+            requests(verb, outcome).inc()
 
     async def endpoint(request: web.Request) -> web.Response:
         started = time.perf_counter()
@@ -113,18 +117,19 @@ def _route(
             payload, outcome = _fail_open(verb, args), "internal-error"
         count(outcome)
         elapsed = time.perf_counter() - started
-        if metrics is not None:
-            metrics.duration.labels(verb).observe(elapsed)
-        log.debug(
-            "extender",
-            extra={
-                "verb": verb,
-                "pod": args.describe_pod(),
-                "candidates": len(args.node_names),
-                "outcome": outcome,
-                "ms": round(elapsed * 1000, 3),
-            },
-        )
+        if duration is not None:
+            duration.observe(elapsed)
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug(
+                "extender",
+                extra={
+                    "verb": verb,
+                    "pod": args.describe_pod(),
+                    "candidates": len(args.node_names),
+                    "outcome": outcome,
+                    "ms": round(elapsed * 1000, 3),
+                },
+            )
         return web.Response(body=payload, content_type="application/json")
 
     return endpoint

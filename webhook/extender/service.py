@@ -149,11 +149,9 @@ class Extender:
             return self._pass_all(args, "no-limits")
         if self.columnar and args.nodes is None and not log.isEnabledFor(logging.DEBUG):
             table = self.state.node_table()
-            found = filter_rows(table, args.node_names, limits, limit_aware.default_ratios)
+            found = filter_rows(table, args.node_names, limits, limit_aware.default_ratios, failure_reason)
             if found is not None:
-                passed, failing, unknown = found
-                failed = {name: failure_reason(resources) for name, resources in failing.items()}
-                return FilterOutcome(passed, failed, "checked", unknown)
+                return FilterOutcome(*found[:2], "checked", found[2])
         passed: list[str] = []
         failed: dict[str, str] = {}
         unknown = 0

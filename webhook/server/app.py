@@ -25,7 +25,7 @@ from webhook.admission.review import (
 from webhook.cluster.state import ClusterState
 from webhook.core.config import Config
 from webhook.extender import add_extender_routes
-from webhook.metrics import Metrics
+from webhook.metrics import Metrics, cached_children
 from webhook.server.body import BodyError, json_error, read_body
 
 log = logging.getLogger("limitguard.admission")
@@ -58,12 +58,30 @@ class Services:
 SERVICES = web.AppKey("services", Services)
 
 
+def _logged_at_info(response: AdmissionResponse) -> bool:
+    """Denials, warnings, dry-run findings, errors and fail-open answers are worth a line each;
+    a plain allow is not (as Gatekeeper logs denies only): at thousands of admissions a second
+    the JSON line would cost more than the policy work. They are logged at debug."""
+    return (
+        not response.allowed
+        or response.action != "allow"
+        or bool(response.warnings)
+        or response.reason in FAIL_OPEN_REASONS
+    )
+
+
+FAIL_OPEN_REASONS = frozenset({"internal-error", "state-incomplete"})
+
+
 def _admission_route(name: str, handler: Handler, services: Services) -> Callable:
     metrics = services.metrics
     settings = services.settings
+    admissions = cached_children(metrics.admissions)
+    bad_requests = cached_children(metrics.bad_requests)
+    latency = metrics.latency.labels(name)
 
     def fail(status: int, message: str) -> web.Response:
-        metrics.bad_requests.labels(name, str(status)).inc()
+        bad_requests(name, str(status)).inc()
         return json_error(status, message)
 
     async def endpoint(request: web.Request) -> web.Response:
@@ -85,12 +103,14 @@ def _admission_route(name: str, handler: Handler, services: Services) -> Callabl
             response = AdmissionResponse(
                 True, "internal-error", warnings=("limitguard: internal error, request not checked",)
             )
-        metrics.admissions.labels(
-            name, review.target, "allowed" if response.allowed else "denied", response.action
-        ).inc()
+        admissions(name, review.target, "allowed" if response.allowed else "denied", response.action).inc()
         elapsed = time.perf_counter() - started
-        metrics.latency.labels(name).observe(elapsed)
-        log.info(
+        latency.observe(elapsed)
+        level = logging.INFO if _logged_at_info(response) else logging.DEBUG
+        if not log.isEnabledFor(level):
+            return web.Response(body=encode_response(review, response), content_type="application/json")
+        log.log(
+            level,
             "admission",
             extra={
                 "webhook": name,
