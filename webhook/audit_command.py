@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 
 import orjson
 
+from webhook.cluster.scan import over_ratio_names
 from webhook.cluster.state import ClusterState
 from webhook.core.audit import DEFAULT_TOP_PODS, PodShare, audit, render_text
 from webhook.explain_command import CommandError, add_state_arguments, load_limitguard_config, load_state
@@ -44,12 +45,15 @@ def run(args: argparse.Namespace) -> int:
     except CommandError as error:
         print(f"limitguard audit: {error}", file=sys.stderr)
         return 2
+    over = over_ratio_names(state.node_table(), config.limit_aware.default_ratios)
+    nodes = list(state.nodes()) if over is None else [state.node(name) for name in over]
     report = audit(
-        state.nodes(),
+        nodes,
         state.committed,
         pods_on(state),
         config.limit_aware,
         top=max(args.top, 0),  # type: ignore[arg-type]
+        checked_before=0 if over is None else state.counts()["nodes"] - len(nodes),
     )
     if args.output == "json":
         sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")

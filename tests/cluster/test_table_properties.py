@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 from tests.support import container
 from webhook.admission.review import decode_review
 from webhook.admission.validating import Validator
-from webhook.cluster.scan import unbound_verdict
+from webhook.cluster.scan import over_ratio_names, unbound_verdict
 from webhook.cluster.state import ClusterState
 from webhook.cluster.table import exact
+from webhook.core.audit import audit
 from webhook.core.config import Config, Enforcement, LimitAwareConfig, UnboundPolicy
 from webhook.core.eligibility import Placement
 from webhook.core.limitaware import check_unbound
@@ -425,3 +426,25 @@ def test_the_columnar_scan_answers_a_plain_cluster_itself_with_the_reference_mes
         table, "pod p", {"cpu": 3000}, Placement({}), state.node, state.allocated, config.limit_aware
     )
     assert fits is not None and fits.reason == "fits"
+
+
+@PROPERTY_SETTINGS
+@given(operations=st.lists(OPERATIONS, min_size=4, max_size=40), config=CONFIGS)
+def test_audit_screened_on_the_table_equals_the_reference(operations, config):
+    state = synced_state()
+    for operation in operations:
+        apply(state, operation)
+    limit_aware = config.limit_aware
+    reference = audit(list(state.nodes()), state.committed, lambda nodes: {}, limit_aware)
+    over = over_ratio_names(state.node_table(), limit_aware.default_ratios)
+    if over is None:  # a wide column or an unsafe ratio: the command audits every node itself
+        return
+    assert sorted(over) == sorted(finding.node for finding in reference.findings)
+    screened = audit(
+        [state.node(name) for name in over],
+        state.committed,
+        lambda nodes: {},
+        limit_aware,
+        checked_before=len(list(state.nodes())) - len(over),
+    )
+    assert screened.to_dict() == reference.to_dict()

@@ -140,3 +140,18 @@ def unbound_verdict(
         order = table.name_rank() if placement.selector else table.seq
         example = record_of(table.names[int(rows[np.argmin(order[rows])])])
     return no_room(subject, pod_limits, len(rows), example, allocated_of, config, exempt=exempt)
+
+
+def over_ratio_names(table: NodeTable, default_ratios: Mapping[str, int]) -> list[str] | None:
+    """Nodes whose committed limits exceed their limit capacity for some resource (audit's
+    node_overages is non-empty), found with one comparison per column; None: use the reference."""
+    over = np.zeros(table.size, bool)
+    for resource in set(table.columns) | set(default_ratios):
+        capacities = capacity(table, resource, default_ratios)
+        if capacities is None:
+            return None
+        present, limit_capacity = capacities
+        column = table.columns.get(resource)
+        if column is not None:
+            over |= present & (column.committed > limit_capacity)
+    return [table.names[row] for row in np.flatnonzero(over & table.alive).tolist()]

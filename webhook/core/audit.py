@@ -135,13 +135,15 @@ def audit(
     config: LimitAwareConfig,
     *,
     top: int = DEFAULT_TOP_PODS,
+    checked_before: int = 0,
 ) -> AuditReport:
     """Nodes over their ratio, worst first, each with the *top* pods contributing most.
 
     *pods_on* maps a set of node names to their counted pods; it is called once, only for the over
-    nodes, so a clean cluster never walks its pods.
+    nodes, so a clean cluster never walks its pods. A caller that screened the nodes already (the
+    node table) hands in only the candidates and counts the others in *checked_before*.
     """
-    checked = 0
+    checked = checked_before
     findings: list[NodeFinding] = []
     for node in nodes:
         checked += 1
