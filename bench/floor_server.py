@@ -1,6 +1,7 @@
 """The floor: a bare aiohttp handler that parses the review and answers allowed, same TLS as limitguard.
 
-Whatever limitguard costs above this is the cost of its policy and state work.
+Whatever limitguard costs above this is the cost of its policy and state work. The extender
+routes decode the same ExtenderArgs body with orjson and answer without scoring or filtering.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import orjson
 from aiohttp import web
 
 from webhook import certs
@@ -22,6 +24,12 @@ async def answer(request: web.Request) -> web.Response:
     )
 
 
+async def extender(request: web.Request) -> web.Response:
+    orjson.loads(await request.read())
+    body = b"[]" if request.path.endswith("prioritize") else b'{"NodeNames": [], "FailedNodes": {}}'
+    return web.Response(body=body, content_type="application/json")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cert-dir", required=True)
@@ -30,6 +38,8 @@ def main() -> None:
     app = web.Application()
     for path in ("/validate", "/mutate"):
         app.router.add_post(path, answer)
+    for path in ("/extender/filter", "/extender/prioritize"):
+        app.router.add_post(path, extender)
     app.router.add_get("/readyz", lambda request: web.Response(text="ok"))
     cert_dir = Path(args.cert_dir)
     context = server_context(cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY)

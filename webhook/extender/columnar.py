@@ -9,6 +9,7 @@ reference path. Go's truncating division is reproduced with sign-aware floor div
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -180,14 +181,35 @@ def _scarce(
     )
 
 
+@dataclass(frozen=True)
+class ColumnScores:
+    """score_candidates' answer as arrays; the ScoreSheet of lists is built only on demand."""
+
+    names: Sequence[str]
+    columns: list[tuple[ScorerConfig, np.ndarray, np.ndarray]]  # scorer, raw, 0..100
+    totals: np.ndarray
+    priorities: np.ndarray  # 0..10
+
+    def to_sheet(self) -> ScoreSheet:
+        return ScoreSheet(
+            list(self.names),
+            [
+                ScorerColumn(s.name, s.weight, raw.tolist(), scores.tolist())
+                for s, raw, scores in self.columns
+            ],
+            self.totals.tolist(),
+            self.priorities.tolist(),
+        )
+
+
 def score_rows(
     table: NodeTable,
     rows: np.ndarray,
-    names: list[str],
+    names: Sequence[str],
     pod: PodFacts,
     scorers: Sequence[ScorerConfig],
     cluster_ratios: Mapping[str, int],
-) -> ScoreSheet | None:
+) -> ColumnScores | None:
     """score_candidates for the nodes of *rows* (all known), or None for the reference path."""
     columns = []
     weighted = np.zeros(len(rows), np.int64)
@@ -213,10 +235,10 @@ def score_rows(
             raise ValueError(f"unknown scorer {scorer.name!r}")
         if raw is None or scores is None:
             return None
-        columns.append(ScorerColumn(scorer.name, scorer.weight, raw.tolist(), scores.tolist()))
+        columns.append((scorer, raw, scores))
         if scorer.weight > 0:
             weight_sum += scorer.weight
             weighted += scores * scorer.weight
     totals = weighted // weight_sum if weight_sum else weighted
     priorities = np.clip(totals, MIN_NODE_SCORE, MAX_NODE_SCORE) * MAX_EXTENDER_PRIORITY // MAX_NODE_SCORE
-    return ScoreSheet(names, columns, totals.tolist(), priorities.tolist())
+    return ColumnScores(names, columns, totals, priorities)

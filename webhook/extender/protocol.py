@@ -14,7 +14,7 @@ every node.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,7 +86,8 @@ def decode_extender_args(body: bytes) -> ExtenderArgs:
         if not isinstance(items, list):
             raise ExtenderProtocolError("ExtenderArgs.nodes must be a NodeList with an items list")
         nodes = {_node_name(node, index): node for index, node in enumerate(items)}
-    if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)):
+    # set(map(type, ...)) runs in C: a 5,000-name list is checked in a fraction of a generator's time
+    if names is not None and (not isinstance(names, list) or not set(map(type, names)) <= {str}):
         raise ExtenderProtocolError("ExtenderArgs.nodenames must be a list of node names")
     if nodes is None and names is None:
         raise ExtenderProtocolError("ExtenderArgs carries neither nodes nor nodenames")
@@ -123,3 +124,32 @@ def encode_filter_error(message: str) -> bytes:
 def encode_priorities(priorities: Iterable[tuple[str, int]]) -> bytes:
     """A HostPriorityList: [{"host": name, "score": 0..10}]."""
     return orjson.dumps([{"host": host, "score": score} for host, score in priorities])
+
+
+_SCORE_SEPARATORS: dict[int, bytes] = {}
+
+
+def _separator(score: int) -> bytes:
+    found = _SCORE_SEPARATORS.get(score)
+    if found is None:
+        found = _SCORE_SEPARATORS[score] = b'","score":%d},{"host":"' % score
+    return found
+
+
+def encode_priority_columns(hosts: Sequence[str], scores: Sequence[int]) -> bytes:
+    """encode_priorities(zip(hosts, scores)), byte for byte, without a dict per host.
+
+    orjson encodes the names once; inside a JSON string every quote is escaped, so `","` only
+    ever separates two of them. The answer is the names interleaved with one precomputed
+    separator per score (0..10), joined in C: 5,000 hosts cost a fraction of 5,000 dicts.
+    """
+    if not hosts:
+        return b"[]"
+    encoded = orjson.dumps(list(hosts))
+    names = encoded[2:-2].split(b'","')
+    pieces: list[bytes] = [b""] * (2 * len(names) + 1)
+    pieces[0] = b'[{"host":"'
+    pieces[1::2] = names
+    pieces[2::2] = list(map(_separator, scores))
+    pieces[-1] = pieces[-1][: -len(b',{"host":"')] + b"]"
+    return b"".join(pieces)

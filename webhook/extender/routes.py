@@ -21,7 +21,7 @@ from webhook.extender.protocol import (
     decode_extender_args,
     encode_filter_error,
     encode_filter_result,
-    encode_priorities,
+    encode_priority_columns,
 )
 from webhook.extender.service import Extender, ExtenderUnavailable
 from webhook.metrics import cached_children
@@ -78,13 +78,13 @@ def _filter(extender: Extender, args: Any) -> tuple[bytes, str]:
 
 def _prioritize(extender: Extender, args: Any) -> tuple[bytes, str]:
     outcome = extender.prioritize(args)
-    return encode_priorities(outcome.priorities), outcome.reason
+    return encode_priority_columns(outcome.hosts, outcome.scores), outcome.reason
 
 
 def _fail_open(verb: str, args: Any) -> bytes:
     if verb == "filter":
         return encode_filter_result(args, args.node_names, {})
-    return encode_priorities((name, 0) for name in args.node_names)
+    return encode_priority_columns(args.node_names, [0] * len(args.node_names))
 
 
 def _route(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,11 +48,21 @@ class FilterOutcome:
 
 @dataclass
 class PrioritizeOutcome:
-    priorities: list[tuple[str, int]]
-    sheet: ScoreSheet | None = None
+    hosts: list[str]  # the candidates, in the scheduler's order
+    scores: list[int]  # 0..10 each
     unknown: int = 0
     reason: str = "scored"
     notes: list[str] = field(default_factory=list)
+    # The score sheet (explain-style detail), built only when asked for: the route never needs it.
+    sheet_of: Callable[[], ScoreSheet] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def priorities(self) -> list[tuple[str, int]]:
+        return list(zip(self.hosts, self.scores, strict=True))
+
+    @property
+    def sheet(self) -> ScoreSheet | None:
+        return self.sheet_of() if self.sheet_of is not None else None
 
 
 @contextlib.contextmanager
@@ -97,21 +107,25 @@ class Extender:
         known_names = (
             names if known.all() else [name for name, k in zip(names, known.tolist(), strict=True) if k]
         )
-        sheet = score_rows(
+        scored = score_rows(
             table,
             known_rows,
-            list(known_names),
+            known_names,
             pod,
             self.extender_config.scorers,
             self.config.limit_aware.default_ratios,
         )
-        if sheet is None:
+        if scored is None:
             return None
         # A name listed twice has one row, so one score: the positions can be filled directly.
-        priorities = np.zeros(len(names), np.int64)
-        priorities[known] = sheet.priorities
+        if len(known_rows) == len(names):
+            scores = scored.priorities.tolist()
+        else:
+            priorities = np.zeros(len(names), np.int64)
+            priorities[known] = scored.priorities
+            scores = priorities.tolist()
         unknown = len(names) - len(known_rows)
-        return PrioritizeOutcome(list(zip(names, priorities.tolist(), strict=True)), sheet, unknown)
+        return PrioritizeOutcome(list(names), scores, unknown, sheet_of=scored.to_sheet)
 
     def _candidates(self, args: ExtenderArgs) -> list[tuple[str, NodeRecord | None]]:
         """Each candidate with its record: the scheduler's own Node object when sent, else ours."""
@@ -178,14 +192,14 @@ class Extender:
 
     def prioritize(self, args: ExtenderArgs) -> PrioritizeOutcome:
         """0..10 per candidate: the weighted scorers; unknown nodes score 0 and do not normalise."""
-        zeros = [(name, 0) for name in args.node_names]
+        zeros = [0] * len(args.node_names)
         if not self.state.ready:
-            return PrioritizeOutcome(zeros, reason="not-ready")
+            return PrioritizeOutcome(list(args.node_names), zeros, reason="not-ready")
         try:
             pod = PodFacts.from_spec(args.pod_spec)
         except PodSpecError as error:
             log.warning("extender prioritize: pod %s unreadable, scoring 0: %s", args.describe_pod(), error)
-            return PrioritizeOutcome(zeros, reason="unreadable-pod")
+            return PrioritizeOutcome(list(args.node_names), zeros, reason="unreadable-pod")
         if self.columnar and args.nodes is None:
             outcome = self._prioritize_on_table(args, pod)
             if outcome is not None:
@@ -202,4 +216,9 @@ class Extender:
                 pod, known, self.extender_config.scorers, self.config.limit_aware.default_ratios
             )
         scores: Mapping[str, int] = dict(zip(sheet.nodes, sheet.priorities, strict=True))
-        return PrioritizeOutcome([(name, scores.get(name, 0)) for name in args.node_names], sheet, unknown)
+        return PrioritizeOutcome(
+            list(args.node_names),
+            [scores.get(name, 0) for name in args.node_names],
+            unknown,
+            sheet_of=lambda: sheet,
+        )
