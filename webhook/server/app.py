@@ -64,13 +64,14 @@ def _logged_at_info(response: AdmissionResponse) -> bool:
     the JSON line would cost more than the policy work. They are logged at debug."""
     return (
         not response.allowed
-        or response.action != "allow"
+        or response.action in NOTEWORTHY_ACTIONS
         or bool(response.warnings)
         or response.reason in FAIL_OPEN_REASONS
     )
 
 
 FAIL_OPEN_REASONS = frozenset({"internal-error", "state-incomplete"})
+NOTEWORTHY_ACTIONS = frozenset({"deny", "warn", "dryrun"})  # not allow, not mutate (a defaulted pod)
 
 
 def _admission_route(name: str, handler: Handler, services: Services) -> Callable:

@@ -32,6 +32,10 @@ async def _read(request: web.Request, limit: int) -> bytes:
 
 async def read_body(request: web.Request, limit: int, timeout: float) -> bytes:
     """The whole body, or BodyError: 413 past *limit* bytes, 408 when slower than *timeout* seconds."""
+    if request.content.is_eof():
+        # Already received in full (the usual case for an admission review): nothing to wait for,
+        # so no timer and no task (wait_for wraps its coroutine in one on every call).
+        return await _read(request, limit)
     try:
         return await asyncio.wait_for(_read(request, limit), timeout)
     except TimeoutError:
