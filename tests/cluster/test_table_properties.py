@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from tests.support import container
 from webhook.admission.review import decode_review
 from webhook.admission.validating import Validator
+from webhook.cluster.capacity import Capacity
 from webhook.cluster.scan import over_ratio_names, unbound_verdict
 from webhook.cluster.state import ClusterState
 from webhook.cluster.table import exact
@@ -186,6 +187,14 @@ def assert_table_mirrors_state(state: ClusterState) -> None:
                     assert table.columns[resource].wide, (resource, field)
     free_rows = [row for row, name in enumerate(table.names) if name is None]
     assert not any(table.alive[row] for row in free_rows)
+    for (resource, default), kept in table._capacities.items():  # kept current row by row
+        column = table.columns[resource]
+        if column.wide:
+            continue
+        fresh = Capacity.build(table, column, resource, default)
+        assert fresh is not None
+        for field in ("present", "cap", "free"):
+            assert (getattr(kept, field) == getattr(fresh, field)).all(), (resource, default, field)
 
 
 @st.composite

@@ -11,13 +11,12 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from webhook.cluster.capacity import Capacity
 from webhook.cluster.table import NodeTable, exact
 from webhook.core.config import LimitAwareConfig, UnboundPolicy
 from webhook.core.eligibility import UNSCHEDULABLE_TAINT, Placement, Requirement
 from webhook.core.limitaware import NodeLike, no_room
 from webhook.core.verdict import Verdict, allow
-
-MAX_DEFAULT_PERCENT = 1000  # BOUND x 1000 < 2**63: allocatable x percent never overflows
 
 
 def _requirement_mask(table: NodeTable, requirement: Requirement) -> np.ndarray:
@@ -66,47 +65,28 @@ def eligible_mask(table: NodeTable, placement: Placement) -> np.ndarray:
     return mask
 
 
-def capacity(
-    table: NodeTable, resource: str, default_ratios: Mapping[str, int]
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """(ratio present, limit capacity) per row for *resource*; None when not exact in int64."""
-    column = table.columns.get(resource)
+def capacity(table: NodeTable, resource: str, default_ratios: Mapping[str, int]) -> Capacity | None:
+    """The node table's limit capacity of *resource*; None when it cannot be exact."""
     default = default_ratios.get(resource)
-    if column is None:
-        present = np.zeros(table.size, bool) if default is None else ~table.has_override
-        return present, np.zeros(table.size, np.int64)
-    if column.wide or (default is not None and default < 0):
-        return None
-    if default is not None and default > MAX_DEFAULT_PERCENT and len(column.allocatable):
-        largest = int(np.abs(column.allocatable).max())
-        if largest * default >= 2**62:
-            return None
-    overridden = table.has_override
-    own = column.override_pct >= 0
-    if default is None:
-        return overridden & own, np.where(overridden, column.override_cap, 0)
-    present = ~overridden | own
-    return present, np.where(overridden, column.override_cap, column.allocatable * default // 100)
+    if resource not in table.columns:  # no node and no pod has any: every capacity is 0
+        present = np.zeros(table.size, bool) if default is None else table.alive & ~table.has_override
+        zeros = np.zeros(table.size, np.int64)
+        return Capacity(resource, default, present, zeros, zeros)
+    return table.capacity(resource, default)
 
 
 def fit_failures(
-    table: NodeTable, rows: np.ndarray, used: list[tuple[str, int]], default_ratios: Mapping[str, int]
+    table: NodeTable, used: list[tuple[str, int]], default_ratios: Mapping[str, int]
 ) -> list[np.ndarray] | None:
-    """Per used resource, which of *rows* its limit does not fit (fits() per resource)."""
+    """Per used resource, the rows its limit does not fit (fits() per resource), over all rows."""
     failures = []
     for resource, amount in used:
         if not exact(amount):
             return None
-        capacities = capacity(table, resource, default_ratios)
-        if capacities is None:
+        found = capacity(table, resource, default_ratios)
+        if found is None:
             return None
-        present, limit_capacity = capacities
-        column = table.columns.get(resource)
-        if column is None:
-            room = limit_capacity[rows]
-        else:
-            room = limit_capacity[rows] - column.committed[rows] - column.held[rows]
-        failures.append(present[rows] & (amount > room))
+        failures.append(found.present & (amount > found.free))
     return failures
 
 
@@ -126,15 +106,17 @@ def unbound_verdict(
         return allow("fits")
     used = [(resource, amount) for resource, amount in pod_limits.items() if amount > 0]
     eligible = eligible_mask(table, placement)
-    rows = np.flatnonzero(eligible)
-    failures = fit_failures(table, rows, used, config.default_ratios)
+    failures = fit_failures(table, used, config.default_ratios)
     if failures is None:
         return None
-    unfit = np.logical_or.reduce(failures) if failures else np.zeros(len(rows), bool)
-    if not unfit.all():
+    taken = eligible.copy()
+    for failed in failures:
+        taken &= ~failed
+    if taken.any():
         return allow("fits")
     # No eligible node has room: the reference builds the message from the first eligible node in
     # its iteration order (name order when a nodeSelector narrows the nodes, else upsert order).
+    rows = np.flatnonzero(eligible)
     example: NodeLike | None = None
     if len(rows):
         order = table.name_rank() if placement.selector else table.seq
@@ -147,11 +129,10 @@ def over_ratio_names(table: NodeTable, default_ratios: Mapping[str, int]) -> lis
     node_overages is non-empty), found with one comparison per column; None: use the reference."""
     over = np.zeros(table.size, bool)
     for resource in set(table.columns) | set(default_ratios):
-        capacities = capacity(table, resource, default_ratios)
-        if capacities is None:
+        found = capacity(table, resource, default_ratios)
+        if found is None:
             return None
-        present, limit_capacity = capacities
         column = table.columns.get(resource)
         if column is not None:
-            over |= present & (column.committed > limit_capacity)
+            over |= found.present & (column.committed > found.cap)
     return [table.names[row] for row in np.flatnonzero(over & table.alive).tolist()]

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from webhook.cluster.capacity import SAFE_PRODUCT, Capacity
 from webhook.core.eligibility import Taint
 
 if TYPE_CHECKING:
@@ -107,6 +108,7 @@ class NodeTable:
         self.taint_sets: list[tuple[Taint, ...]] = [()]
         self._taint_refs: list[int] = [0]
         self._name_rank: np.ndarray | None = None
+        self._capacities: dict[tuple[str, int | None], Capacity] = {}
 
     # -- rows -------------------------------------------------------------------------------
     def _grow(self) -> None:
@@ -130,6 +132,7 @@ class NodeTable:
         self._free.extend(range(size - 1, self._size - 1, -1))
         self._size = size
         self._mask_cache.clear()
+        self._capacities.clear()
 
     def column(self, resource: str) -> Column:
         column = self.columns.get(resource)
@@ -179,6 +182,7 @@ class NodeTable:
             column.allocatable[row] = allocatable
             column.override_pct[row] = -1 if percent is None else percent
             column.override_cap[row] = capacity
+        self._refresh_capacities(row)
         self._dirty.add(name)
 
     def remove_node(self, name: str) -> None:
@@ -193,8 +197,38 @@ class NodeTable:
         for column in self.columns.values():
             for field in Column.FIELDS:
                 getattr(column, field)[row] = -1 if field == "override_pct" else 0
+        self._refresh_capacities(row)
         self._free.append(row)
         self._name_rank = None
+
+    # -- limit capacity ---------------------------------------------------------------------
+    def capacity(self, resource: str, default: int | None) -> Capacity | None:
+        """The current Capacity of *resource* under the cluster *default* percent (None: not in the
+        default map); None when the table cannot be exact for it (or has no such column)."""
+        column = self.columns.get(resource)
+        if column is None or column.wide:
+            return None
+        key = (resource, default)
+        found = self._capacities.get(key)
+        if found is None:
+            found = Capacity.build(self, column, resource, default)
+            if found is None:
+                return None
+            if len(self._capacities) >= 64:  # ratio maps come from configuration: a handful
+                self._capacities.clear()
+            self._capacities[key] = found
+        return found
+
+    def _refresh_capacities(self, row: int) -> None:
+        for key, capacity in list(self._capacities.items()):
+            column = self.columns[capacity.resource]
+            allocatable = int(column.allocatable[row])
+            if column.wide or (
+                capacity.default is not None and abs(allocatable) * capacity.default >= SAFE_PRODUCT
+            ):
+                del self._capacities[key]
+                continue
+            capacity.update_row(self, column, row)
 
     # -- label and taint indexes ----------------------------------------------------------------
     def _index(self, row: int, labels: Mapping[str, str], taints: tuple[Taint, ...]) -> None:
@@ -294,6 +328,7 @@ class NodeTable:
                         if not exact(value):
                             column.wide, value = True, 0
                         getattr(column, field)[row] = value
+                self._refresh_capacities(row)
             return
         rows = np.fromiter((row for _, row in dirty), np.intp, len(dirty))
         self.terminating[rows] = [entry.terminating for entry in sums]
@@ -305,6 +340,12 @@ class NodeTable:
                     column.wide = True
                     values = [0] * len(values)
                 getattr(column, field)[rows] = values
+        for key, capacity in list(self._capacities.items()):
+            column = self.columns[capacity.resource]
+            if column.wide:
+                del self._capacities[key]
+            else:
+                capacity.update_free(column, rows)
 
     def node_rows(self, names: Sequence[str]) -> np.ndarray:
         """The row of each name, -1 for a name not in the table (the lookups run in C: map over get)."""

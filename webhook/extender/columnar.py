@@ -53,9 +53,11 @@ def filter_rows(
     if not known.any():
         return list(names), {}, len(names)
     used = [(resource, amount) for resource, amount in limits.items() if amount > 0]
-    failures = fit_failures(table, np.where(known, rows, 0), used, default_ratios)
+    failures = fit_failures(table, used, default_ratios)
     if failures is None:
         return None
+    rows = np.where(known, rows, 0)
+    failures = [failed[rows] for failed in failures]
     unknown = int(np.count_nonzero(~known))
     if not failures:
         return list(names), {}, unknown
@@ -105,12 +107,11 @@ def _limit_aware(
     weight_sum = np.zeros(len(rows), np.int64)
     for resource, weight in args.weights.items():
         pod_limit = pod.limits.get(resource, 0)
-        capacities = capacity(table, resource, default)
-        if capacities is None or not exact(pod_limit):
+        found = capacity(table, resource, default)
+        if found is None or not exact(pod_limit):
             return None
-        present, limit_capacity = capacities
-        cap = limit_capacity[rows]
-        counted = present[rows] & (cap > 0)
+        cap = found.cap[rows]
+        counted = found.present[rows] & (cap > 0)
         column = table.columns.get(resource)
         allocated = 0 if column is None else column.scoring[rows] + column.held[rows]
         free = (cap - allocated - pod_limit) * MAX_NODE_SCORE
