@@ -15,4 +15,6 @@ def test_column_encoding_equals_the_dict_encoding_for_any_names(pairs):
 
 def test_names_with_quotes_commas_and_backslashes_stay_whole():
     hosts = ['a","b', "c\\", '"', ","]
-    assert encode_priority_columns(hosts, [1, 2, 3, 4]) == encode_priorities(zip(hosts, [1, 2, 3, 4], strict=True))
+    assert encode_priority_columns(hosts, [1, 2, 3, 4]) == encode_priorities(
+        zip(hosts, [1, 2, 3, 4], strict=True)
+    )
