@@ -24,7 +24,8 @@ from webhook.configfile import load_config
 from webhook.core.config import Config, ConfigError
 from webhook.core.explain import explain_pod, render_text
 from webhook.core.podlimits import PodSpecError, pod_limits
-from webhook.core.scoring import PodFacts, with_all_scorers
+from webhook.core.scoring import PodFacts, ScoreSheet, with_all_scorers
+from webhook.extender.columnar import score_rows
 from webhook.extender.facts import NodeFactsReader
 
 DEFAULT_LIVE_TIMEOUT_SECONDS = 60.0
@@ -136,6 +137,17 @@ def run(args: argparse.Namespace) -> int:
         return 2
     reader = NodeFactsReader(state)
     metadata = pod.get("metadata") if isinstance(pod.get("metadata"), Mapping) else {}
+    scorers = with_all_scorers(config.scorers)
+
+    def score_on_table(nodes: list[Any]) -> ScoreSheet | None:
+        """The candidates' scores from the node table's columns (None: the per-node reference)."""
+        table = state.node_table()
+        names = [node.traits.name for node in nodes]
+        scored = score_rows(
+            table, table.node_rows(names), names, facts, scorers, config.limit_aware.default_ratios
+        )
+        return scored.to_sheet() if scored is not None else None
+
     explanation = explain_pod(
         pod,
         limits,
@@ -144,8 +156,9 @@ def run(args: argparse.Namespace) -> int:
         state.allocated,
         reader.facts,
         config.limit_aware,
-        with_all_scorers(config.scorers),
+        scorers,
         exempt=config.limit_aware.exempt_daemonset_pods and is_daemonset_pod(metadata),
+        score=score_on_table,
     )
     if args.output == "json":
         sys.stdout.write(orjson.dumps(explanation.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
