@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from webhook.extender.protocol import encode_priorities, encode_priority_columns
 
 
-@given(st.lists(st.tuples(st.text(), st.integers(0, 10)), max_size=30))
+@given(st.lists(st.tuples(st.text(), st.integers(-2, 12)), max_size=30))
 def test_column_encoding_equals_the_dict_encoding_for_any_names(pairs):
     hosts = [host for host, _ in pairs]
     scores = [score for _, score in pairs]
