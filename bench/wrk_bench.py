@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -215,6 +216,23 @@ def in_process(cluster: Path, config: Path, scan: Path, extender: Path) -> dict[
     return {line.split()[0]: [float(x) for x in line.split()[1:]] for line in out.splitlines()}
 
 
+HANDLER_SERIES = {
+    "/validate": 'limitguard_admission_duration_seconds_{}{{webhook="validate"}}',
+    "/mutate": 'limitguard_admission_duration_seconds_{}{{webhook="mutate"}}',
+    "/extender/prioritize": 'limitguard_extender_duration_seconds_{}{{verb="prioritize"}}',
+    "/extender/filter": 'limitguard_extender_duration_seconds_{}{{verb="filter"}}',
+}
+
+
+def handler_totals(port: int, context: ssl.SSLContext, path: str) -> tuple[float, float]:
+    """(seconds, calls) the server's own duration histogram holds for *path*'s handler."""
+    with urllib.request.urlopen(f"https://localhost:{port}/metrics", context=context) as response:
+        text = response.read().decode()
+    values = dict(line.rsplit(" ", 1) for line in text.splitlines() if line and not line.startswith("#"))
+    series = HANDLER_SERIES[path]
+    return float(values.get(series.format("sum"), 0)), float(values.get(series.format("count"), 0))
+
+
 def median_run(runs: list[Run]) -> Run:
     """The run with the median requests/s (its own p50/p99 with it)."""
     return sorted(runs, key=lambda run: run.rps)[len(runs) // 2]
@@ -313,10 +331,13 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
             # Alternate limitguard and floor runs and keep the median of each: the machine is shared,
             # and its load drifts within seconds.
             ours_runs, base_runs = [], []
+            before = handler_totals(port, context, path)
             for _ in range(rounds):
                 ours_runs.append(wrk(f"https://localhost:{port}{path}", bodies[key], seconds))
                 base_runs.append(wrk(f"https://localhost:{floor_port}{path}", bodies[key], seconds))
-            rows.append((name, median_run(ours_runs), median_run(base_runs)))
+            after = handler_totals(port, context, path)
+            handler_ms = (after[0] - before[0]) / max(after[1] - before[1], 1) * 1000
+            rows.append((name, median_run(ours_runs), median_run(base_runs), handler_ms))
         alone_runs, beside_runs, side_runs = [], [], []
         for _ in range(rounds):
             alone_runs.append(wrk(f"https://localhost:{port}/validate", bodies["binding"], seconds))
@@ -364,9 +385,10 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
                 "p50_ms": ours.p50_ms,
                 "p99_ms": ours.p99_ms,
                 "floor_p99_ms": base.p99_ms,
+                "handler_ms": handler_ms,
                 "errors": ours.errors,
             }
-            for name, ours, base in rows
+            for name, ours, base, handler_ms in rows
         },
         "beside": {"binding_p99_ms": beside.p99_ms, "alone_p99_ms": alone.p99_ms, "prioritize_rps": side.rps},
         "in_process_ms": figures,
@@ -417,7 +439,8 @@ def main() -> None:
         certs.write(certs.generate(["localhost", "127.0.0.1"]), work / "certs")
         context = ssl.create_default_context(cafile=str(work / "certs" / certs.CA_CERT))
         print(
-            f"wrk -t1 -c16, keep-alive HTTPS (TLS 1.3), {args.seconds} s per run; client and servers share this machine"
+            f"wrk -t1 -c16, keep-alive HTTPS (TLS 1.3), {args.rounds} alternating runs of {args.seconds} s per side "
+            "(median shown); client and servers share this machine"
         )
         results = [
             bench_size(int(size), args.seconds, args.rounds, work, context) for size in args.sizes.split(",")
