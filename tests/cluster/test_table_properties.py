@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -162,6 +163,7 @@ def assert_table_mirrors_state(state: ClusterState) -> None:
     for node in state.nodes():
         row = table.rows[node.name]
         assert table.alive[row] and table.names[row] == node.name
+        assert table.json_names[row] == orjson.dumps(node.name)[1:-1]
         assert table.unschedulable[row] == node.traits.unschedulable
         assert table.has_override[row] == (node.ratio_override is not None)
         assert table.terminating[row] == state.terminating_pods(node.name)
@@ -393,7 +395,11 @@ def test_extender_on_the_table_equals_the_reference(operations, pod, candidates,
 def assert_same_priorities(columnar, reference) -> None:
     assert columnar == reference
     assert columnar.sheet == reference.sheet  # raw and normalised scores of every scorer too
-    assert encode_priority_columns(columnar.hosts, columnar.scores) == encode_priorities(reference.priorities)
+    expected = encode_priorities(reference.priorities)
+    assert encode_priority_columns(columnar.hosts, columnar.scores) == expected
+    assert encode_priority_columns(columnar.hosts, columnar.scores, columnar.host_json) == expected
+    if columnar.score_array is not None:
+        assert encode_priority_columns(columnar.hosts, columnar.score_array, columnar.host_json) == expected
 
 
 def test_a_deleted_node_row_is_reused_and_starts_from_the_state_sums():

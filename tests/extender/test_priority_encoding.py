@@ -1,5 +1,7 @@
 """The column encoder of HostPriorityList answers byte for byte what the dict encoder answers."""
 
+import numpy as np
+import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,3 +20,11 @@ def test_names_with_quotes_commas_and_backslashes_stay_whole():
     assert encode_priority_columns(hosts, [1, 2, 3, 4]) == encode_priorities(
         zip(hosts, [1, 2, 3, 4], strict=True)
     )
+
+
+@given(st.lists(st.tuples(st.text(), st.integers(-2, 12)), min_size=1, max_size=30))
+def test_an_array_of_scores_and_pre_encoded_hosts_encode_the_same(pairs):
+    hosts = [host for host, _ in pairs]
+    scores = np.array([score for _, score in pairs], np.int64)
+    host_json = [orjson.dumps(host)[1:-1] for host in hosts]
+    assert encode_priority_columns(hosts, scores, host_json) == encode_priorities(pairs)

@@ -19,6 +19,7 @@ from itertools import repeat
 from typing import TYPE_CHECKING
 
 import numpy as np
+import orjson
 
 from webhook.cluster.capacity import SAFE_PRODUCT, Capacity
 from webhook.core.eligibility import Taint
@@ -87,6 +88,8 @@ class NodeTable:
         self._sums_of = sums_of
         self.rows: dict[str, int] = {}
         self.names: list[str | None] = []
+        # each row's name as JSON string content (orjson, without the quotes), for answers naming hosts
+        self.json_names = np.empty(0, object)
         self._free: list[int] = []
         self._size = 0
         self.alive = np.zeros(0, bool)
@@ -129,6 +132,7 @@ class NodeTable:
         for column in self.columns.values():
             column.grow(size)
         self.names.extend([None] * (size - self._size))
+        self.json_names = widen(self.json_names, None)
         self._free.extend(range(size - 1, self._size - 1, -1))
         self._size = size
         self._mask_cache.clear()
@@ -159,6 +163,7 @@ class NodeTable:
             row = self._free.pop()
             self.rows[name] = row
             self.names[row] = name
+            self.json_names[row] = orjson.dumps(name)[1:-1]
             self.alive[row] = True
             self._name_rank = None
         else:
@@ -192,6 +197,7 @@ class NodeTable:
         self._unindex(row)
         self.alive[row] = False
         self.names[row] = None
+        self.json_names[row] = None
         self.unschedulable[row] = self.has_override[row] = False
         self.terminating[row] = self.nominated[row] = 0
         for column in self.columns.values():

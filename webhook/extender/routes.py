@@ -78,7 +78,8 @@ def _filter(extender: Extender, args: Any) -> tuple[bytes, str]:
 
 def _prioritize(extender: Extender, args: Any) -> tuple[bytes, str]:
     outcome = extender.prioritize(args)
-    return encode_priority_columns(outcome.hosts, outcome.scores), outcome.reason
+    scores = outcome.score_array if outcome.score_array is not None else outcome.scores
+    return encode_priority_columns(outcome.hosts, scores, outcome.host_json), outcome.reason
 
 
 def _fail_open(verb: str, args: Any) -> bytes:

@@ -55,6 +55,9 @@ class PrioritizeOutcome:
     notes: list[str] = field(default_factory=list)
     # The score sheet (explain-style detail), built only when asked for: the route never needs it.
     sheet_of: Callable[[], ScoreSheet] | None = field(default=None, compare=False, repr=False)
+    # The hosts JSON-encoded (from the node table), when every candidate is a known node.
+    host_json: list[bytes] | None = field(default=None, compare=False, repr=False)
+    score_array: np.ndarray | None = field(default=None, compare=False, repr=False)  # = scores
 
     @property
     def priorities(self) -> list[tuple[str, int]]:
@@ -118,14 +121,23 @@ class Extender:
         if scored is None:
             return None
         # A name listed twice has one row, so one score: the positions can be filled directly.
+        host_json = None
         if len(known_rows) == len(names):
-            scores = scored.priorities.tolist()
+            priorities = scored.priorities
+            host_json = table.json_names[known_rows].tolist()
         else:
             priorities = np.zeros(len(names), np.int64)
             priorities[known] = scored.priorities
-            scores = priorities.tolist()
+        scores = priorities.tolist()
         unknown = len(names) - len(known_rows)
-        return PrioritizeOutcome(list(names), scores, unknown, sheet_of=scored.to_sheet)
+        return PrioritizeOutcome(
+            list(names),
+            scores,
+            unknown,
+            sheet_of=scored.to_sheet,
+            host_json=host_json,
+            score_array=priorities,
+        )
 
     def _candidates(self, args: ExtenderArgs) -> list[tuple[str, NodeRecord | None]]:
         """Each candidate with its record: the scheduler's own Node object when sent, else ours."""
