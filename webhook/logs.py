@@ -40,6 +40,12 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure(level: str = "info") -> None:
+    # The JSON line never shows the caller, thread or process: do not compute them per record
+    # (finding the caller walks the stack). Documented switches of the logging module.
+    logging._srcfile = None  # type: ignore[attr-defined]
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
     root = logging.getLogger()
