@@ -327,6 +327,7 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
         (f"extender filter, {min(nodes, EXTENDER_NAMES)} names", "/extender/filter", "extender"),
     ]
     rows = []
+    answer_floors: dict[str, Run] = {}  # extender floors that also answer every candidate
     try:
         for name, path, key in scenarios:
             # Alternate limitguard and floor runs and keep the median of each: the machine is shared,
@@ -339,6 +340,13 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
             after = handler_totals(port, context, path)
             handler_ms = (after[0] - before[0]) / max(after[1] - before[1], 1) * 1000
             rows.append((name, median_run(ours_runs), median_run(base_runs), handler_ms))
+            if path.startswith("/extender/"):
+                answer_path = path.replace("/extender/", "/extender-answer/")
+                answering = [
+                    wrk(f"https://localhost:{floor_port}{answer_path}", bodies[key], seconds)
+                    for _ in range(rounds)
+                ]
+                answer_floors[name] = median_run(answering)
         alone_runs, beside_runs, side_runs = [], [], []
         for _ in range(rounds):
             alone_runs.append(wrk(f"https://localhost:{port}/validate", bodies["binding"], seconds))
@@ -366,6 +374,12 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
             f"{ours.p99_ms:>7.2f} {base.p99_ms:>9.2f} {handler_ms:>10.3f} {ours.errors:>6}"
         )
     print("  (handler ms: the server's own mean time per request, from its duration histogram)")
+    for name, floor_answering in answer_floors.items():
+        ours = next(row[1] for row in rows if row[0] == name)
+        print(
+            f"  {name}: floor that also answers every candidate {floor_answering.rps:,.0f} req/s "
+            f"(p99 {floor_answering.p99_ms:.2f} ms): limitguard at {ours.rps / floor_answering.rps:.0%} of it"
+        )
     alone_p99 = statistics.median(run.p99_ms for run in alone_runs)
     beside_p99 = statistics.median(run.p99_ms for run in beside_runs)
     print(
@@ -395,6 +409,7 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
             }
             for name, ours, base, handler_ms in rows
         },
+        "answering_floors": {name: run.rps for name, run in answer_floors.items()},
         "beside": {"binding_p99_ms": beside_p99, "alone_p99_ms": alone_p99, "prioritize_rps": side.rps},
         "in_process_ms": figures,
     }
