@@ -6,7 +6,7 @@ TOOLS  := .tools/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8443
 
-.PHONY: run test lint bench tools lint-tools image clean
+.PHONY: run test lint bench bench-python wrk tools lint-tools image clean
 
 $(BIN)/limitguard: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,8 +51,20 @@ lint: $(VENV)/.test-deps
 test: lint tools
 	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(BIN)/python -m pytest
 
-bench: $(VENV)/.test-deps
+# `make bench`: wrk (a C load generator) against limitguard and a bare aiohttp floor, at 500, 5,000 and
+# 15,000 nodes, plus the in-process policy figures (docs/benchmarks.md). BENCH_ARGS="--sizes 5000".
+bench: $(VENV)/.test-deps wrk
+	$(BIN)/python -m bench.wrk_bench $(BENCH_ARGS)
+
+# The earlier benchmark with a Python (aiohttp) client in this process.
+bench-python: $(VENV)/.test-deps
 	$(BIN)/python -m bench.admission
+
+wrk:
+	@command -v wrk >/dev/null 2>&1 || apt-get install -y wrk >/dev/null 2>&1 || \
+		(apt-get update -q >/dev/null 2>&1 && apt-get install -y wrk >/dev/null 2>&1) || \
+		{ echo "make bench: wrk is not installed and 'apt-get install -y wrk' failed (needs root and Debian's"; \
+		  echo "package lists); install wrk yourself, or run 'make bench-python' (Python client, no wrk)"; exit 1; }
 
 clean:
 	rm -rf $(VENV) .tools build dist *.egg-info

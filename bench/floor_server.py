@@ -1,6 +1,7 @@
 """The floor: a bare aiohttp handler that parses the review and answers allowed, same TLS as limitguard.
 
-Whatever limitguard costs above this is the cost of its policy and state work.
+Whatever limitguard costs above this is the cost of its policy and state work. The extender
+routes decode the same ExtenderArgs body with orjson and answer without scoring or filtering.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import orjson
 from aiohttp import web
 
 from limitguard.certs import generate as certs
@@ -23,6 +25,26 @@ async def answer(request: web.Request) -> web.Response:
     )
 
 
+async def extender(request: web.Request) -> web.Response:
+    """Decode the ExtenderArgs; answer an empty result (the floor the issue asks for)."""
+    orjson.loads(await request.read())
+    body = b"[]" if request.path.endswith("prioritize") else b'{"NodeNames": [], "FailedNodes": {}}'
+    return web.Response(body=body, content_type="application/json")
+
+
+async def extender_answer(request: web.Request) -> web.Response:
+    """Decode the ExtenderArgs and answer every candidate (score 0, all pass): the protocol's own
+    cost, since an answer naming 5,000 hosts is 100 KB to encode, encrypt and parse."""
+    names = orjson.loads(await request.read()).get("NodeNames") or []
+    if request.path.endswith("prioritize"):
+        body = orjson.dumps([{"host": name, "score": 0} for name in names])
+    else:
+        body = orjson.dumps(
+            {"NodeNames": names, "FailedNodes": {}, "FailedAndUnresolvableNodes": {}, "Error": ""}
+        )
+    return web.Response(body=body, content_type="application/json")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cert-dir", required=True)
@@ -31,6 +53,9 @@ def main() -> None:
     app = web.Application()
     for path in ("/validate", "/mutate"):
         app.router.add_post(path, answer)
+    for verb in ("filter", "prioritize"):
+        app.router.add_post(f"/extender/{verb}", extender)
+        app.router.add_post(f"/extender-answer/{verb}", extender_answer)
     app.router.add_get("/readyz", lambda request: web.Response(text="ok"))
     cert_dir = Path(args.cert_dir)
     context = server_context(cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY)

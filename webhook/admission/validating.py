@@ -12,6 +12,7 @@ from typing import Any
 
 from limitguard.admission.review import AdmissionRequest
 from limitguard.state.records import NodeRecord, controller_of, is_mirror_pod, node_ratio_override
+from limitguard.state.scan import unbound_verdict
 from limitguard.state.store import ClusterState
 from limitguard.core.config import Config, NotReadyPolicy
 from limitguard.core.eligibility import Placement
@@ -32,9 +33,15 @@ class Validator:
     """Answers `POST /validate`."""
 
     def __init__(
-        self, state: ClusterState, config: Config, configmap_check: ConfigMapCheck | None = None
+        self,
+        state: ClusterState,
+        config: Config,
+        configmap_check: ConfigMapCheck | None = None,
+        *,
+        columnar: bool = True,
     ) -> None:
         self.state = state
+        self.columnar = columnar  # scan nodes on the node table; False: the reference path (tests)
         self.config = config
         self._configmap_check = configmap_check
         self._routes: dict[tuple[str, str, str], Callable[[AdmissionRequest], Response]] = {
@@ -172,8 +179,23 @@ class Validator:
         if placement is None:
             subject = f"pod {namespace}/{name} (spec.nodeName {node_name})"
             return self._on_node(request, subject, f"{namespace}/{name}", str(node_name), limits, exempt)
+        subject = f"pod {namespace}/{name}"
+        if self.columnar:
+            verdict = unbound_verdict(
+                self.state.node_table(),
+                subject,
+                limits,
+                placement,
+                self.state.node,
+                self.state.allocated,
+                self.config.limit_aware,
+                exempt=exempt is not None,
+                exempt_reason=exempt or "",
+            )
+            if verdict is not None:
+                return verdict
         return check_unbound(
-            f"pod {namespace}/{name}",
+            subject,
             limits,
             placement,
             self._candidates(spec),

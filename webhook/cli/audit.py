@@ -11,10 +11,11 @@ from collections.abc import Callable, Mapping
 
 import orjson
 
-from limitguard.state.store import ClusterState
-from limitguard.core.reports.audit import DEFAULT_TOP_PODS, PodShare, audit, render_text
-from limitguard.core.config import DAEMONSET_KINDS
 from limitguard.cli.options import CommandError, add_state_arguments, load_limitguard_config, load_state
+from limitguard.core.config import DAEMONSET_KINDS
+from limitguard.core.reports.audit import DEFAULT_TOP_PODS, PodShare, audit, render_text
+from limitguard.state.scan import screened_nodes
+from limitguard.state.store import ClusterState
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,12 +50,15 @@ def run(args: argparse.Namespace) -> int:
     except CommandError as error:
         print(f"limitguard audit: {error}", file=sys.stderr)
         return 2
+    nodes, checked_before, unchecked_before = screened_nodes(state, config.limit_aware)
     report = audit(
-        state.nodes(),
+        nodes,
         state.committed,
         pods_on(state, config.limit_aware.daemonset_kinds),
         config.limit_aware,
         top=max(args.top, 0),  # type: ignore[arg-type]
+        checked_before=checked_before,
+        unchecked_before=unchecked_before,
     )
     if args.output == "json":
         sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")

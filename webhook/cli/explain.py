@@ -20,7 +20,8 @@ from limitguard.cli.options import CommandError, add_state_arguments, load_limit
 from limitguard.state.records import controller_of, is_mirror_pod
 from limitguard.core.reports.explain import explain_pod, render_text
 from limitguard.core.podlimits import PodSpecError, pod_limits
-from limitguard.core.scoring import PodFacts, with_all_scorers
+from limitguard.core.scoring import PodFacts, ScoreSheet, with_all_scorers
+from limitguard.extender.columnar import score_rows
 from limitguard.extender.facts import NodeFactsReader
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,6 +69,17 @@ def run(args: argparse.Namespace) -> int:
         return 2
     reader = NodeFactsReader(state)
     metadata = pod.get("metadata") if isinstance(pod.get("metadata"), Mapping) else {}
+    scorers = with_all_scorers(config.scorers)
+
+    def score_on_table(nodes: list[Any]) -> ScoreSheet | None:
+        """The candidates' scores from the node table's columns (None: the per-node reference)."""
+        table = state.node_table()
+        names = [node.traits.name for node in nodes]
+        scored = score_rows(
+            table, table.node_rows(names), names, facts, scorers, config.limit_aware.default_ratios
+        )
+        return scored.to_sheet() if scored is not None else None
+
     explanation = explain_pod(
         pod,
         limits,
@@ -76,8 +88,9 @@ def run(args: argparse.Namespace) -> int:
         state.allocated,
         reader.facts,
         config.limit_aware,
-        with_all_scorers(config.scorers),
+        scorers,
         exempt=config.limit_aware.exempts(controller_of(metadata)) or is_mirror_pod(metadata),
+        score=score_on_table,
     )
     if args.output == "json":
         sys.stdout.write(orjson.dumps(explanation.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")

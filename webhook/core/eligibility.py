@@ -8,14 +8,14 @@ A placement is compiled once per request, then tested against thousands of nodes
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from limitguard.core.podlimits import PodSpecError
 
 UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
-_BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +35,7 @@ class NodeTraits:
     unschedulable: bool = False
 
 
-LabelTest = Callable[[Mapping[str, str], str], bool]
+UNSCHEDULABLE_TAINT = Taint(UNSCHEDULABLE_TAINT_KEY, "", "NoSchedule")
 
 
 def _as_list(value: Any, where: str) -> list[Any]:
@@ -61,7 +61,43 @@ def _integer(text: Any) -> int | None:
         return None
 
 
-def _requirement(raw: Any, where: str, field_lookup: bool) -> LabelTest:
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """One NodeSelectorRequirement, compiled: kept as data so a columnar scan can evaluate it too."""
+
+    key: str
+    operator: str  # In | NotIn | Exists | DoesNotExist | Gt | Lt
+    values: frozenset[str]
+    on_field: bool  # matchFields (only metadata.name is ever set) rather than matchExpressions
+    bound: int = 0  # the integer of Gt/Lt
+
+    def value(self, labels: Mapping[str, str], node_name: str) -> str | None:
+        if self.on_field:
+            return node_name if self.key == "metadata.name" else None
+        return labels.get(self.key)
+
+    def matches_value(self, value: str | None) -> bool:
+        """Does a node whose key has *value* (None: absent) satisfy the requirement?"""
+        operator = self.operator
+        if operator == "In":
+            return value in self.values
+        if operator == "NotIn":
+            return value not in self.values
+        if operator == "Exists":
+            return value is not None
+        if operator == "DoesNotExist":
+            return value is None
+        number = _integer(value)
+        return number is not None and (number > self.bound if operator == "Gt" else number < self.bound)
+
+    def __call__(self, labels: Mapping[str, str], node_name: str) -> bool:
+        return self.matches_value(self.value(labels, node_name))
+
+
+_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})
+
+
+def _requirement(raw: Any, where: str, field_lookup: bool) -> Requirement:
     """Compile one NodeSelectorRequirement into a test over (labels, node name)."""
     requirement = _as_map(raw, where)
     key = requirement.get("key")
@@ -69,48 +105,31 @@ def _requirement(raw: Any, where: str, field_lookup: bool) -> LabelTest:
     values = [str(value) for value in _as_list(requirement.get("values"), f"{where}.values")]
     if not isinstance(key, str):
         raise PodSpecError(f"{where}.key is not a string")
-
-    def lookup(labels: Mapping[str, str], node_name: str) -> str | None:
-        if field_lookup:
-            return node_name if key == "metadata.name" else None
-        return labels.get(key)
-
-    if operator == "In":
-        allowed = frozenset(values)
-        return lambda labels, name: lookup(labels, name) in allowed
-    if operator == "NotIn":
-        denied = frozenset(values)
-        return lambda labels, name: lookup(labels, name) not in denied
-    if operator == "Exists":
-        return lambda labels, name: lookup(labels, name) is not None
-    if operator == "DoesNotExist":
-        return lambda labels, name: lookup(labels, name) is None
     if operator in ("Gt", "Lt"):
         bound = _integer(values[0]) if len(values) == 1 else None
         if bound is None:
             raise PodSpecError(f"{where}: {operator} needs exactly one integer value")
-        greater = operator == "Gt"
-
-        def compare(labels: Mapping[str, str], name: str) -> bool:
-            number = _integer(lookup(labels, name))
-            return number is not None and (number > bound if greater else number < bound)
-
-        return compare
-    raise PodSpecError(f"{where}.operator: unsupported value {operator!r}")
+        return Requirement(key, operator, frozenset(values), field_lookup, bound)
+    if not isinstance(operator, str) or operator not in _OPERATORS:
+        raise PodSpecError(f"{where}.operator: unsupported value {operator!r}")
+    return Requirement(key, operator, frozenset(values), field_lookup)
 
 
-def _term(raw: Any, where: str) -> Callable[[Mapping[str, str], str], bool]:
+def _term(raw: Any, where: str) -> tuple[Requirement, ...]:
+    """A NodeSelectorTerm: all of its requirements must hold; an empty term selects no node."""
     term = _as_map(raw, where)
-    tests = [
+    return tuple(
         _requirement(item, f"{where}.matchExpressions[{index}]", field_lookup=False)
         for index, item in enumerate(_as_list(term.get("matchExpressions"), f"{where}.matchExpressions"))
-    ] + [
+    ) + tuple(
         _requirement(item, f"{where}.matchFields[{index}]", field_lookup=True)
         for index, item in enumerate(_as_list(term.get("matchFields"), f"{where}.matchFields"))
-    ]
-    if not tests:  # an empty term selects no node, as in the scheduler
-        return lambda labels, name: False
-    return lambda labels, name: all(test(labels, name) for test in tests)
+    )
+
+
+def term_matches(term: tuple[Requirement, ...], labels: Mapping[str, str], node_name: str) -> bool:
+    # an empty term selects no node, as in the scheduler
+    return bool(term) and all(requirement(labels, node_name) for requirement in term)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,15 +152,16 @@ class Placement:
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
         selector = _as_map(spec.get("nodeSelector"), "spec.nodeSelector")
-        self._selector = tuple((str(key), str(value)) for key, value in selector.items())
+        self.selector = tuple((str(key), str(value)) for key, value in selector.items())
         affinity = _as_map(spec.get("affinity"), "spec.affinity")
         node_affinity = _as_map(affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity")
         required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
-        self._terms: tuple[Callable[[Mapping[str, str], str], bool], ...] | None = None
+        # None: no required node affinity; else any term must match
+        self.terms: tuple[tuple[Requirement, ...], ...] | None = None
         if required is not None:
             where = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
             terms = _as_list(_as_map(required, where).get("nodeSelectorTerms"), f"{where}.nodeSelectorTerms")
-            self._terms = tuple(
+            self.terms = tuple(
                 _term(term, f"{where}.nodeSelectorTerms[{index}]") for index, term in enumerate(terms)
             )
         tolerations = []
@@ -157,21 +177,25 @@ class Placement:
             )
         self._tolerations = tuple(tolerations)
 
-    def _tolerated(self, taint: Taint) -> bool:
+    def tolerated(self, taint: Taint) -> bool:
         return any(toleration.tolerates(taint) for toleration in self._tolerations)
+
+    def tolerates_all(self, taints: Sequence[Taint]) -> bool:
+        """Does the pod tolerate every NoSchedule/NoExecute taint of *taints*?"""
+        return all(taint.effect not in BLOCKING_EFFECTS or self.tolerated(taint) for taint in taints)
 
     def rejection(self, node: NodeTraits) -> str | None:
         """Why the scheduler would not consider *node* for this pod; None when it would."""
         labels = node.labels
-        for key, value in self._selector:
+        for key, value in self.selector:
             if labels.get(key) != value:
                 return f"nodeSelector {key}={value} does not match"
-        if self._terms is not None and not any(term(labels, node.name) for term in self._terms):
+        if self.terms is not None and not any(term_matches(term, labels, node.name) for term in self.terms):
             return "required node affinity does not match"
-        if node.unschedulable and not self._tolerated(Taint(UNSCHEDULABLE_TAINT_KEY, "", "NoSchedule")):
+        if node.unschedulable and not self.tolerated(UNSCHEDULABLE_TAINT):
             return "node is unschedulable"
         for taint in node.taints:
-            if taint.effect in _BLOCKING_EFFECTS and not self._tolerated(taint):
+            if taint.effect in BLOCKING_EFFECTS and not self.tolerated(taint):
                 return f"untolerated taint {taint.key}:{taint.effect}"
         return None
 

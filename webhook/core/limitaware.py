@@ -131,6 +131,23 @@ def check_unbound(
         if fits(used, node.allocatable, allocated_of(node.traits.name), effective_ratios(node, config)):
             return allowed("fits")
         example = example or node
+    return no_room(
+        subject, pod_limits, eligible, example, allocated_of, config, exempt=exempt, exempt_reason=exempt_reason
+    )
+
+
+def no_room(
+    subject: str,
+    pod_limits: Mapping[str, int],
+    eligible: int,
+    example: NodeLike | None,
+    allocated_of: Callable[[str], Mapping[str, int]],
+    config: LimitAwareConfig,
+    *,
+    exempt: bool = False,
+    exempt_reason: str = "",
+) -> Response:
+    """The verdict when none of *eligible* nodes takes the pod; *example* is the first of them."""
     if exempt:
         return allowed(exempt_reason or "exempt-daemonset")
     if example is None:

@@ -14,10 +14,11 @@ every node.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import orjson
 
 from limitguard.errors import LimitguardError
@@ -88,7 +89,8 @@ def decode_extender_args(body: bytes) -> ExtenderArgs:
         if not isinstance(items, list):
             raise ExtenderProtocolError("ExtenderArgs.nodes must be a NodeList with an items list")
         nodes = {_node_name(node, index): node for index, node in enumerate(items)}
-    if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)):
+    # set(map(type, ...)) runs in C: a 5,000-name list is checked in a fraction of a generator's time
+    if names is not None and (not isinstance(names, list) or not set(map(type, names)) <= {str}):
         raise ExtenderProtocolError("ExtenderArgs.nodenames must be a list of node names")
     if nodes is None and names is None:
         raise ExtenderProtocolError("ExtenderArgs carries neither nodes nor nodenames")
@@ -125,3 +127,41 @@ def encode_filter_error(message: str) -> bytes:
 def encode_priorities(priorities: Iterable[tuple[str, int]]) -> bytes:
     """A HostPriorityList: [{"host": name, "score": 0..10}]."""
     return orjson.dumps([{"host": host, "score": score} for host, score in priorities])
+
+
+# After a host's name: its score (0..10, MaxExtenderPriority) and the start of the next entry.
+_SEPARATORS = tuple(b'","score":%d},{"host":"' % score for score in range(11))
+
+
+_SEPARATOR_ARRAY = np.empty(len(_SEPARATORS), object)  # the same, gathered by an array of scores
+_SEPARATOR_ARRAY[:] = _SEPARATORS
+
+
+def encode_priority_columns(
+    hosts: Sequence[str], scores: Sequence[int] | np.ndarray, host_json: list[bytes] | None = None
+) -> bytes:
+    """encode_priorities(zip(hosts, scores)), byte for byte, without a dict per host.
+
+    orjson encodes the names once; inside a JSON string every quote is escaped, so `","` only
+    ever separates two of them. The answer is the names interleaved with one precomputed
+    separator per score (0..10), joined in C: 5,000 hosts cost a fraction of 5,000 dicts. Any
+    other score falls back to the dict encoding. *host_json*, when the caller has them, are the
+    hosts already encoded (orjson.dumps(host) without its quotes); *scores* may be an int array.
+    """
+    if not hosts:
+        return b"[]"
+    if isinstance(scores, np.ndarray):
+        if int(scores.min()) < 0 or int(scores.max()) >= len(_SEPARATORS):
+            return encode_priorities(zip(hosts, scores.tolist(), strict=True))
+        separators = _SEPARATOR_ARRAY[scores].tolist()
+    elif min(scores) < 0 or max(scores) >= len(_SEPARATORS):
+        return encode_priorities(zip(hosts, scores, strict=True))
+    else:
+        separators = list(map(_SEPARATORS.__getitem__, scores))
+    names = host_json if host_json is not None else orjson.dumps(list(hosts))[2:-2].split(b'","')
+    pieces: list[bytes] = [b""] * (2 * len(names) + 1)
+    pieces[0] = b'[{"host":"'
+    pieces[1::2] = names
+    pieces[2::2] = separators
+    pieces[-1] = pieces[-1][: -len(b',{"host":"')] + b"]"
+    return b"".join(pieces)

@@ -11,21 +11,23 @@ from __future__ import annotations
 import contextlib
 import gc
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from limitguard.errors import LimitguardError
-from limitguard.state.records import NodeRecord, controller_of, is_mirror_pod, node_record
-from limitguard.state.store import ClusterState
-from limitguard.core.config import Config, Enforcement, NotReadyPolicy
-from limitguard.core.fit import fits, shortfalls
-from limitguard.core.limitaware import effective_ratios
-from limitguard.core.podlimits import PodSpecError, pod_limits
-from limitguard.core.scoring import PodFacts, ScoreSheet, score_candidates
-from limitguard.core.scoring.scarce import NAME as SCARCE
-from limitguard.extender.config import ExtenderConfig
-from limitguard.extender.facts import NodeFactsReader
-from limitguard.extender.protocol import ExtenderArgs
+import numpy as np
+
+from webhook.cluster.records import NodeRecord, is_daemonset_pod, node_record
+from webhook.cluster.state import ClusterState
+from webhook.core.config import Config, Enforcement, NotReadyPolicy
+from webhook.core.fit import fits, shortfalls
+from webhook.core.limitaware import effective_ratios
+from webhook.core.podlimits import PodSpecError, pod_limits
+from webhook.core.scoring import PodFacts, ScoreSheet, score_candidates
+from webhook.core.scoring.scarce import NAME as SCARCE
+from webhook.extender.columnar import filter_rows, score_rows
+from webhook.extender.config import ExtenderConfig
+from webhook.extender.facts import NodeFactsReader
+from webhook.extender.protocol import ExtenderArgs
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +48,24 @@ class FilterOutcome:
 
 @dataclass
 class PrioritizeOutcome:
-    priorities: list[tuple[str, int]]
-    sheet: ScoreSheet | None = None
+    hosts: list[str]  # the candidates, in the scheduler's order
+    scores: list[int]  # 0..10 each
     unknown: int = 0
     reason: str = "scored"
     notes: list[str] = field(default_factory=list)
+    # The score sheet (explain-style detail), built only when asked for: the route never needs it.
+    sheet_of: Callable[[], ScoreSheet] | None = field(default=None, compare=False, repr=False)
+    # The hosts JSON-encoded (from the node table), when every candidate is a known node.
+    host_json: list[bytes] | None = field(default=None, compare=False, repr=False)
+    score_array: np.ndarray | None = field(default=None, compare=False, repr=False)  # = scores
+
+    @property
+    def priorities(self) -> list[tuple[str, int]]:
+        return list(zip(self.hosts, self.scores, strict=True))
+
+    @property
+    def sheet(self) -> ScoreSheet | None:
+        return self.sheet_of() if self.sheet_of is not None else None
 
 
 @contextlib.contextmanager
@@ -84,6 +99,45 @@ class Extender:
         self.extender_config = extender_config
         self.facts = NodeFactsReader(state)
         self._needs_types = any(scorer.name == SCARCE for scorer in extender_config.scorers)
+        self.columnar = True  # on the node table; False: the reference per-node path (tests)
+
+    def _prioritize_on_table(self, args: ExtenderArgs, pod: PodFacts) -> PrioritizeOutcome | None:
+        table = self.state.node_table()
+        rows = table.node_rows(args.node_names)
+        known = rows >= 0
+        names = args.node_names
+        known_rows = rows[known]
+        known_names = (
+            names if known.all() else [name for name, k in zip(names, known.tolist(), strict=True) if k]
+        )
+        scored = score_rows(
+            table,
+            known_rows,
+            known_names,
+            pod,
+            self.extender_config.scorers,
+            self.config.limit_aware.default_ratios,
+        )
+        if scored is None:
+            return None
+        # A name listed twice has one row, so one score: the positions can be filled directly.
+        host_json = None
+        if len(known_rows) == len(names):
+            priorities = scored.priorities
+            host_json = table.json_names[known_rows].tolist()
+        else:
+            priorities = np.zeros(len(names), np.int64)
+            priorities[known] = scored.priorities
+        scores = priorities.tolist()
+        unknown = len(names) - len(known_rows)
+        return PrioritizeOutcome(
+            list(names),
+            scores,
+            unknown,
+            sheet_of=scored.to_sheet,
+            host_json=host_json,
+            score_array=priorities,
+        )
 
     def _candidates(self, args: ExtenderArgs) -> list[tuple[str, NodeRecord | None]]:
         """Each candidate with its record: the scheduler's own Node object when sent, else ours."""
@@ -120,6 +174,13 @@ class Extender:
         used = [(resource, amount) for resource, amount in limits.items() if amount > 0]
         if not used:
             return self._pass_all(args, "no-limits")
+        # The node table knows no room held for nominated pods: it answers only while none is held.
+        columnar = self.columnar and args.nodes is None and not self.state.has_nominated_pods()
+        if columnar and not log.isEnabledFor(logging.DEBUG):
+            table = self.state.node_table()
+            found = filter_rows(table, args.node_names, limits, limit_aware.default_ratios, failure_reason)
+            if found is not None:
+                return FilterOutcome(*found[:2], "checked", found[2])
         priority = args.pod_spec.get("priority")
         priority = priority if type(priority) is int else 0
         pod_key = args.describe_pod()
@@ -152,15 +213,19 @@ class Extender:
 
     def prioritize(self, args: ExtenderArgs) -> PrioritizeOutcome:
         """0..10 per candidate: the weighted scorers; unknown nodes score 0 and do not normalise."""
-        zeros = [(name, 0) for name in args.node_names]
+        zeros = [0] * len(args.node_names)
         if not self.state.ready:
-            return PrioritizeOutcome(zeros, reason="not-ready")
+            return PrioritizeOutcome(list(args.node_names), zeros, reason="not-ready")
         try:
             status = args.pod.get("status")
             pod = PodFacts.from_spec(args.pod_spec, status if isinstance(status, Mapping) else None)
         except PodSpecError as error:
             log.warning("extender prioritize: pod %s unreadable, scoring 0: %s", args.describe_pod(), error)
-            return PrioritizeOutcome(zeros, reason="unreadable-pod")
+            return PrioritizeOutcome(list(args.node_names), zeros, reason="unreadable-pod")
+        if self.columnar and args.nodes is None:
+            outcome = self._prioritize_on_table(args, pod)
+            if outcome is not None:
+                return outcome
         known = []
         unknown = 0
         with _collector_paused():
@@ -173,4 +238,9 @@ class Extender:
                 pod, known, self.extender_config.scorers, self.config.limit_aware.default_ratios
             )
         scores: Mapping[str, int] = dict(zip(sheet.nodes, sheet.priorities, strict=True))
-        return PrioritizeOutcome([(name, scores.get(name, 0)) for name in args.node_names], sheet, unknown)
+        return PrioritizeOutcome(
+            list(args.node_names),
+            [scores.get(name, 0) for name in args.node_names],
+            unknown,
+            sheet_of=lambda: sheet,
+        )

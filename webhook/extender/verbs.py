@@ -13,7 +13,7 @@ from limitguard.extender.protocol import (
     ExtenderArgs,
     encode_filter_error,
     encode_filter_result,
-    encode_priorities,
+    encode_priority_columns,
 )
 from limitguard.extender.service import Extender, ExtenderUnavailable
 
@@ -40,10 +40,12 @@ def filter_reply(extender: Extender, args: ExtenderArgs) -> Reply:
 
 def prioritize_reply(extender: Extender, args: ExtenderArgs) -> Reply:
     outcome = extender.prioritize(args)
-    return Reply(encode_priorities(outcome.priorities), outcome.reason, unknown=outcome.unknown)
+    scores = outcome.score_array if outcome.score_array is not None else outcome.scores
+    payload = encode_priority_columns(outcome.hosts, scores, outcome.host_json)
+    return Reply(payload, outcome.reason, unknown=outcome.unknown)
 
 
 def fail_open_reply(verb: str, args: ExtenderArgs) -> Reply:
     if verb == "filter":
         return Reply(encode_filter_result(args, args.node_names, {}), "internal-error")
-    return Reply(encode_priorities((name, 0) for name in args.node_names), "internal-error")
+    return Reply(encode_priority_columns(args.node_names, [0] * len(args.node_names)), "internal-error")

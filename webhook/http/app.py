@@ -31,7 +31,7 @@ from limitguard.extender.verbs import (
     prioritize_reply,
 )
 from limitguard.http.endpoint import BODY_TIMEOUT, ENDPOINTS, Endpoint, add_endpoint, protocol_middleware
-from limitguard.http.metrics import Metrics
+from limitguard.http.metrics import Metrics, cached_children
 from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
@@ -47,6 +47,7 @@ DEFAULT_EXTENDER_MAX_BODY_BYTES = 64 * 1024 * 1024
 # Allowed answers that checked nothing: a handler bug, or a cluster state that cannot decide yet
 # (whileNotReady: Allow). Counted apart so an alert can tell enforcement is silently off.
 FAIL_OPEN_REASONS = frozenset({"internal-error", "state-incomplete"})
+NOTEWORTHY_ACTIONS = frozenset({"deny", "warn", "dryrun"})  # not allow, not mutate (a defaulted pod)
 INTERNAL_ERROR = allowed("internal-error", "limitguard: internal error, request not checked")
 
 
@@ -74,6 +75,18 @@ class Services:
 SERVICES = web.AppKey("services", Services)
 
 
+def _logged_at_info(response: Response) -> bool:
+    """Denials, warnings, dry-run findings, errors and fail-open answers are worth a line each;
+    a plain allow is not (as Gatekeeper logs denies only): at thousands of admissions a second
+    the JSON line would cost more than the policy work. They are logged at debug."""
+    return (
+        not response.allowed
+        or response.action in NOTEWORTHY_ACTIONS
+        or bool(response.warnings)
+        or response.reason in FAIL_OPEN_REASONS
+    )
+
+
 def admission_endpoint(
     name: str,
     handler: Handler,
@@ -81,15 +94,24 @@ def admission_endpoint(
     encode: Callable[[AdmissionRequest, Response], bytes] = encode_response,
 ) -> Endpoint[AdmissionRequest, Response]:
     metrics = services.metrics
+    admissions = cached_children(metrics.admissions)
+    decisions = cached_children(metrics.decisions)
+    fail_open = cached_children(metrics.fail_open)
+    bad_requests = cached_children(metrics.bad_requests)
+    latency = metrics.latency.labels(name)
 
     def observe(review: AdmissionRequest, response: Response, seconds: float) -> None:
         decision = "allowed" if response.allowed else "denied"
-        metrics.admissions.labels(name, review.target, decision, response.action).inc()
-        metrics.decisions.labels(name, decision, response.reason).inc()
+        admissions(name, review.target, decision, response.action).inc()
+        decisions(name, decision, response.reason).inc()
         if response.allowed and response.reason in FAIL_OPEN_REASONS:
-            metrics.fail_open.labels(name, response.reason).inc()
-        metrics.latency.labels(name).observe(seconds)
-        log.info(
+            fail_open(name, response.reason).inc()
+        latency.observe(seconds)
+        level = logging.INFO if _logged_at_info(response) else logging.DEBUG
+        if not log.isEnabledFor(level):
+            return
+        log.log(
+            level,
             "admission",
             extra={
                 "webhook": name,
@@ -112,7 +134,7 @@ def admission_endpoint(
         fail_open=lambda review: INTERNAL_ERROR,
         encode=encode,
         observe=observe,
-        rejected=lambda status: metrics.bad_requests.labels(name, str(status)).inc(),
+        rejected=lambda status: bad_requests(name, str(status)).inc(),
         max_body_bytes=services.settings.max_body_bytes,
         json_only=True,
     )
@@ -121,10 +143,12 @@ def admission_endpoint(
 def extender_endpoint(verb: str, extender: Extender, services: Services) -> Endpoint[ExtenderArgs, Reply]:
     metrics = services.metrics
     answer = filter_reply if verb == "filter" else prioritize_reply
+    requests = cached_children(metrics.extender_requests)
+    duration = metrics.extender_duration.labels(verb)
 
     def observe(args: ExtenderArgs, reply: Reply, seconds: float) -> None:
-        metrics.extender_requests.labels(verb, reply.outcome).inc()
-        metrics.extender_duration.labels(verb).observe(seconds)
+        requests(verb, reply.outcome).inc()
+        duration.observe(seconds)
         if reply.filtered:
             metrics.extender_filtered_nodes.inc(reply.filtered)
         if reply.unknown:
@@ -148,7 +172,7 @@ def extender_endpoint(verb: str, extender: Extender, services: Services) -> Endp
         fail_open=lambda args: fail_open_reply(verb, args),
         encode=lambda args, reply: reply.payload,
         observe=observe,
-        rejected=lambda status: metrics.extender_requests.labels(verb, "bad-request").inc(),
+        rejected=lambda status: requests(verb, "bad-request").inc(),
         max_body_bytes=services.settings.extender_max_body_bytes,
     )
 

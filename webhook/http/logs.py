@@ -12,10 +12,23 @@ _STANDARD = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asc
 
 
 class JsonFormatter(logging.Formatter):
+    """Denials and warnings are logged per request, so a line is kept cheap: the timestamp's
+    seconds are formatted once per second, not once per line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._second = -1
+        self._second_text = ""
+
+    def _timestamp(self, created: float) -> str:
+        second = int(created)
+        if second != self._second:
+            self._second, self._second_text = second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        return f"{self._second_text}.{int((created - second) * 1000):03d}Z"
+
     def format(self, record: logging.LogRecord) -> str:
         entry = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-            + f".{int(record.msecs):03d}Z",
+            "ts": self._timestamp(record.created),
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": record.getMessage(),
@@ -27,6 +40,12 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure(level: str = "info") -> None:
+    # The JSON line never shows the caller, thread or process: do not compute them per record
+    # (finding the caller walks the stack). Documented switches of the logging module.
+    logging._srcfile = None  # type: ignore[attr-defined]
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter())
     root = logging.getLogger()

@@ -9,7 +9,7 @@ leader decides (and records) ledger requests, the others forward them (docs/repl
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from limitguard.clock import Clock, SystemClock
@@ -27,8 +27,14 @@ class _Entry:
 
 
 class BindingLedger:
-    def __init__(self, ttl_seconds: float, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        ttl_seconds: float,
+        clock: Clock | None = None,
+        on_change: Callable[[str], None] | None = None,
+    ) -> None:
         self._ttl = ttl_seconds
+        self._on_change = on_change  # told the node whose totals changed (the columnar table)
         self._clock = clock or SystemClock()
         self._caught_up_at: float | None = None  # None: no live feed, entries expire by the clock alone
         self._entries: dict[str, _Entry] = {}  # pod key -> entry
@@ -51,6 +57,8 @@ class BindingLedger:
         totals = self._totals.setdefault(node, {})
         for resource, amount in limits.items():
             totals[resource] = totals.get(resource, 0) + amount
+        if self._on_change is not None:
+            self._on_change(node)
 
     def release(self, pod_key: str) -> None:
         entry = self._entries.pop(pod_key, None)
@@ -64,6 +72,8 @@ class BindingLedger:
         if not keys:
             del self._by_node[entry.node]
             del self._totals[entry.node]
+        if self._on_change is not None:
+            self._on_change(entry.node)
 
     def held_by(self, pod_key: str) -> Mapping[str, int]:
         """What the ledger holds for one pod (its resize growth, or its binding)."""
@@ -85,6 +95,10 @@ class BindingLedger:
         if not self._entries:
             return {}
         self.expire()
+        return self._totals.get(node, {})
+
+    def totals(self, node: str) -> Mapping[str, int]:
+        """What the ledger holds on *node* right now, without expiring anything."""
         return self._totals.get(node, {})
 
     def caught_up(self) -> None:

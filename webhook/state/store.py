@@ -21,6 +21,7 @@ from limitguard.state.records import (
     node_record,
     pod_record,
 )
+from limitguard.state.table import NodeTable, RowSums
 from limitguard.core.podlimits import ResourceAmounts
 
 KINDS = ("nodes", "pods", "namespaces")
@@ -46,7 +47,8 @@ class ClusterState:
         self._scoring = _ScoringSums()
         self._nominated: dict[str, dict[str, PodRecord]] = {}  # node -> unbound pods nominated to it
         self._label_index: dict[tuple[str, str], set[str]] = {}  # (key, value) -> node names
-        self.ledger = BindingLedger(ledger_ttl_seconds, clock)
+        self.table = NodeTable(self._row_sums)
+        self.ledger = BindingLedger(ledger_ttl_seconds, clock, on_change=self.table.mark)
         self._synced: set[str] = set()
 
     # -- readiness --------------------------------------------------------------------------
@@ -124,6 +126,24 @@ class ClusterState:
         """Active unbound pods whose status.nominatedNodeName is *node* (PodState scoring)."""
         return self._scoring.nominated.get(node, 0)
 
+    # -- the columnar mirror (limitguard.state.table) ---------------------------------------------
+    def _row_sums(self, node: str) -> RowSums:
+        scoring = self._scoring
+        return RowSums(
+            committed=self._allocated.get(node, {}),
+            held=self.ledger.totals(node),
+            scoring=scoring.limits.get(node, {}),
+            requested=scoring.requested.get(node, {}),
+            terminating=scoring.terminating.get(node, 0),
+            nominated=scoring.nominated.get(node, 0),
+        )
+
+    def node_table(self) -> NodeTable:
+        """The node table, current: expired ledger entries dropped, dirty rows copied."""
+        self.ledger.expire()
+        self.table.sync()
+        return self.table
+
     def counts(self) -> dict[str, int]:
         return {"nodes": len(self._nodes), "pods": len(self._pods), "namespaces": len(self._namespaces)}
 
@@ -132,6 +152,9 @@ class ClusterState:
         self._scoring.count(pod, sign)
         if pod.counted_node:
             _add_amounts(self._allocated, pod.counted_node, pod.limits, sign)
+            self.table.mark(pod.counted_node)
+        if pod.active and pod.nominated_node:
+            self.table.mark(pod.nominated_node)
         if pod.nominated_node and pod.active and pod.limits:
             waiting = self._nominated.setdefault(pod.nominated_node, {})
             if sign > 0:
@@ -140,6 +163,10 @@ class ClusterState:
                 waiting.pop(pod.key, None)
                 if not waiting:
                     del self._nominated[pod.nominated_node]
+
+    def has_nominated_pods(self) -> bool:
+        """Whether any unbound pod is nominated to a node (preemption under way somewhere)."""
+        return bool(self._nominated)
 
     def nominated_room(self, node: str, priority: int, pod_key: str) -> Mapping[str, int]:
         """Limits the scheduler keeps free on *node* for nominated pods (preemptors waiting for their
@@ -193,18 +220,21 @@ class ClusterState:
 
     def upsert_node(self, obj: Mapping[str, Any]) -> NodeRecord:
         record = node_record(obj)
-        self.remove_node(record.name)
+        self.remove_node(record.name, keep_row=True)
         self._nodes[record.name] = record
         self._index_labels(record, add=True)
+        self.table.upsert_node(record)
         return record
 
     def delete_node(self, obj: Mapping[str, Any]) -> None:
         self.remove_node(_name(obj))
 
-    def remove_node(self, name: str) -> None:
+    def remove_node(self, name: str, *, keep_row: bool = False) -> None:
         previous = self._nodes.pop(name, None)
         if previous is not None:
             self._index_labels(previous, add=False)
+        if not keep_row:
+            self.table.remove_node(name)
 
     def replace_nodes(self, objects: Iterable[Mapping[str, Any]]) -> None:
         self.retain("nodes", {self.upsert_node(obj).name for obj in objects})

@@ -128,7 +128,7 @@ async def test_info_logs_never_carry_the_object(start_server, caplog):
     )
     leaky["metadata"]["annotations"] = {"note": secret}
     server = await start_server(worked_example(), config())
-    with caplog.at_level(logging.INFO):
+    with caplog.at_level(logging.DEBUG):  # allowed admissions are logged at debug
         await server.post("/validate", pod_create(leaky))
         await server.post("/mutate", pod_create(leaky))
         configmap = {
@@ -149,3 +149,17 @@ async def test_info_logs_never_carry_the_object(start_server, caplog):
     for record in caplog.records:
         rendered = record.getMessage() + repr(vars(record))
         assert secret not in rendered
+
+
+async def test_allowed_admissions_log_at_debug_and_denials_at_info(start_server, caplog):
+    server = await start_server(worked_example(), config())
+    with caplog.at_level(logging.INFO):
+        await server.post("/validate", binding("pod5", "node2", uid="allowed", dry_run=True))
+        await server.post("/validate", binding("pod5", "node1", uid="denied"))
+    info = [(r.levelno, r.uid, r.allowed) for r in caplog.records if r.getMessage() == "admission"]
+    assert info == [(logging.INFO, "denied", False)]
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG):
+        await server.post("/validate", binding("pod5", "node2", uid="allowed-again", dry_run=True))
+    debug = [(r.levelno, r.uid, r.allowed) for r in caplog.records if r.getMessage() == "admission"]
+    assert debug == [(logging.DEBUG, "allowed-again", True)]

@@ -137,13 +137,17 @@ def audit(
     config: LimitAwareConfig,
     *,
     top: int = DEFAULT_TOP_PODS,
+    checked_before: int = 0,
+    unchecked_before: int = 0,
 ) -> AuditReport:
     """Nodes over their ratio, worst first, each with the *top* pods contributing most.
 
     *pods_on* maps a set of node names to their counted pods; it is called once, only for the over
-    nodes, so a clean cluster never walks its pods.
+    nodes, so a clean cluster never walks its pods. A caller that screened the nodes already (the
+    node table) hands in only the candidates and counts the others in *checked_before* (they have
+    a ratio and are within it) and *unchecked_before* (no ratio applies to them).
     """
-    checked = unchecked = 0
+    checked, unchecked = checked_before, unchecked_before
     findings: list[NodeFinding] = []
     for node in nodes:
         if not effective_ratios(node, config):

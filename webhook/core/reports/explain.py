@@ -18,7 +18,7 @@ from limitguard.core.fit import shortfalls
 from limitguard.core.limitaware import NodeLike, effective_ratios, ratio_warnings
 from limitguard.core.quantity import format_units
 from limitguard.core.ratios import limit_capacity
-from limitguard.core.scoring import NodeFacts, PodFacts, ScorerConfig, score_candidates
+from limitguard.core.scoring import NodeFacts, PodFacts, ScorerConfig, ScoreSheet, score_candidates
 
 
 @dataclass(frozen=True)
@@ -145,8 +145,13 @@ def explain_pod(
     scorers: Sequence[ScorerConfig],
     *,
     exempt: bool = False,
+    score: Callable[[list[Any]], ScoreSheet | None] | None = None,
 ) -> Explanation:
-    """Explain *pod* against every node; *facts_of* gives a node's scoring inputs."""
+    """Explain *pod* against every node; *facts_of* gives a node's scoring inputs.
+
+    *score*, when given, scores the candidate nodes in one pass (the node table's columns) and
+    may answer None, in which case score_candidates over *facts_of* does.
+    """
     metadata = pod.get("metadata") if isinstance(pod.get("metadata"), Mapping) else {}
     spec = pod.get("spec") if isinstance(pod.get("spec"), Mapping) else {}
     name = f"{metadata.get('namespace') or 'default'}/{metadata.get('name') or '<unnamed>'}"
@@ -176,9 +181,11 @@ def explain_pod(
         filtered_out = row.shortfalls and not exempt and config.enforcement is Enforcement.DENY
         if row.eligible and not filtered_out:
             candidates.append((row, node))
-    sheet = score_candidates(
-        pod_facts, [facts_of(node) for _, node in candidates], scorers, config.default_ratios
-    )
+    sheet = score([node for _, node in candidates]) if score is not None else None
+    if sheet is None:
+        sheet = score_candidates(
+            pod_facts, [facts_of(node) for _, node in candidates], scorers, config.default_ratios
+        )
     for index, (row, _) in enumerate(candidates):
         row.scores = [
             NodeScore(column.name, column.raw[index], column.scores[index]) for column in sheet.columns

@@ -1,0 +1,475 @@
+"""wrk benchmark: limitguard against a bare aiohttp + orjson floor on the same TLS certificate.
+
+For each cluster size (default 500, 5,000 and 15,000 nodes, 30 pods a node) this builds a
+synthetic cluster, starts `limitguard serve` (default settings: log level info) and the floor
+(bench/floor_server.py), and drives both with `wrk -t1 -c16` posting real AdmissionReview and
+ExtenderArgs bodies (bench/wrk/post.lua). Per scenario it prints requests/s, the ratio to the
+floor, and wrk's p50/p99. It also measures the state load (time, peak RSS) and, in a separate
+process, the policy cost without HTTP: the columnar node-table path next to the reference path.
+
+    python bench/wrk_bench.py                         # all sizes, 3 x 5 s per side and scenario
+    python bench/wrk_bench.py --sizes 5000 --rounds 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench.admission import (  # noqa: E402
+    binding_body,
+    measure_state_load,
+    peak_rss_mb,
+    pod_body,
+    start,
+)
+from bench.synthetic import make_cluster  # noqa: E402
+from limitguard.certs import generate as certs  # noqa: E402
+
+SCRIPT = REPO / "bench" / "wrk" / "post.lua"
+PODS_PER_NODE = 30
+EXTENDER_NAMES = 5000
+CONFIG = """apiVersion: limitguard.io/v1alpha1
+kind: LimitGuardConfiguration
+limitAware:
+  defaultLimitToAllocatableRatio: {cpu: 150, memory: "150%"}
+  enforcement: Deny
+  unboundPods: Warn
+excludedNamespaces: [kube-system]
+extender:
+  scorers:
+    - {name: LimitAware, weight: 2}
+    - {name: NodeResourcesFitPlus, weight: 1}
+    - {name: ScarceResourceAvoidance, weight: 1, args: {resources: [nvidia.com/gpu]}}
+    - {name: PodState, weight: 1}
+"""
+
+
+@dataclass
+class Run:
+    requests: int
+    seconds: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+
+    @property
+    def rps(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+
+def wrk(url: str, bodies: Path, seconds: int, connections: int = 16) -> Run:
+    """One wrk run; its figures come from the script's done() line."""
+    out = subprocess.run(
+        [
+            "wrk",
+            "-t1",
+            f"-c{connections}",
+            f"-d{seconds}s",
+            "--timeout",
+            "10s",
+            "-s",
+            str(SCRIPT),
+            url,
+            "--",
+            str(bodies),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    line = next(line for line in out.splitlines() if line.startswith("WRK-JSON "))
+    figures = json.loads(line.removeprefix("WRK-JSON "))
+    return Run(
+        figures["requests"],
+        figures["duration_us"] / 1e6,
+        figures["p50_us"] / 1000,
+        figures["p99_us"] / 1000,
+        figures["socket_errors"] + figures["non2xx"],
+    )
+
+
+def wrk_beside(admissions: tuple[str, Path], prioritize: tuple[str, Path], seconds: int) -> tuple[Run, Run]:
+    """Admissions at -c16 while one scheduler (-c1) calls prioritize: both wrk at once."""
+
+    def command(url: str, bodies: Path, connections: int) -> list[str]:
+        return [
+            "wrk",
+            "-t1",
+            f"-c{connections}",
+            f"-d{seconds}s",
+            "--timeout",
+            "10s",
+            "-s",
+            str(SCRIPT),
+            url,
+            "--",
+            str(bodies),
+        ]
+
+    side = subprocess.Popen(command(*prioritize, 1), stdout=subprocess.PIPE, text=True)
+    main = subprocess.run(command(*admissions, 16), capture_output=True, text=True, check=True).stdout
+    side_out, _ = side.communicate()
+    runs = []
+    for out in (main, side_out):
+        figures = json.loads(
+            next(x for x in out.splitlines() if x.startswith("WRK-JSON ")).removeprefix("WRK-JSON ")
+        )
+        runs.append(
+            Run(
+                figures["requests"],
+                figures["duration_us"] / 1e6,
+                figures["p50_us"] / 1000,
+                figures["p99_us"] / 1000,
+                figures["socket_errors"] + figures["non2xx"],
+            )
+        )
+    return runs[0], runs[1]
+
+
+def write_lines(path: Path, bodies: list[bytes]) -> Path:
+    path.write_bytes(b"\n".join(bodies) + b"\n")
+    return path
+
+
+def extender_body(names: list[str]) -> bytes:
+    pod = {
+        "metadata": {"name": "bench", "namespace": "ns-1", "uid": "bench-uid"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "app",
+                    "resources": {
+                        "requests": {"cpu": "250m", "memory": "256Mi"},
+                        "limits": {"cpu": "2", "memory": "1Gi"},
+                    },
+                }
+            ]
+        },
+        "status": {"phase": "Pending"},
+    }
+    return orjson.dumps({"Pod": pod, "Nodes": None, "NodeNames": names})
+
+
+IN_PROCESS = """
+import sys, time
+from limitguard.admission.review import decode_review
+from limitguard.admission.validating import Validator
+from limitguard.kube.filefeed import load_cluster_file
+from limitguard.state.store import ClusterState
+from limitguard.cli.configfile import load_config
+from limitguard.extender.protocol import decode_extender_args
+from limitguard.extender.service import Extender
+from limitguard.extender.config import ExtenderConfig
+
+cluster, config_file, scan_file, extender_file = sys.argv[1:5]
+state = ClusterState()
+load_cluster_file(state, cluster)
+config = load_config(config_file)
+scan = decode_review(open(scan_file, "rb").readline())
+args = decode_extender_args(open(extender_file, "rb").readline())
+
+def timed(call, count):
+    call()
+    started = time.perf_counter()
+    for _ in range(count):
+        call()
+    return (time.perf_counter() - started) / count * 1000
+
+for columnar in (True, False):
+    validator = Validator(state, config, columnar=columnar)
+    extender = Extender(state, config, ExtenderConfig(config.scorers))
+    extender.columnar = columnar
+    count = 200 if columnar else 10
+    print(
+        "columnar" if columnar else "reference",
+        timed(lambda: validator(scan), count),
+        timed(lambda: extender.prioritize(args), count // 4 + 1),
+        timed(lambda: extender.filter(args), count // 4 + 1),
+    )
+"""
+
+
+def in_process(cluster: Path, config: Path, scan: Path, extender: Path) -> dict[str, list[float]]:
+    out = subprocess.run(
+        [sys.executable, "-c", IN_PROCESS, str(cluster), str(config), str(scan), str(extender)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    ).stdout
+    return {line.split()[0]: [float(x) for x in line.split()[1:]] for line in out.splitlines()}
+
+
+HANDLER_SERIES = {
+    "/validate": 'limitguard_admission_duration_seconds_{}{{webhook="validate"}}',
+    "/mutate": 'limitguard_admission_duration_seconds_{}{{webhook="mutate"}}',
+    "/extender/prioritize": 'limitguard_extender_duration_seconds_{}{{verb="prioritize"}}',
+    "/extender/filter": 'limitguard_extender_duration_seconds_{}{{verb="filter"}}',
+}
+
+
+def handler_totals(port: int, context: ssl.SSLContext, path: str) -> tuple[float, float]:
+    """(seconds, calls) the server's own duration histogram holds for *path*'s handler."""
+    with urllib.request.urlopen(f"https://localhost:{port}/metrics", context=context) as response:
+        text = response.read().decode()
+    values = dict(line.rsplit(" ", 1) for line in text.splitlines() if line and not line.startswith("#"))
+    series = HANDLER_SERIES[path]
+    return float(values.get(series.format("sum"), 0)), float(values.get(series.format("count"), 0))
+
+
+def median_run(runs: list[Run]) -> Run:
+    """The run with the median requests/s (its own p50/p99 with it)."""
+    return sorted(runs, key=lambda run: run.rps)[len(runs) // 2]
+
+
+def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.SSLContext) -> dict:
+    rng = random.Random(11)
+    pods = nodes * PODS_PER_NODE
+    pending = min(10_000, pods // 10)
+    cluster = make_cluster(nodes, pods, pending)
+    cluster_file = work / f"cluster-{nodes}.json"
+    cluster_file.write_bytes(orjson.dumps(cluster))
+    pending_pods = [
+        item["metadata"]
+        for item in cluster["items"]
+        if item["kind"] == "Pod" and not item["spec"].get("nodeName")
+    ]
+    del cluster
+    node_names = [f"node-{index:05d}" for index in range(nodes)]
+    load = measure_state_load(cluster_file)
+    print(
+        f"\n== {nodes} nodes, {pods} pods ({pending} pending): state load {load['state_seconds']:.2f} s, "
+        f"peak RSS {load['state_rss_mb']:.0f} MB (orjson parse alone: {load['parse_seconds']:.2f} s, "
+        f"{load['parse_rss_mb']:.0f} MB)",
+        flush=True,
+    )
+    bodies = {
+        "binding": write_lines(
+            work / "binding.jsonl",
+            [
+                binding_body(
+                    i,
+                    pending_pods[i % len(pending_pods)]["name"],
+                    pending_pods[i % len(pending_pods)]["namespace"],
+                    rng.choice(node_names),
+                )
+                for i in range(len(pending_pods))
+            ],
+        ),
+        # cpu 20 exceeds every node's remaining limit capacity (16 x 150% = 24, ~17 allocated):
+        # every node is eligible and checked (no nodeSelector), none fits.
+        "unbound": write_lines(
+            work / "unbound.jsonl", [pod_body(i, {"cpu": "20", "memory": "1Gi"}) for i in range(1000)]
+        ),
+        "mutate": write_lines(work / "mutate.jsonl", [pod_body(i, None) for i in range(1000)]),
+        "extender": write_lines(work / "extender.jsonl", [extender_body(node_names[:EXTENDER_NAMES])]),
+    }
+    config_file = work / "config.yaml"
+    config_file.write_text(CONFIG)
+    figures = in_process(cluster_file, config_file, bodies["unbound"], bodies["extender"])
+    port, floor_port = 18443, 18444
+    log_file = (work / "server.log").open("wb")
+    server = start_logged(
+        [
+            sys.executable,
+            "-m",
+            "webhook",
+            "serve",
+            "--config",
+            str(config_file),
+            "--cluster",
+            str(cluster_file),
+            "--cert-dir",
+            str(work / "certs"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        f"https://localhost:{port}/readyz",
+        context,
+        log_file,
+    )
+    floor = start(
+        [
+            sys.executable,
+            "bench/floor_server.py",
+            "--cert-dir",
+            str(work / "certs"),
+            "--port",
+            str(floor_port),
+        ],
+        f"https://localhost:{floor_port}/readyz",
+        context,
+    )
+    scenarios = [
+        ("binding that fits", "/validate", "binding"),
+        ("unbound pod, no room (full scan)", "/validate", "unbound"),
+        ("mutate a best-effort pod", "/mutate", "mutate"),
+        (f"extender prioritize, {min(nodes, EXTENDER_NAMES)} names", "/extender/prioritize", "extender"),
+        (f"extender filter, {min(nodes, EXTENDER_NAMES)} names", "/extender/filter", "extender"),
+    ]
+    rows = []
+    answer_floors: dict[str, Run] = {}  # extender floors that also answer every candidate
+    try:
+        for name, path, key in scenarios:
+            # Alternate limitguard and floor runs and keep the median of each: the machine is shared,
+            # and its load drifts within seconds.
+            ours_runs, base_runs = [], []
+            before = handler_totals(port, context, path)
+            for _ in range(rounds):
+                ours_runs.append(wrk(f"https://localhost:{port}{path}", bodies[key], seconds))
+                base_runs.append(wrk(f"https://localhost:{floor_port}{path}", bodies[key], seconds))
+            after = handler_totals(port, context, path)
+            handler_ms = (after[0] - before[0]) / max(after[1] - before[1], 1) * 1000
+            rows.append((name, median_run(ours_runs), median_run(base_runs), handler_ms))
+            if path.startswith("/extender/"):
+                answer_path = path.replace("/extender/", "/extender-answer/")
+                answering = [
+                    wrk(f"https://localhost:{floor_port}{answer_path}", bodies[key], seconds)
+                    for _ in range(rounds)
+                ]
+                answer_floors[name] = median_run(answering)
+        alone_runs, beside_runs, side_runs = [], [], []
+        for _ in range(rounds):
+            alone_runs.append(wrk(f"https://localhost:{port}/validate", bodies["binding"], seconds))
+            beside, side = wrk_beside(
+                (f"https://localhost:{port}/validate", bodies["binding"]),
+                (f"https://localhost:{port}/extender/prioritize", bodies["extender"]),
+                seconds,
+            )
+            beside_runs.append(beside)
+            side_runs.append(side)
+        beside, side = median_run(beside_runs), median_run(side_runs)
+        rss = peak_rss_mb(server.pid)
+    finally:
+        for process in (server, floor):
+            process.terminate()
+            process.wait(timeout=30)
+        log_file.close()
+    print(
+        f"{'scenario':<40} {'limitguard':>11} {'floor':>9} {'ratio':>6} {'p50 ms':>7} {'p99 ms':>7} "
+        f"{'floor p99':>9} {'handler ms':>10} {'errors':>6}"
+    )
+    for name, ours, base, handler_ms in rows:
+        print(
+            f"{name:<40} {ours.rps:>11,.0f} {base.rps:>9,.0f} {ours.rps / base.rps:>6.0%} {ours.p50_ms:>7.2f} "
+            f"{ours.p99_ms:>7.2f} {base.p99_ms:>9.2f} {handler_ms:>10.3f} {ours.errors:>6}"
+        )
+    print("  (handler ms: the server's own mean time per request, from its duration histogram)")
+    for name, floor_answering in answer_floors.items():
+        ours = next(row[1] for row in rows if row[0] == name)
+        print(
+            f"  {name}: floor that also answers every candidate {floor_answering.rps:,.0f} req/s "
+            f"(p99 {floor_answering.p99_ms:.2f} ms): limitguard at {ours.rps / floor_answering.rps:.0%} of it"
+        )
+    alone_p99 = statistics.median(run.p99_ms for run in alone_runs)
+    beside_p99 = statistics.median(run.p99_ms for run in beside_runs)
+    print(
+        f"binding beside a 1-connection prioritize loop: {beside.rps:,.0f} req/s, median p99 {beside_p99:.2f} ms "
+        f"(alone {alone_p99:.2f} ms: {beside_p99 - alone_p99:+.2f} ms); prioritize {side.rps:,.0f} req/s, "
+        f"p99 {side.p99_ms:.2f} ms"
+    )
+    print(f"server peak RSS after the run: {rss:.0f} MB")
+    print("in process (no HTTP), ms per call:           unbound no-room   prioritize   filter")
+    for path_name, (scan_ms, prioritize_ms, filter_ms) in figures.items():
+        print(f"  {path_name:<42} {scan_ms:>10.3f} {prioritize_ms:>12.3f} {filter_ms:>8.3f}")
+    return {
+        "nodes": nodes,
+        "pods": pods,
+        "load": load,
+        "server_rss_mb": rss,
+        "scenarios": {
+            name: {
+                "rps": ours.rps,
+                "floor_rps": base.rps,
+                "ratio": ours.rps / base.rps,
+                "p50_ms": ours.p50_ms,
+                "p99_ms": ours.p99_ms,
+                "floor_p99_ms": base.p99_ms,
+                "handler_ms": handler_ms,
+                "errors": ours.errors,
+            }
+            for name, ours, base, handler_ms in rows
+        },
+        "answering_floors": {name: run.rps for name, run in answer_floors.items()},
+        "beside": {"binding_p99_ms": beside_p99, "alone_p99_ms": alone_p99, "prioritize_rps": side.rps},
+        "in_process_ms": figures,
+    }
+
+
+def start_logged(command: list[str], ready_url: str, context: ssl.SSLContext, log_file) -> subprocess.Popen:
+    """start() with the server's log in a file: a pipe nobody reads would block it at info."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log_file, cwd=REPO)
+    import asyncio
+
+    import aiohttp
+
+    async def wait_ready() -> None:
+        deadline = time.monotonic() + 600
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context)) as session:
+            while time.monotonic() < deadline:
+                if process.poll() is not None:
+                    raise RuntimeError(f"{command[0]} exited")
+                try:
+                    async with session.get(ready_url) as response:
+                        if response.status == 200:
+                            return
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.1)
+        raise RuntimeError("server not ready")
+
+    asyncio.run(wait_ready())
+    return process
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="500,5000,15000", help="node counts, comma-separated")
+    parser.add_argument("--seconds", type=int, default=5, help="duration of each wrk run")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="alternating runs per side; the median is shown"
+    )
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is not installed (Debian: apt-get install -y wrk); `make bench` installs it")
+    work = Path(tempfile.mkdtemp(prefix="limitguard-wrk-"))
+    try:
+        certs.write(certs.generate(["localhost", "127.0.0.1"]), work / "certs")
+        context = ssl.create_default_context(cafile=str(work / "certs" / certs.CA_CERT))
+        print(
+            f"wrk -t1 -c16, keep-alive HTTPS (TLS 1.3), {args.rounds} alternating runs of {args.seconds} s per side "
+            "(median shown); client and servers share this machine"
+        )
+        results = [
+            bench_size(int(size), args.seconds, args.rounds, work, context) for size in args.sizes.split(",")
+        ]
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=2))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,30 @@
+"""The column encoder of HostPriorityList answers byte for byte what the dict encoder answers."""
+
+import numpy as np
+import orjson
+from hypothesis import given
+from hypothesis import strategies as st
+
+from limitguard.extender.protocol import encode_priorities, encode_priority_columns
+
+
+@given(st.lists(st.tuples(st.text(), st.integers(-2, 12)), max_size=30))
+def test_column_encoding_equals_the_dict_encoding_for_any_names(pairs):
+    hosts = [host for host, _ in pairs]
+    scores = [score for _, score in pairs]
+    assert encode_priority_columns(hosts, scores) == encode_priorities(pairs)
+
+
+def test_names_with_quotes_commas_and_backslashes_stay_whole():
+    hosts = ['a","b', "c\\", '"', ","]
+    assert encode_priority_columns(hosts, [1, 2, 3, 4]) == encode_priorities(
+        zip(hosts, [1, 2, 3, 4], strict=True)
+    )
+
+
+@given(st.lists(st.tuples(st.text(), st.integers(-2, 12)), min_size=1, max_size=30))
+def test_an_array_of_scores_and_pre_encoded_hosts_encode_the_same(pairs):
+    hosts = [host for host, _ in pairs]
+    scores = np.array([score for _, score in pairs], np.int64)
+    host_json = [orjson.dumps(host)[1:-1] for host in hosts]
+    assert encode_priority_columns(hosts, scores, host_json) == encode_priorities(pairs)

@@ -1,0 +1,245 @@
+"""The extender's filter and prioritize over the node table: whole columns at once, integers only.
+
+Each function returns exactly what the reference (Extender's per-node loop over NodeFacts and
+limitguard.core.scoring.score_candidates) returns, or None when the table cannot be exact for this
+request (a `wide` column, weights or ratios too large for int64): the caller then takes the
+reference path. Go's truncating division is reproduced with sign-aware floor division.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from limitguard.state.scan import capacity, fit_failures
+from limitguard.state.table import NodeTable, exact
+from limitguard.core.scoring import (
+    PodFacts,
+    ScorerColumn,
+    ScorerConfig,
+    ScoreSheet,
+    fitplus,
+    limitaware,
+    podstate,
+    scarce,
+)
+from limitguard.core.scoring.normalize import MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE, MIN_NODE_SCORE
+
+SAFE = 2**62  # a product whose magnitude stays below this cannot overflow int64
+
+
+def _trunc_div(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """Elementwise Go `/` (truncation toward zero); *denominator* must be non-zero."""
+    quotient = np.abs(numerator) // np.abs(denominator)
+    return np.where((numerator >= 0) == (denominator > 0), quotient, -quotient)
+
+
+def _largest(values: np.ndarray) -> int:
+    return int(np.abs(values).max()) if len(values) else 0
+
+
+def filter_rows(
+    table: NodeTable,
+    names: Sequence[str],
+    limits: Mapping[str, int],
+    default_ratios: Mapping[str, int],
+    reason_of: Callable[[list[str]], str],
+) -> tuple[list[str], dict[str, str], int] | None:
+    """(passed names, failed name -> reason_of(the resources that do not fit), unknown count), or None."""
+    rows = table.node_rows(names)
+    known = rows >= 0
+    if not known.any():
+        return list(names), {}, len(names)
+    used = [(resource, amount) for resource, amount in limits.items() if amount > 0]
+    failures = fit_failures(table, used, default_ratios)
+    if failures is None:
+        return None
+    rows = np.where(known, rows, 0)
+    failures = [failed[rows] for failed in failures]
+    unknown = int(np.count_nonzero(~known))
+    if not failures:
+        return list(names), {}, unknown
+    # a bit per failing resource, in the order of the pod's limits (the order shortfalls() names them)
+    code = np.zeros(len(names), np.int64)
+    for bit, failed in enumerate(failures):
+        code |= (failed & known).astype(np.int64) << bit
+    if not code.any():
+        return list(names), {}, unknown
+    reasons: dict[int, str] = {}
+    failed_names: dict[str, str] = {}
+    passed: list[str] = []
+    for name, value in zip(names, code.tolist(), strict=True):
+        if not value:
+            passed.append(name)
+            continue
+        reason = reasons.get(value)
+        if reason is None:
+            reason = reasons[value] = reason_of(
+                [used[bit][0] for bit in range(len(used)) if value >> bit & 1]
+            )
+        failed_names[name] = reason
+    return passed, failed_names, unknown
+
+
+def _min_max(raw: np.ndarray) -> np.ndarray | None:
+    if not len(raw):
+        return raw
+    lowest, highest = int(raw.min()), int(raw.max())
+    spread = highest - lowest
+    if spread == 0:
+        return np.full(len(raw), MIN_NODE_SCORE, np.int64)
+    if spread * (MAX_NODE_SCORE - MIN_NODE_SCORE) >= SAFE:
+        return None
+    return (raw - lowest) * (MAX_NODE_SCORE - MIN_NODE_SCORE) // spread + MIN_NODE_SCORE
+
+
+def _limit_aware(
+    table: NodeTable,
+    rows: np.ndarray,
+    pod: PodFacts,
+    args: limitaware.LimitAwareArgs,
+    cluster_ratios: Mapping[str, int],
+) -> np.ndarray | None:
+    default = args.default_ratios if args.default_ratios is not None else cluster_ratios
+    total = np.zeros(len(rows), np.int64)
+    weight_sum = np.zeros(len(rows), np.int64)
+    for resource, weight in args.weights.items():
+        pod_limit = pod.limits.get(resource, 0)
+        found = capacity(table, resource, default)
+        if found is None or not exact(pod_limit):
+            return None
+        cap = found.cap[rows]
+        counted = found.present[rows] & (cap > 0)
+        column = table.columns.get(resource)
+        allocated = 0 if column is None else column.scoring[rows] + column.held[rows]
+        free = (cap - allocated - pod_limit) * MAX_NODE_SCORE
+        score = _trunc_div(free, np.where(counted, cap, 1))
+        if _largest(score) * abs(weight) * len(args.weights) >= SAFE:
+            return None
+        total += np.where(counted, score * weight, 0)
+        weight_sum += np.where(counted, weight, 0)
+    has_weight = weight_sum != 0
+    return np.where(has_weight, _trunc_div(total, np.where(has_weight, weight_sum, 1)), 0)
+
+
+def _fit_plus(
+    table: NodeTable, rows: np.ndarray, pod: PodFacts, args: fitplus.FitPlusArgs
+) -> np.ndarray | None:
+    terms = [
+        (
+            resource,
+            pod.requests.get(resource, 0),
+            strategy.type is fitplus.Strategy.MOST_ALLOCATED,
+            strategy.weight,
+        )
+        for resource in sorted(pod.types)
+        if (strategy := args.resources.get(resource)) is not None and scarce.is_resource_type(resource)
+    ]
+    weight_sum = sum(weight for *_, weight in terms)
+    if not weight_sum:
+        return np.full(len(rows), MAX_NODE_SCORE, np.int64)
+    if sum(abs(weight) for *_, weight in terms) * MAX_NODE_SCORE >= SAFE:
+        return None
+    total = np.zeros(len(rows), np.int64)
+    for resource, pod_request, most, weight in terms:
+        column = table.columns.get(resource)
+        if column is None:
+            continue  # no node has any: allocatable 0 scores 0
+        if column.wide or not exact(pod_request):
+            return None
+        allocatable = column.allocatable[rows]
+        requested = column.requested[rows] + pod_request
+        has = allocatable > 0
+        divisor = np.where(has, allocatable, 1)
+        if most:
+            score = np.where(has, np.minimum(requested, allocatable) * MAX_NODE_SCORE // divisor, 0)
+        else:
+            fits = has & (requested <= allocatable)
+            score = np.where(fits, (allocatable - requested) * MAX_NODE_SCORE // divisor, 0)
+        total += score * weight
+    return total // weight_sum
+
+
+def _scarce(
+    table: NodeTable, rows: np.ndarray, pod: PodFacts, args: scarce.ScarceResourceArgs
+) -> np.ndarray | None:
+    leftover = np.zeros(len(rows), np.int64)
+    scarce_left = np.zeros(len(rows), np.int64)
+    for resource, column in table.columns.items():
+        if not scarce.is_resource_type(resource) or resource in pod.types:
+            continue
+        if column.wide:
+            return None
+        has = (column.allocatable[rows] > 0).astype(np.int64)
+        leftover += has
+        if resource in args.resources:
+            scarce_left += has
+    counted = (leftover > 0) & (scarce_left > 0)
+    return np.where(
+        counted, (leftover - scarce_left) * MAX_NODE_SCORE // np.where(counted, leftover, 1), MAX_NODE_SCORE
+    )
+
+
+@dataclass(frozen=True)
+class ColumnScores:
+    """score_candidates' answer as arrays; the ScoreSheet of lists is built only on demand."""
+
+    names: Sequence[str]
+    columns: list[tuple[ScorerConfig, np.ndarray, np.ndarray]]  # scorer, raw, 0..100
+    totals: np.ndarray
+    priorities: np.ndarray  # 0..10
+
+    def to_sheet(self) -> ScoreSheet:
+        return ScoreSheet(
+            list(self.names),
+            [
+                ScorerColumn(s.name, s.weight, raw.tolist(), scores.tolist())
+                for s, raw, scores in self.columns
+            ],
+            self.totals.tolist(),
+            self.priorities.tolist(),
+        )
+
+
+def score_rows(
+    table: NodeTable,
+    rows: np.ndarray,
+    names: Sequence[str],
+    pod: PodFacts,
+    scorers: Sequence[ScorerConfig],
+    cluster_ratios: Mapping[str, int],
+) -> ColumnScores | None:
+    """score_candidates for the nodes of *rows* (all known), or None for the reference path."""
+    columns = []
+    weighted = np.zeros(len(rows), np.int64)
+    weight_sum = 0
+    if sum(abs(scorer.weight) for scorer in scorers) * MAX_NODE_SCORE >= SAFE:
+        return None
+    for scorer in scorers:
+        args = scorer.resolved_args()
+        if scorer.name == limitaware.NAME:
+            assert isinstance(args, limitaware.LimitAwareArgs)
+            raw = _limit_aware(table, rows, pod, args, cluster_ratios)
+            scores = None if raw is None else _min_max(raw)
+        elif scorer.name == fitplus.NAME:
+            assert isinstance(args, fitplus.FitPlusArgs)
+            raw = scores = _fit_plus(table, rows, pod, args)
+        elif scorer.name == scarce.NAME:
+            assert isinstance(args, scarce.ScarceResourceArgs)
+            raw = scores = _scarce(table, rows, pod, args)
+        elif scorer.name == podstate.NAME:
+            raw = table.terminating[rows] - table.nominated[rows]
+            scores = _min_max(raw)
+        else:
+            raise ValueError(f"unknown scorer {scorer.name!r}")
+        if raw is None or scores is None:
+            return None
+        columns.append((scorer, raw, scores))
+        if scorer.weight > 0:
+            weight_sum += scorer.weight
+            weighted += scores * scorer.weight
+    totals = weighted // weight_sum if weight_sum else weighted
+    priorities = np.clip(totals, MIN_NODE_SCORE, MAX_NODE_SCORE) * MAX_EXTENDER_PRIORITY // MAX_NODE_SCORE
+    return ColumnScores(names, columns, totals, priorities)

@@ -1,0 +1,68 @@
+"""Limit capacity per node for one (resource, default ratio): kept current, not recomputed per query.
+
+capacity = allocatable x percent // 100 with the node's override percent when it has a valid
+annotation, else the cluster default; `present` says whether the node checks the resource at
+all; `free` = capacity - committed limits - ledger, the room a pod's limit must fit in. The node
+table creates one the first time a query asks, then updates its rows on node and sum changes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from limitguard.state.table import Column, NodeTable
+
+SAFE_PRODUCT = 2**62  # allocatable x percent below this cannot overflow int64
+
+
+class Capacity:
+    __slots__ = ("cap", "default", "free", "present", "resource")
+
+    def __init__(
+        self, resource: str, default: int | None, present: np.ndarray, cap: np.ndarray, free: np.ndarray
+    ):
+        self.resource = resource
+        self.default = default  # the cluster default percent for the resource; None: not in the map
+        self.present = present  # bool: the node checks the resource
+        self.cap = cap  # int64: limit capacity
+        self.free = free  # int64: capacity - committed - held
+
+    @classmethod
+    def build(cls, table: NodeTable, column: Column, resource: str, default: int | None) -> Capacity | None:
+        """Whole arrays at once; None when int64 cannot hold the products exactly."""
+        overridden = table.has_override
+        own = column.override_pct >= 0
+        if default is None:
+            present = overridden & own
+            cap = np.where(overridden, column.override_cap, 0)
+        else:
+            largest = int(np.abs(column.allocatable).max()) if len(column.allocatable) else 0
+            if default < 0 or largest * default >= SAFE_PRODUCT:
+                return None
+            present = ~overridden | own
+            cap = np.where(overridden, column.override_cap, column.allocatable * default // 100)
+        present &= table.alive
+        cap = np.where(table.alive, cap, 0)
+        return cls(resource, default, present, cap, cap - column.committed - column.held)
+
+    def update_row(self, table: NodeTable, column: Column, row: int) -> None:
+        """Recompute one row from the table's current values (a node or its sums changed)."""
+        if not table.alive[row]:
+            self.present[row] = False
+            self.cap[row] = self.free[row] = 0
+            return
+        if table.has_override[row]:
+            present = int(column.override_pct[row]) >= 0
+            cap = int(column.override_cap[row])
+        else:
+            present = self.default is not None
+            cap = int(column.allocatable[row]) * self.default // 100 if self.default is not None else 0
+        self.present[row] = present
+        self.cap[row] = cap
+        self.free[row] = cap - int(column.committed[row]) - int(column.held[row])
+
+    def update_free(self, column: Column, rows: np.ndarray) -> None:
+        self.free[rows] = self.cap[rows] - column.committed[rows] - column.held[rows]

@@ -1,0 +1,358 @@
+"""A columnar mirror of the per-node sums: numpy int64 arrays, one row per node, one column per resource.
+
+The dict sums of ClusterState stay the source of truth (and the reference path); this table mirrors
+them so that a scan over every node (an unbound pod with no room, the extender's 5,000 candidates)
+is a handful of vector operations instead of a Python loop. It is never rebuilt per request:
+node events write their row at once, pod and ledger events only mark their node dirty, and the
+next query copies the dirty rows from the dicts (a relist of 150,000 pods costs one batched copy).
+
+Exactness: every value is an exact integer. int64 holds any value up to BOUND (2**53, 8 PiB in
+bytes) with room for the arithmetic done on it (sums of three, times 100); a column that ever
+holds a larger magnitude is marked `wide` and queries touching it use the reference path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import repeat
+from typing import TYPE_CHECKING
+
+import numpy as np
+import orjson
+
+from limitguard.state.capacity import SAFE_PRODUCT, Capacity
+from limitguard.core.eligibility import Taint
+
+if TYPE_CHECKING:
+    from limitguard.state.records import NodeRecord
+
+BOUND = 2**53
+_MASK_CACHE_MIN_ROWS = 64  # label pairs this common get their boolean mask cached
+_MASK_CACHE_SIZE = 256
+_SUM_FIELDS = ("committed", "held", "scoring", "requested")
+
+
+def exact(value: int) -> bool:
+    """Can *value* be held and computed with in the table's int64 arrays?"""
+    return -BOUND <= value <= BOUND
+
+
+class Column:
+    """One resource: its arrays over the node rows."""
+
+    __slots__ = (
+        "allocatable",
+        "committed",
+        "held",
+        "override_cap",
+        "override_pct",
+        "requested",
+        "scoring",
+        "wide",
+    )
+    FIELDS = ("allocatable", "override_pct", "override_cap", "committed", "held", "scoring", "requested")
+
+    def __init__(self, size: int) -> None:
+        self.allocatable = np.zeros(size, np.int64)
+        self.override_pct = np.full(size, -1, np.int64)  # -1: the node's override has no ratio for it
+        self.override_cap = np.zeros(size, np.int64)  # allocatable x override percent // 100
+        self.committed = np.zeros(size, np.int64)  # limits of the bound active pods
+        self.held = np.zeros(size, np.int64)  # the binding ledger
+        self.scoring = np.zeros(size, np.int64)  # limits with the non-zero defaults (scoring)
+        self.requested = np.zeros(size, np.int64)  # requests with the non-zero defaults (scoring)
+        self.wide = False
+
+    def grow(self, size: int) -> None:
+        for name in self.FIELDS:
+            old = getattr(self, name)
+            new = np.full(size, -1 if name == "override_pct" else 0, np.int64)
+            new[: len(old)] = old
+            setattr(self, name, new)
+
+
+@dataclass(frozen=True, slots=True)
+class RowSums:
+    """What the table copies for one node from the state's dict sums."""
+
+    committed: Mapping[str, int]
+    held: Mapping[str, int]
+    scoring: Mapping[str, int]
+    requested: Mapping[str, int]
+    terminating: int
+    nominated: int
+
+
+class NodeTable:
+    def __init__(self, sums_of: Callable[[str], RowSums]) -> None:
+        self._sums_of = sums_of
+        self.rows: dict[str, int] = {}
+        self.names: list[str | None] = []
+        # each row's name as JSON string content (orjson, without the quotes), for answers naming hosts
+        self.json_names = np.empty(0, object)
+        self._free: list[int] = []
+        self._size = 0
+        self.alive = np.zeros(0, bool)
+        self.seq = np.zeros(0, np.int64)  # upsert order, which is the state's node iteration order
+        self._next_seq = 0
+        self.unschedulable = np.zeros(0, bool)
+        self.has_override = np.zeros(0, bool)
+        self.taint_set = np.zeros(0, np.int32)
+        self.terminating = np.zeros(0, np.int64)
+        self.nominated = np.zeros(0, np.int64)
+        self.columns: dict[str, Column] = {}
+        self._dirty: set[str] = set()
+        # label key -> value -> rows; the eligibility masks are built from it
+        self._labels: dict[str, dict[str, set[int]]] = {}
+        self._mask_cache: dict[tuple[str, str | None], np.ndarray] = {}
+        self._row_labels: dict[int, Mapping[str, str]] = {}
+        # distinct taint sets: id 0 is "no taints"
+        self._taint_ids: dict[tuple[Taint, ...], int] = {(): 0}
+        self.taint_sets: list[tuple[Taint, ...]] = [()]
+        self._taint_refs: list[int] = [0]
+        self._name_rank: np.ndarray | None = None
+        self._capacities: dict[tuple[str, int | None], Capacity] = {}
+
+    # -- rows -------------------------------------------------------------------------------
+    def _grow(self) -> None:
+        size = max(64, self._size * 2)
+
+        def widen(old: np.ndarray, fill: object = 0) -> np.ndarray:
+            new = np.full(size, fill, old.dtype)
+            new[: len(old)] = old
+            return new
+
+        self.alive = widen(self.alive, False)
+        self.seq = widen(self.seq)
+        self.unschedulable = widen(self.unschedulable, False)
+        self.has_override = widen(self.has_override, False)
+        self.taint_set = widen(self.taint_set)
+        self.terminating = widen(self.terminating)
+        self.nominated = widen(self.nominated)
+        for column in self.columns.values():
+            column.grow(size)
+        self.names.extend([None] * (size - self._size))
+        self.json_names = widen(self.json_names, None)
+        self._free.extend(range(size - 1, self._size - 1, -1))
+        self._size = size
+        self._mask_cache.clear()
+        self._capacities.clear()
+
+    def column(self, resource: str) -> Column:
+        column = self.columns.get(resource)
+        if column is None:
+            column = self.columns[resource] = Column(self._size)
+        return column
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def mark(self, node: str) -> None:
+        """The dict sums of *node* changed: copy them before the next query."""
+        if node:
+            self._dirty.add(node)
+
+    def upsert_node(self, record: NodeRecord) -> None:
+        """Write the node's own facts now (labels, taints, allocatable, ratios); sums on the next sync."""
+        name = record.name
+        row = self.rows.get(name)
+        if row is None:
+            if not self._free:
+                self._grow()
+            row = self._free.pop()
+            self.rows[name] = row
+            self.names[row] = name
+            self.json_names[row] = orjson.dumps(name)[1:-1]
+            self.alive[row] = True
+            self._name_rank = None
+        else:
+            self._unindex(row)
+        self.seq[row] = self._next_seq
+        self._next_seq += 1
+        traits = record.traits
+        self.unschedulable[row] = traits.unschedulable
+        self._index(row, traits.labels, traits.taints)
+        override = record.ratio_override
+        self.has_override[row] = override is not None
+        for resource in set(record.allocatable) | set(override or ()) | set(self.columns):
+            column = self.column(resource)
+            allocatable = record.allocatable.get(resource, 0)
+            percent = override.get(resource) if override is not None else None
+            capacity = allocatable * percent // 100 if percent is not None else 0
+            if not (exact(allocatable) and exact(capacity) and (percent is None or exact(percent))):
+                column.wide = True
+                allocatable = capacity = 0
+                percent = None
+            column.allocatable[row] = allocatable
+            column.override_pct[row] = -1 if percent is None else percent
+            column.override_cap[row] = capacity
+        self._refresh_capacities(row)
+        self._dirty.add(name)
+
+    def remove_node(self, name: str) -> None:
+        row = self.rows.pop(name, None)
+        if row is None:
+            return
+        self._unindex(row)
+        self.alive[row] = False
+        self.names[row] = None
+        self.json_names[row] = None
+        self.unschedulable[row] = self.has_override[row] = False
+        self.terminating[row] = self.nominated[row] = 0
+        for column in self.columns.values():
+            for field in Column.FIELDS:
+                getattr(column, field)[row] = -1 if field == "override_pct" else 0
+        self._refresh_capacities(row)
+        self._free.append(row)
+        self._name_rank = None
+
+    # -- limit capacity ---------------------------------------------------------------------
+    def capacity(self, resource: str, default: int | None) -> Capacity | None:
+        """The current Capacity of *resource* under the cluster *default* percent (None: not in the
+        default map); None when the table cannot be exact for it (or has no such column)."""
+        column = self.columns.get(resource)
+        if column is None or column.wide:
+            return None
+        key = (resource, default)
+        found = self._capacities.get(key)
+        if found is None:
+            found = Capacity.build(self, column, resource, default)
+            if found is None:
+                return None
+            if len(self._capacities) >= 64:  # ratio maps come from configuration: a handful
+                self._capacities.clear()
+            self._capacities[key] = found
+        return found
+
+    def _refresh_capacities(self, row: int) -> None:
+        for key, capacity in list(self._capacities.items()):
+            column = self.columns[capacity.resource]
+            allocatable = int(column.allocatable[row])
+            if column.wide or (
+                capacity.default is not None and abs(allocatable) * capacity.default >= SAFE_PRODUCT
+            ):
+                del self._capacities[key]
+                continue
+            capacity.update_row(self, column, row)
+
+    # -- label and taint indexes ----------------------------------------------------------------
+    def _index(self, row: int, labels: Mapping[str, str], taints: tuple[Taint, ...]) -> None:
+        self._row_labels[row] = labels
+        for key, value in labels.items():
+            self._labels.setdefault(key, {}).setdefault(value, set()).add(row)
+            self._forget_masks(key, value)
+        taint_id = self._taint_ids.get(taints)
+        if taint_id is None:
+            taint_id = self._taint_ids[taints] = len(self.taint_sets)
+            self.taint_sets.append(taints)
+            self._taint_refs.append(0)
+        self._taint_refs[taint_id] += 1
+        self.taint_set[row] = taint_id
+
+    def _unindex(self, row: int) -> None:
+        for key, value in self._row_labels.pop(row, {}).items():
+            values = self._labels[key]
+            values[value].discard(row)
+            if not values[value]:
+                del values[value]
+                if not values:
+                    del self._labels[key]
+            self._forget_masks(key, value)
+        self._taint_refs[int(self.taint_set[row])] -= 1
+        self.taint_set[row] = 0
+
+    def _forget_masks(self, key: str, value: str) -> None:
+        self._mask_cache.pop((key, value), None)
+        self._mask_cache.pop((key, None), None)
+
+    def _rows_mask(self, groups: Iterable[set[int]]) -> np.ndarray:
+        mask = np.zeros(self._size, bool)
+        for rows in groups:
+            if rows:
+                mask[np.fromiter(rows, np.intp, len(rows))] = True
+        return mask
+
+    def label_mask(self, key: str, value: str | None) -> np.ndarray:
+        """Rows whose label *key* is *value* (None: rows that have the key at all)."""
+        cached = self._mask_cache.get((key, value))
+        if cached is not None:
+            return cached
+        values = self._labels.get(key, {})
+        groups = list(values.values()) if value is None else [values.get(value, set())]
+        mask = self._rows_mask(groups)
+        if sum(len(rows) for rows in groups) >= _MASK_CACHE_MIN_ROWS:
+            if len(self._mask_cache) >= _MASK_CACHE_SIZE:
+                self._mask_cache.clear()
+            self._mask_cache[(key, value)] = mask
+        return mask
+
+    def values_mask(self, key: str, test: Callable[[str], bool]) -> np.ndarray:
+        """Rows whose label *key* has a value passing *test* (one call per distinct value)."""
+        values = self._labels.get(key, {})
+        return self._rows_mask(rows for value, rows in values.items() if test(value))
+
+    def name_mask(self, names: Iterable[str]) -> np.ndarray:
+        return self._rows_mask([{self.rows[name] for name in names if name in self.rows}])
+
+    def live_taint_sets(self) -> list[tuple[int, tuple[Taint, ...]]]:
+        return [(i, taints) for i, taints in enumerate(self.taint_sets) if self._taint_refs[i] > 0 or i == 0]
+
+    def name_rank(self) -> np.ndarray:
+        """Each row's position in name order (the order of a label-index lookup); cached per node set."""
+        if self._name_rank is None:
+            rank = np.zeros(self._size, np.int64)
+            ordered = sorted(self.rows)
+            rank[np.fromiter((self.rows[name] for name in ordered), np.intp, len(ordered))] = np.arange(
+                len(ordered)
+            )
+            self._name_rank = rank
+        return self._name_rank
+
+    # -- sums -------------------------------------------------------------------------------
+    def sync(self) -> None:
+        """Copy the sums of every dirty node from the dicts (the only place sums are written)."""
+        if not self._dirty:
+            return
+        dirty = [(name, row) for name in self._dirty if (row := self.rows.get(name)) is not None]
+        self._dirty.clear()
+        if not dirty:
+            return
+        sums = [self._sums_of(name) for name, _ in dirty]
+        resources: set[str] = set()
+        for entry in sums:
+            resources.update(entry.committed, entry.held, entry.scoring, entry.requested)
+        for resource in resources:
+            self.column(resource)
+        if len(dirty) <= 4:  # the steady state: a pod event or a ledger entry since the last query
+            for (_, row), entry in zip(dirty, sums, strict=True):
+                self.terminating[row] = entry.terminating
+                self.nominated[row] = entry.nominated
+                for resource, column in self.columns.items():
+                    for field in _SUM_FIELDS:
+                        value = getattr(entry, field).get(resource, 0)
+                        if not exact(value):
+                            column.wide, value = True, 0
+                        getattr(column, field)[row] = value
+                self._refresh_capacities(row)
+            return
+        rows = np.fromiter((row for _, row in dirty), np.intp, len(dirty))
+        self.terminating[rows] = [entry.terminating for entry in sums]
+        self.nominated[rows] = [entry.nominated for entry in sums]
+        for resource, column in self.columns.items():
+            for field in _SUM_FIELDS:
+                values = [getattr(entry, field).get(resource, 0) for entry in sums]
+                if not all(exact(value) for value in values):
+                    column.wide = True
+                    values = [0] * len(values)
+                getattr(column, field)[rows] = values
+        for key, capacity in list(self._capacities.items()):
+            column = self.columns[capacity.resource]
+            if column.wide:
+                del self._capacities[key]
+            else:
+                capacity.update_free(column, rows)
+
+    def node_rows(self, names: Sequence[str]) -> np.ndarray:
+        """The row of each name, -1 for a name not in the table (the lookups run in C: map over get)."""
+        return np.fromiter(map(self.rows.get, names, repeat(-1, len(names))), np.intp, len(names))
