@@ -10,60 +10,79 @@ from limitguard.core.ratios import limit_capacity
 
 
 @dataclass(frozen=True, slots=True)
-class Shortfall:
-    """One resource of one node that cannot take the pod's limit."""
+class LimitRow:
+    """One resource of one node against its limit capacity (SPEC 2), with the pod being placed.
 
-    node: str
+    The one row behind a denial's shortfall, explain's per-resource check and audit's overage.
+    """
+
     resource: str
-    pod_limit: int
-    allocated: int
     allocatable: int
     percent: int
+    allocated: int  # summed limits on the node, ledger included
+    pod_limit: int = 0  # the pod being placed; 0 when none is (audit)
 
     @property
     def capacity(self) -> int:
         return limit_capacity(self.allocatable, self.percent)
 
     @property
+    def after(self) -> int:
+        return self.allocated + self.pod_limit
+
+    @property
     def remaining(self) -> int:
         return max(self.capacity - self.allocated, 0)
 
+    @property
+    def fits(self) -> bool:
+        """A resource the pod does not use never fails, even on a node already over its ratio."""
+        return self.pod_limit <= 0 or self.after <= self.capacity
+
+    @property
+    def excess(self) -> int:
+        return self.allocated - self.capacity
+
+    @property
+    def actual_percent(self) -> float:
+        """Summed limits as a percent of allocatable (what the ratio caps)."""
+        return 100.0 * self.allocated / self.allocatable if self.allocatable else float("inf")
+
+    def fmt(self, amount: int) -> str:
+        return format_units(self.resource, amount)
+
     def describe(self) -> str:
-        """The full sentence, e.g. `cpu limit 4 exceeds remaining 0 (allocated 10 of capacity 10 = ...)`."""
-        fmt = lambda amount: format_units(self.resource, amount)  # noqa: E731
+        """The shortfall sentence, e.g. `cpu limit 4 exceeds remaining 0 (allocated 10 of capacity 10 = ...)`."""
         return (
-            f"{self.resource} limit {fmt(self.pod_limit)} exceeds remaining {fmt(self.remaining)} "
-            f"(allocated {fmt(self.allocated)} of capacity {fmt(self.capacity)} = "
-            f"{fmt(self.allocatable)} allocatable x {self.percent}%)"
+            f"{self.resource} limit {self.fmt(self.pod_limit)} exceeds remaining {self.fmt(self.remaining)} "
+            f"(allocated {self.fmt(self.allocated)} of capacity {self.fmt(self.capacity)} = "
+            f"{self.fmt(self.allocatable)} allocatable x {self.percent}%)"
         )
 
     def brief(self) -> str:
         """A short form for admission warnings, which must stay under 120 characters."""
-        fmt = lambda amount: format_units(self.resource, amount)  # noqa: E731
-        return f"{self.resource} {fmt(self.pod_limit)} > {fmt(self.remaining)} left"
+        return f"{self.resource} {self.fmt(self.pod_limit)} > {self.fmt(self.remaining)} left"
 
 
 def shortfalls(
-    node: str,
     pod_limits: Mapping[str, int],
     allocatable: Mapping[str, int],
     allocated: Mapping[str, int],
     ratios: Mapping[str, int],
-) -> list[Shortfall]:
+) -> list[LimitRow]:
     """Every checked resource where pod limit > capacity - allocated; empty means the pod fits.
 
     A resource the pod does not use (limit 0) never fails, even on a node already over its ratio:
     the pod adds nothing there.
     """
-    found: list[Shortfall] = []
+    found: list[LimitRow] = []
     for resource, pod_limit in pod_limits.items():
         percent = ratios.get(resource)
         if percent is None or pod_limit <= 0:
             continue
-        node_allocatable = allocatable.get(resource, 0)
-        node_allocated = allocated.get(resource, 0)
-        if pod_limit > limit_capacity(node_allocatable, percent) - node_allocated:
-            found.append(Shortfall(node, resource, pod_limit, node_allocated, node_allocatable, percent))
+        row = LimitRow(resource, allocatable.get(resource, 0), percent, allocated.get(resource, 0), pod_limit)
+        if not row.fits:
+            found.append(row)
     return found
 
 
@@ -86,6 +105,6 @@ def fits(
     return True
 
 
-def describe_node(node: str, found: list[Shortfall]) -> str:
+def describe_node(node: str, found: list[LimitRow]) -> str:
     """`node "node1": cpu limit 4 exceeds remaining 0 (...); memory ...`"""
     return f'node "{node}": ' + "; ".join(shortfall.describe() for shortfall in found)

@@ -11,7 +11,7 @@ from typing import Protocol
 
 from limitguard.core.config import LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import NodeTraits, Placement
-from limitguard.core.fit import Shortfall, describe_node, fits, shortfalls
+from limitguard.core.fit import LimitRow, describe_node, fits, shortfalls
 from limitguard.core.ratios import RATIO_ANNOTATION
 from limitguard.core.response import Response, allowed, enforce, warned
 
@@ -38,14 +38,12 @@ def ratio_warnings(node: NodeLike) -> tuple[str, ...]:
 
 def node_shortfalls(
     pod_limits: Mapping[str, int], node: NodeLike, allocated: Mapping[str, int], config: LimitAwareConfig
-) -> list[Shortfall]:
-    return shortfalls(
-        node.traits.name, pod_limits, node.allocatable, allocated, effective_ratios(node, config)
-    )
+) -> list[LimitRow]:
+    return shortfalls(pod_limits, node.allocatable, allocated, effective_ratios(node, config))
 
 
-def _brief(found: list[Shortfall]) -> str:
-    return f"limitguard: node {found[0].node} over limit ratio: " + ", ".join(s.brief() for s in found)
+def _brief(node: str, found: list[LimitRow]) -> str:
+    return f"limitguard: node {node} over limit ratio: " + ", ".join(row.brief() for row in found)
 
 
 def check_on_node(
@@ -68,7 +66,7 @@ def check_on_node(
     message = (
         f"{subject} does not fit the limit-to-allocatable ratio of {describe_node(node.traits.name, found)}"
     )
-    return enforce("exceeds", message, _brief(found), config.enforcement, *warnings)
+    return enforce("exceeds", message, _brief(node.traits.name, found), config.enforcement, *warnings)
 
 
 def grown_limits(old_limits: Mapping[str, int], new_limits: Mapping[str, int]) -> dict[str, int]:

@@ -16,18 +16,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from webhook.cluster.records import NodeRecord, is_daemonset_pod, node_record
-from webhook.cluster.state import ClusterState
-from webhook.core.config import Config, Enforcement, NotReadyPolicy
-from webhook.core.fit import fits, shortfalls
-from webhook.core.limitaware import effective_ratios
-from webhook.core.podlimits import PodSpecError, pod_limits
-from webhook.core.scoring import PodFacts, ScoreSheet, score_candidates
-from webhook.core.scoring.scarce import NAME as SCARCE
-from webhook.extender.columnar import filter_rows, score_rows
-from webhook.extender.config import ExtenderConfig
-from webhook.extender.facts import NodeFactsReader
-from webhook.extender.protocol import ExtenderArgs
+from limitguard.errors import LimitguardError
+from limitguard.state.records import NodeRecord, controller_of, is_mirror_pod, node_record
+from limitguard.state.store import ClusterState
+from limitguard.core.config import Config, Enforcement, NotReadyPolicy
+from limitguard.core.fit import fits, shortfalls
+from limitguard.core.limitaware import effective_ratios
+from limitguard.core.podlimits import PodSpecError, pod_limits
+from limitguard.core.scoring import PodFacts, ScoreSheet, score_candidates
+from limitguard.core.scoring.scarce import NAME as SCARCE
+from limitguard.extender.columnar import filter_rows, score_rows
+from limitguard.extender.config import ExtenderConfig
+from limitguard.extender.facts import NodeFactsReader
+from limitguard.extender.protocol import ExtenderArgs
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +201,7 @@ class Extender:
             if fits(used, record.allocatable, allocated, ratios):
                 passed.append(name)
                 continue
-            found = shortfalls(name, limits, record.allocatable, allocated, ratios)
+            found = shortfalls(limits, record.allocatable, allocated, ratios)
             failed[name] = failure_reason([shortfall.resource for shortfall in found])
             if log.isEnabledFor(logging.DEBUG):
                 log.debug(

@@ -12,49 +12,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from limitguard.core.config import LimitAwareConfig
+from limitguard.core.fit import LimitRow
 from limitguard.core.limitaware import NodeLike, effective_ratios, ratio_warnings
 from limitguard.core.quantity import format_units
-from limitguard.core.ratios import RATIO_ANNOTATION, limit_capacity
+from limitguard.core.ratios import RATIO_ANNOTATION
 
 DEFAULT_TOP_PODS = 5
 
 
-@dataclass(frozen=True)
-class Overage:
-    resource: str
-    allocated: int
-    capacity: int
-    allocatable: int
-    percent: int
+def describe_overage(row: LimitRow) -> str:
+    actual = "inf" if row.allocatable == 0 else f"{row.actual_percent:.0f}%"
+    return (
+        f"{row.resource} limits {row.fmt(row.allocated)} exceed capacity {row.fmt(row.capacity)} by "
+        f"{row.fmt(row.excess)} ({actual} of {row.fmt(row.allocatable)} allocatable, ratio {row.percent}%)"
+    )
 
-    @property
-    def excess(self) -> int:
-        return self.allocated - self.capacity
 
-    @property
-    def actual_percent(self) -> float:
-        """Summed limits as a percent of allocatable (what the ratio caps)."""
-        return 100.0 * self.allocated / self.allocatable if self.allocatable else float("inf")
-
-    def describe(self) -> str:
-        fmt = lambda amount: format_units(self.resource, amount)  # noqa: E731
-        actual = "inf" if self.allocatable == 0 else f"{self.actual_percent:.0f}%"
-        return (
-            f"{self.resource} limits {fmt(self.allocated)} exceed capacity {fmt(self.capacity)} by "
-            f"{fmt(self.excess)} ({actual} of {fmt(self.allocatable)} allocatable, ratio {self.percent}%)"
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        fmt = lambda amount: format_units(self.resource, amount)  # noqa: E731
-        return {
-            "resource": self.resource,
-            "allocated": fmt(self.allocated),
-            "capacity": fmt(self.capacity),
-            "excess": fmt(self.excess),
-            "allocatable": fmt(self.allocatable),
-            "ratioPercent": self.percent,
-            "actualPercent": None if self.allocatable == 0 else round(self.actual_percent, 1),
-        }
+def overage_dict(row: LimitRow) -> dict[str, Any]:
+    return {
+        "resource": row.resource,
+        "allocated": row.fmt(row.allocated),
+        "capacity": row.fmt(row.capacity),
+        "excess": row.fmt(row.excess),
+        "allocatable": row.fmt(row.allocatable),
+        "ratioPercent": row.percent,
+        "actualPercent": None if row.allocatable == 0 else round(row.actual_percent, 1),
+    }
 
 
 @dataclass(frozen=True)
@@ -69,14 +52,14 @@ class PodShare:
 @dataclass
 class NodeFinding:
     node: str
-    overages: list[Overage]
+    overages: list[LimitRow]
     top_pods: list[PodShare] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "node": self.node,
-            "over": [overage.to_dict() for overage in self.overages],
+            "over": [overage_dict(overage) for overage in self.overages],
             "topPods": [
                 {
                     "pod": share.pod,
@@ -108,19 +91,16 @@ class AuditReport:
         }
 
 
-def node_overages(node: NodeLike, allocated: Mapping[str, int], config: LimitAwareConfig) -> list[Overage]:
+def node_overages(node: NodeLike, allocated: Mapping[str, int], config: LimitAwareConfig) -> list[LimitRow]:
     """Every checked resource whose summed limits exceed the node's limit capacity."""
-    found = []
-    for resource, percent in sorted(effective_ratios(node, config).items()):
-        allocatable = node.allocatable.get(resource, 0)
-        capacity = limit_capacity(allocatable, percent)
-        amount = allocated.get(resource, 0)
-        if amount > capacity:
-            found.append(Overage(resource, amount, capacity, allocatable, percent))
-    return found
+    rows = (
+        LimitRow(resource, node.allocatable.get(resource, 0), percent, allocated.get(resource, 0))
+        for resource, percent in sorted(effective_ratios(node, config).items())
+    )
+    return [row for row in rows if row.excess > 0]
 
 
-def _share_key(overages: Sequence[Overage]) -> Callable[[PodShare], tuple[Any, ...]]:
+def _share_key(overages: Sequence[LimitRow]) -> Callable[[PodShare], tuple[Any, ...]]:
     """Largest share of the over resources first: each resource's share of its node's excess."""
 
     def key(share: PodShare) -> tuple[Any, ...]:
@@ -197,7 +177,7 @@ def render_text(report: AuditReport) -> str:
     ]
     for finding in report.findings:
         lines.append(f"node {finding.node}")
-        lines += [f"  over: {overage.describe()}" for overage in finding.overages]
+        lines += [f"  over: {describe_overage(overage)}" for overage in finding.overages]
         lines += [f"  warning: {text}" for text in finding.warnings]
         if finding.top_pods:
             lines.append("  pods contributing most:")

@@ -14,39 +14,24 @@ from typing import Any
 
 from limitguard.core.config import Enforcement, LimitAwareConfig
 from limitguard.core.eligibility import Placement
-from limitguard.core.fit import shortfalls
+from limitguard.core.fit import LimitRow, shortfalls
 from limitguard.core.limitaware import NodeLike, effective_ratios, ratio_warnings
 from limitguard.core.quantity import format_units
-from limitguard.core.ratios import limit_capacity
 from limitguard.core.scoring import NodeFacts, PodFacts, ScorerConfig, ScoreSheet, score_candidates
 
 
-@dataclass(frozen=True)
-class ResourceCheck:
-    resource: str
-    pod_limit: int
-    before: int  # allocated limits on the node
-    after: int  # before + the pod's limit
-    allocatable: int
-    percent: int
-    capacity: int
-
-    @property
-    def fits(self) -> bool:
-        return self.pod_limit <= 0 or self.after <= self.capacity
-
-    def to_dict(self) -> dict[str, Any]:
-        fmt = lambda amount: format_units(self.resource, amount)  # noqa: E731
-        return {
-            "resource": self.resource,
-            "podLimit": fmt(self.pod_limit),
-            "before": fmt(self.before),
-            "after": fmt(self.after),
-            "capacity": fmt(self.capacity),
-            "allocatable": fmt(self.allocatable),
-            "ratioPercent": self.percent,
-            "fits": self.fits,
-        }
+def check_dict(row: LimitRow) -> dict[str, Any]:
+    """One resource of one node in explain's JSON: before and after the pod, against capacity."""
+    return {
+        "resource": row.resource,
+        "podLimit": row.fmt(row.pod_limit),
+        "before": row.fmt(row.allocated),
+        "after": row.fmt(row.after),
+        "capacity": row.fmt(row.capacity),
+        "allocatable": row.fmt(row.allocatable),
+        "ratioPercent": row.percent,
+        "fits": row.fits,
+    }
 
 
 @dataclass(frozen=True)
@@ -60,8 +45,8 @@ class NodeScore:
 class NodeExplanation:
     node: str
     rejection: str | None  # why the node is not eligible; None when it is
-    checks: list[ResourceCheck]
-    shortfalls: list[str]  # Shortfall.describe() of every resource that does not fit
+    checks: list[LimitRow]
+    shortfalls: list[str]  # LimitRow.describe() of every resource that does not fit
     warnings: list[str]
     scores: list[NodeScore] = field(default_factory=list)  # empty unless the node is a candidate
     total: int | None = None  # weighted 0..100
@@ -81,7 +66,7 @@ class NodeExplanation:
             "eligible": self.eligible,
             "ineligibleReason": self.rejection,
             "fits": self.fits,
-            "resources": [check.to_dict() for check in self.checks],
+            "resources": [check_dict(check) for check in self.checks],
             "shortfalls": self.shortfalls,
             "warnings": self.warnings,
             "scores": {score.scorer: {"raw": score.raw, "score": score.score} for score in self.scores},
@@ -114,24 +99,11 @@ class Explanation:
 
 def _checks(
     pod_limits: Mapping[str, int], node: NodeLike, allocated: Mapping[str, int], ratios: Mapping[str, int]
-) -> list[ResourceCheck]:
-    checks = []
-    for resource, percent in sorted(ratios.items()):
-        allocatable = node.allocatable.get(resource, 0)
-        before = allocated.get(resource, 0)
-        pod_limit = pod_limits.get(resource, 0)
-        checks.append(
-            ResourceCheck(
-                resource,
-                pod_limit,
-                before,
-                before + pod_limit,
-                allocatable,
-                percent,
-                limit_capacity(allocatable, percent),
-            )
-        )
-    return checks
+) -> list[LimitRow]:
+    return [
+        LimitRow(resource, node.allocatable.get(resource, 0), percent, allocated.get(resource, 0), pod_limits.get(resource, 0))
+        for resource, percent in sorted(ratios.items())
+    ]
 
 
 def explain_pod(
@@ -169,7 +141,7 @@ def explain_pod(
         node_name = node.traits.name
         allocated = allocated_of(node_name)
         ratios = effective_ratios(node, config)
-        found = shortfalls(node_name, pod_limits, node.allocatable, allocated, ratios)
+        found = shortfalls(pod_limits, node.allocatable, allocated, ratios)
         row = NodeExplanation(
             node=node_name,
             rejection=placement.rejection(node.traits),
@@ -261,7 +233,7 @@ def render_text(explanation: Explanation) -> str:
                 cells.append("-")
                 continue
             fmt = lambda amount, r=resource: display_units(r, amount)  # noqa: E731
-            cells.append(f"{fmt(check.before)}->{fmt(check.after)}/{fmt(check.capacity)} ({check.percent}%)")
+            cells.append(f"{fmt(check.allocated)}->{fmt(check.after)}/{fmt(check.capacity)} ({check.percent}%)")
         scores = {score.scorer: score for score in row.scores}
         for scorer in explanation.scorers:
             score = scores.get(scorer.name)
