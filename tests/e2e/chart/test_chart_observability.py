@@ -33,8 +33,6 @@ ALL_ON = (
     "networkPolicy.enabled=true",
 )
 PLAIN = ("metrics.plainHttp.enabled=true",)
-# The leader gauge comes with the leader-election work; the alerts and the dashboard already use it.
-PENDING_METRICS = {"limitguard_leader"}
 
 
 # -- rendering with every option -----------------------------------------------------------------
@@ -207,6 +205,7 @@ def exposed_metric_names() -> set[str]:
     from limitguard.core.config import Config, LimitAwareConfig
     from limitguard.http.app import create_app
     from limitguard.cli.serve import build_services
+    from limitguard.kube.replica_metrics import ReplicaMetrics
 
     state = ClusterState()
     state.replace_nodes([node("n1")])
@@ -214,6 +213,7 @@ def exposed_metric_names() -> set[str]:
     state.replace_pods([pod("p1", node_name="n1", cpu="4")])
     services = build_services(Config(limit_aware=LimitAwareConfig(default_ratios={"cpu": 150})), state)
     create_app(services)  # registers the extender's metrics on the same registry
+    ReplicaMetrics(services.metrics.registry)  # what a replica-set member adds (leader election)
     suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"), "gauge": ("",)}
     names = set()
     for family in services.metrics.registry.collect():
@@ -268,7 +268,7 @@ def test_dashboard_shows_oversubscription_decisions_and_latency_from_metrics_tha
     used: set[str] = set()
     for query in dashboard_queries(dashboard):
         used |= metric_names_in(query)
-    missing = used - exposed - PENDING_METRICS
+    missing = used - exposed
     assert not missing, f"the dashboard queries metrics no server exposes: {sorted(missing)}"
     by_title = {p["title"]: " ".join(t["expr"] for t in p["targets"]) for p in panels}
     ratio = by_title["Limit ratio per node and resource"]
