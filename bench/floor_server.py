@@ -11,18 +11,15 @@ from pathlib import Path
 
 import orjson
 from aiohttp import web
-
-from limitguard.certs import generate as certs
 from limitguard.admission.review import decode_review, encode_response
+from limitguard.certs import generate as certs
 from limitguard.core.response import allowed
 from limitguard.http.tls import server_context
 
 
 async def answer(request: web.Request) -> web.Response:
     review = decode_review(await request.read())
-    return web.Response(
-        body=encode_response(review, allowed("")), content_type="application/json"
-    )
+    return web.Response(body=encode_response(review, allowed("")), content_type="application/json")
 
 
 async def extender(request: web.Request) -> web.Response:

@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 import orjson
-
+from limitguard.certs import generate as certs
 
 from bench.admission import (
     binding_body,
@@ -36,7 +36,6 @@ from bench.admission import (
 )
 from bench.synthetic import make_cluster
 from bench.wrk_runner import Run, handler_totals, median_run, start_logged, wrk, wrk_beside
-from limitguard.certs import generate as certs
 
 REPO = Path(__file__).resolve().parents[1]
 PODS_PER_NODE = 30

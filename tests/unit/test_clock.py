@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
-from limitguard.testing.clock import FakeClock
 from limitguard.clock import SystemClock
+from limitguard.testing.clock import FakeClock
 
 
 async def test_sleeps_resume_when_advanced_past_their_deadline_earliest_first() -> None:

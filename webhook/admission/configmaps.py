@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-
 from limitguard.core.response import Response, allowed, warning
 from limitguard.schedcfg import configmap_verdict
 from limitguard.schedcfg.rules.releases import (
@@ -42,9 +41,7 @@ def scheduler_release(
     return Release(DEFAULT_RELEASE.minor, dict(gates)), "default"
 
 
-def configmap_check(
-    configmap: Mapping[str, Any], release: Release = DEFAULT_RELEASE
-) -> Response | None:
+def configmap_check(configmap: Mapping[str, Any], release: Release = DEFAULT_RELEASE) -> Response | None:
     """None for ConfigMaps without a scheduler configuration (cheap); else the verdict."""
     report = configmap_verdict(dict(configmap), release)
     if report is None:
@@ -59,6 +56,4 @@ def configmap_check(
         f'ConfigMap "{name}" is invalid: its KubeSchedulerConfiguration has {len(report.errors)} '
         f"error(s):\n{errors}"
     )
-    return Response(
-        False, "invalid-scheduler-config", UNPROCESSABLE, message, warnings, action="deny"
-    )
+    return Response(False, "invalid-scheduler-config", UNPROCESSABLE, message, warnings, action="deny")

@@ -21,13 +21,12 @@ from typing import Any, Protocol
 
 import aiohttp
 import orjson
-
-from limitguard.errors import LimitguardError, StatusError
 from limitguard.admission.review import AdmissionRequest
 from limitguard.core.config import NoLeaderPolicy
 from limitguard.core.limitaware import grown_limits
 from limitguard.core.podlimits import PodSpecError, pod_limits
 from limitguard.core.response import Response, allowed, errored
+from limitguard.errors import LimitguardError, StatusError
 from limitguard.kube.replica_metrics import ReplicaMetrics
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from limitguard.admission.review import AdmissionRequest
-from limitguard.state.store import ClusterState
 from limitguard.core.config import Config
 from limitguard.core.defaults import (
     NAMESPACE_DEFAULTS_ANNOTATION,
@@ -17,6 +16,7 @@ from limitguard.core.defaults import (
     skips_defaults,
 )
 from limitguard.core.response import Response, allowed, patched, warning
+from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
 

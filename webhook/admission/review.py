@@ -12,9 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-
-from limitguard.errors import LimitguardError
 from limitguard.core.response import Response
+from limitguard.errors import LimitguardError
 
 API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
 _STATUS_REASONS = {400: "BadRequest", 403: "Forbidden", 422: "Invalid", 503: "ServiceUnavailable"}

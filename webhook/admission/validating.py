@@ -11,9 +11,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from limitguard.admission.review import AdmissionRequest
-from limitguard.state.records import NodeRecord, controller_of, is_mirror_pod, node_ratio_override
-from limitguard.state.scan import unbound_verdict
-from limitguard.state.store import ClusterState
 from limitguard.core.config import Config, NotReadyPolicy
 from limitguard.core.eligibility import Placement
 from limitguard.core.limitaware import check_on_node, check_resize, check_unbound, grown_limits
@@ -21,6 +18,9 @@ from limitguard.core.podlimits import PodSpecError, pod_limits
 from limitguard.core.quantity import format_units
 from limitguard.core.ratios import ACCEPTED_FORMS, RATIO_ANNOTATION
 from limitguard.core.response import BAD_REQUEST, FORBIDDEN, Response, allowed, errored
+from limitguard.state.records import NodeRecord, controller_of, is_mirror_pod, node_ratio_override
+from limitguard.state.scan import unbound_verdict
+from limitguard.state.store import ClusterState
 
 ConfigMapCheck = Callable[[Mapping[str, Any]], Response | None]
 

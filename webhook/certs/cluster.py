@@ -25,9 +25,8 @@ from typing import Any, Protocol
 
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
-
-from limitguard.errors import LimitguardError
 from limitguard.certs import generate as certs
+from limitguard.errors import LimitguardError
 
 FIELD_MANAGER = "limitguard-certs"
 KINDS = ("mutating", "validating")

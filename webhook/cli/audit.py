@@ -10,7 +10,6 @@ import sys
 from collections.abc import Callable, Mapping
 
 import orjson
-
 from limitguard.cli.options import CommandError, add_state_arguments, load_limitguard_config, load_state
 from limitguard.core.config import DAEMONSET_KINDS
 from limitguard.core.reports.audit import DEFAULT_TOP_PODS, PodShare, audit, render_text

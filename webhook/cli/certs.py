@@ -11,8 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from limitguard.cli.options import CommandError
 from limitguard.certs import generate as certs
+from limitguard.cli.options import CommandError
 from limitguard.core.names import dns1035_label_problem, dns1123_label_problem
 
 WRITTEN = "ca.crt, ca.key, tls.crt and tls.key"

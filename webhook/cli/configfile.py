@@ -11,7 +11,6 @@ from typing import Any
 
 import yaml
 from jsonschema import Draft202012Validator
-
 from limitguard.core.config import Config, ConfigError, config_from_mapping
 
 SCHEMA_DIR = Path(str(resources.files("limitguard") / "_schemas"))

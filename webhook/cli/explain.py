@@ -15,14 +15,14 @@ from typing import Any
 
 import orjson
 import yaml
-
 from limitguard.cli.options import CommandError, add_state_arguments, load_limitguard_config, load_state
-from limitguard.state.records import controller_of, is_mirror_pod
-from limitguard.core.reports.explain import explain_pod, render_text
 from limitguard.core.podlimits import PodSpecError, pod_limits
+from limitguard.core.reports.explain import explain_pod, render_text
 from limitguard.core.scoring import PodFacts, ScoreSheet, with_all_scorers
 from limitguard.extender.columnar import score_rows
 from limitguard.extender.facts import NodeFactsReader
+from limitguard.state.records import controller_of, is_mirror_pod
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pod", metavar="POD.yaml", help="the pod to explain (YAML or JSON; '-' for stdin)")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from limitguard.errors import LimitguardError
 from limitguard.certs import generate as certs
+from limitguard.errors import LimitguardError
 
 
 class MountError(LimitguardError):

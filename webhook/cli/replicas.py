@@ -15,14 +15,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from limitguard.admission.forward import Forwarder, LeaderRouted
+from limitguard.clock import Clock, SystemClock
+from limitguard.core.config import ReplicasConfig
+from limitguard.http.app import Services
 from limitguard.kube.catchup import pods_caught_up
 from limitguard.kube.leader import ElectionTiming, Elector
 from limitguard.kube.leaseapi import KubeLeaseApi
 from limitguard.kube.livefeed import LiveFeed
-from limitguard.clock import Clock, SystemClock
-from limitguard.core.config import ReplicasConfig
 from limitguard.kube.replica_metrics import ReplicaMetrics
-from limitguard.http.app import Services
 
 log = logging.getLogger(__name__)
 

@@ -16,24 +16,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aiohttp import web
-
-from limitguard.certs import generate as certs
 from limitguard.admission.validating import Validator
-from limitguard.kube.filefeed import ClusterFileError, load_cluster_file
-from limitguard.state.store import ClusterState
+from limitguard.certs import generate as certs
 from limitguard.cli.configfile import load_config
-from limitguard.cli.options import add_cluster_options, add_config_option
-from limitguard.core.config import Config, ConfigError
-from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
-from limitguard.http.logs import configure as configure_logging
-from limitguard.http.metrics import Metrics
-from limitguard.http.app import ServerSettings, Services, create_app
-from limitguard.http.metrics_http import create_metrics_app
 from limitguard.cli.mounts import MountError, check_config_file, ensure_certificates
+from limitguard.cli.options import add_cluster_options, add_config_option
 from limitguard.cli.replicas import Replica, identity_from_env, join_replica_set, peer_address
 from limitguard.clock import Clock
-from limitguard.kube.livefeed import LiveFeed
+from limitguard.core.config import Config, ConfigError
+from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
+from limitguard.http.app import ServerSettings, Services, create_app
+from limitguard.http.logs import configure as configure_logging
+from limitguard.http.metrics import Metrics
+from limitguard.http.metrics_http import create_metrics_app
 from limitguard.http.tls import CertificateReloader, server_context
+from limitguard.kube.filefeed import ClusterFileError, load_cluster_file
+from limitguard.kube.livefeed import LiveFeed
+from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
 

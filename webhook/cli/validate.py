@@ -15,7 +15,14 @@ from typing import Any, BinaryIO
 
 from limitguard.schedcfg.documents import MAX_INPUT_BYTES
 from limitguard.schedcfg.report import Finding, Report
-from limitguard.schedcfg.rules.releases import DEFAULT_MINOR, KNOWN_GATES, SUPPORTED_MINORS, Release, ReleaseError, release_for
+from limitguard.schedcfg.rules.releases import (
+    DEFAULT_MINOR,
+    KNOWN_GATES,
+    SUPPORTED_MINORS,
+    Release,
+    ReleaseError,
+    release_for,
+)
 from limitguard.schedcfg.validator import validate_text
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from limitguard.errors import LimitguardError
 from limitguard.core.quantity import QuantityError, format_units, to_units
 from limitguard.core.ratios import RatioError, RatioMap, parse_ratio_map
 from limitguard.core.scoring import DEFAULT_SCORERS, ScorerConfig
+from limitguard.errors import LimitguardError
 
 
 class ConfigError(LimitguardError, ValueError):

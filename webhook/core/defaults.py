@@ -11,10 +11,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from limitguard.errors import LimitguardError
 from limitguard.core.config import BestEffortDefaults, defaults_problems
 from limitguard.core.podresources import PodSpecError
 from limitguard.core.qos import QOSClass, compute_pod_qos
+from limitguard.errors import LimitguardError
 
 DEFAULTED_ANNOTATION = "limitguard.io/defaulted"
 SKIP_ANNOTATION = "limitguard.io/skip-defaults"

@@ -130,7 +130,14 @@ def check_unbound(
             return allowed("fits")
         example = example or node
     return no_room(
-        subject, pod_limits, eligible, example, allocated_of, config, exempt=exempt, exempt_reason=exempt_reason
+        subject,
+        pod_limits,
+        eligible,
+        example,
+        allocated_of,
+        config,
+        exempt=exempt,
+        exempt_reason=exempt_reason,
     )
 
 

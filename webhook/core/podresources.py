@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from limitguard.errors import LimitguardError
 from limitguard.core.quantity import to_units
+from limitguard.errors import LimitguardError
 
 ResourceAmounts = dict[str, int]
 Amounts = Mapping[str, int]

@@ -7,8 +7,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from limitguard.errors import LimitguardError
 from limitguard.core.names import RESOURCE_NAME_HINT, is_valid_resource_name
+from limitguard.errors import LimitguardError
 
 RATIO_ANNOTATION = "node.koordinator.sh/limit-to-allocatable"
 ACCEPTED_FORMS = (

@@ -12,9 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
-from limitguard.state.scan import capacity, fit_failures
-from limitguard.state.table import NodeTable, exact
 from limitguard.core.scoring import (
     PodFacts,
     ScorerColumn,
@@ -26,6 +23,8 @@ from limitguard.core.scoring import (
     scarce,
 )
 from limitguard.core.scoring.normalize import MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE, MIN_NODE_SCORE
+from limitguard.state.scan import capacity, fit_failures
+from limitguard.state.table import NodeTable, exact
 
 SAFE = 2**62  # a product whose magnitude stays below this cannot overflow int64
 

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from limitguard.errors import LimitguardError
 from limitguard.core.ratios import parse_ratio_map
 from limitguard.core.scoring import (
     DEFAULT_SCORERS,
@@ -33,6 +32,7 @@ from limitguard.core.scoring import (
     scarce,
 )
 from limitguard.core.scoring.combine import ScorerArgs
+from limitguard.errors import LimitguardError
 
 _SCORER_FIELDS = frozenset({"name", "weight", "args"})
 MAX_SCORER_WEIGHT = 100

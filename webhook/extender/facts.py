@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from limitguard.state.records import NodeRecord
-from limitguard.state.store import ClusterState
 from limitguard.core.scoring import NodeFacts
 from limitguard.core.scoring.scarce import resource_types
+from limitguard.state.records import NodeRecord
+from limitguard.state.store import ClusterState
 
 
 class NodeFactsReader:

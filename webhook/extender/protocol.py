@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 import orjson
-
 from limitguard.errors import LimitguardError
 
 

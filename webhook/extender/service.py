@@ -15,20 +15,19 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from limitguard.errors import LimitguardError
-from limitguard.state.records import NodeRecord, controller_of, is_mirror_pod, node_record
-from limitguard.state.store import ClusterState
 from limitguard.core.config import Config, Enforcement, NotReadyPolicy
 from limitguard.core.fit import fits, shortfalls
 from limitguard.core.limitaware import effective_ratios
 from limitguard.core.podlimits import PodSpecError, pod_limits
 from limitguard.core.scoring import PodFacts, ScoreSheet, score_candidates
 from limitguard.core.scoring.scarce import NAME as SCARCE
+from limitguard.errors import LimitguardError
 from limitguard.extender.columnar import filter_rows, score_rows
 from limitguard.extender.config import ExtenderConfig
 from limitguard.extender.facts import NodeFactsReader
 from limitguard.extender.protocol import ExtenderArgs
+from limitguard.state.records import NodeRecord, controller_of, is_mirror_pod, node_record
+from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
 

@@ -13,8 +13,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-
 from limitguard.admission.forward import LEADER_PATH, encode_decision
 from limitguard.admission.review import AdmissionRequest, decode_review, encode_response
 from limitguard.core.config import Config
@@ -33,6 +31,7 @@ from limitguard.extender.verbs import (
 from limitguard.http.endpoint import BODY_TIMEOUT, ENDPOINTS, Endpoint, add_endpoint, protocol_middleware
 from limitguard.http.metrics import Metrics, cached_children
 from limitguard.state.store import ClusterState
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,6 @@ from typing import Any, Generic, TypeVar
 
 import orjson
 from aiohttp import web
-
 from limitguard.errors import LimitguardError, StatusError
 
 log = logging.getLogger(__name__)
@@ -54,7 +53,9 @@ BODY_TIMEOUT = web.AppKey("body_timeout_seconds", float)
 
 def json_error(status: int, message: str) -> web.Response:
     return web.Response(
-        status=status, body=orjson.dumps({"error": message, "status": status}), content_type="application/json"
+        status=status,
+        body=orjson.dumps({"error": message, "status": status}),
+        content_type="application/json",
     )
 
 

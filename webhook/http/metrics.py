@@ -5,16 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import GaugeMetricFamily
-from prometheus_client.registry import Collector
-
-from limitguard.state.store import ClusterState
 from limitguard.core.config import Config
 from limitguard.core.limitaware import effective_ratios
 from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
 from limitguard.core.ratios import limit_capacity
 from limitguard.http.node_ratio_metrics import NodeRatioCollector
+from limitguard.state.store import ClusterState
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 
 def cached_children(metric: Any) -> Callable[..., Any]:

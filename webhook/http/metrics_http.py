@@ -7,9 +7,8 @@ monitoring namespace only, while the HTTPS port stays reachable for the apiserve
 from __future__ import annotations
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-
 from limitguard.http.metrics import Metrics
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 METRICS = web.AppKey("metrics", Metrics)
 

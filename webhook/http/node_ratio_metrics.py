@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prometheus_client.core import GaugeMetricFamily
-from prometheus_client.registry import Collector
-
-from limitguard.state.store import ClusterState
 from limitguard.core.config import Config
 from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT, node_limit_ratios
+from limitguard.state.store import ClusterState
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 
 class NodeRatioCollector(Collector):

@@ -20,9 +20,8 @@ import orjson
 from kubernetes import config as kube_config
 from kubernetes.client import Configuration
 from kubernetes.config.config_exception import ConfigException
-
-from limitguard.errors import LimitguardError
 from limitguard.clock import Clock, SystemClock
+from limitguard.errors import LimitguardError
 
 USER_AGENT = "limitguard/0.1"
 DEFAULT_KUBECONFIG = "~/.kube/config"
@@ -224,6 +223,7 @@ class KubeClient:
             if not 200 <= response.status < 300:
                 raise await _api_error(response)
             return orjson.loads(await response.read())
+
     async def server_version(self, timeout_seconds: float = 10.0) -> str:
         """The API server's gitVersion from GET /version (e.g. "v1.33.2")."""
         body = await self.get_json("/version", {}, aiohttp.ClientTimeout(total=timeout_seconds))

@@ -14,7 +14,6 @@ from typing import Any, BinaryIO
 import ijson
 import orjson
 import yaml
-
 from limitguard.errors import LimitguardError
 from limitguard.state.store import KINDS, ClusterState
 

@@ -7,7 +7,6 @@ from typing import Any
 from urllib.parse import quote
 
 import aiohttp
-
 from limitguard.kube.client import ApiError, KubeClient
 
 

@@ -23,9 +23,8 @@ from typing import Any, Protocol
 
 import aiohttp
 import orjson
-
-from limitguard.errors import LimitguardError
 from limitguard.clock import Clock, SystemClock
+from limitguard.errors import LimitguardError
 from limitguard.kube.client import ApiError
 
 log = logging.getLogger(__name__)

@@ -51,7 +51,10 @@ class BindingLedger:
         pod's new effective limits) the growth of an approved resize of a pod already counted."""
         self.release(pod_key)
         self._entries[pod_key] = _Entry(
-            node, dict(limits), self._clock.now() + self._ttl, None if settles_at is None else dict(settles_at)
+            node,
+            dict(limits),
+            self._clock.now() + self._ttl,
+            None if settles_at is None else dict(settles_at),
         )
         self._by_node.setdefault(node, set()).add(pod_key)
         totals = self._totals.setdefault(node, {})

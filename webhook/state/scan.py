@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import numpy as np
-
-from limitguard.state.capacity import Capacity
-from limitguard.state.store import ClusterState
-from limitguard.state.table import NodeTable, exact
 from limitguard.core.config import LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import UNSCHEDULABLE_TAINT, Placement, Requirement
 from limitguard.core.limitaware import NodeLike, effective_ratios, no_room
 from limitguard.core.response import Response, allowed
+from limitguard.state.capacity import Capacity
+from limitguard.state.store import ClusterState
+from limitguard.state.table import NodeTable, exact
 
 
 def _requirement_mask(table: NodeTable, requirement: Requirement) -> np.ndarray:
@@ -124,7 +123,14 @@ def unbound_verdict(
         order = table.name_rank() if placement.selector else table.seq
         example = record_of(table.names[int(rows[np.argmin(order[rows])])])
     return no_room(
-        subject, pod_limits, len(rows), example, allocated_of, config, exempt=exempt, exempt_reason=exempt_reason
+        subject,
+        pod_limits,
+        len(rows),
+        example,
+        allocated_of,
+        config,
+        exempt=exempt,
+        exempt_reason=exempt_reason,
     )
 
 

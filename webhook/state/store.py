@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from limitguard.clock import Clock
+from limitguard.core.podlimits import ResourceAmounts
 from limitguard.state.ledger import BindingLedger
 from limitguard.state.records import (
     NamespaceRecord,
@@ -22,7 +23,6 @@ from limitguard.state.records import (
     pod_record,
 )
 from limitguard.state.table import NodeTable, RowSums
-from limitguard.core.podlimits import ResourceAmounts
 
 KINDS = ("nodes", "pods", "namespaces")
 

@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import orjson
-
-from limitguard.state.capacity import SAFE_PRODUCT, Capacity
 from limitguard.core.eligibility import Taint
+from limitguard.state.capacity import SAFE_PRODUCT, Capacity
 
 if TYPE_CHECKING:
     from limitguard.state.records import NodeRecord

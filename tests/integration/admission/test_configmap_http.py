@@ -3,9 +3,9 @@
 import copy
 
 import yaml
+from limitguard.state.store import ClusterState
 
 from tests.support import FIXTURES, fixture, review
-from limitguard.state.store import ClusterState
 
 
 def configmap_request(configmap: dict, operation: str = "CREATE") -> dict:
@@ -18,7 +18,9 @@ def configmap_request(configmap: dict, operation: str = "CREATE") -> dict:
 
 
 def koordinator_configmap() -> dict:
-    return yaml.safe_load((FIXTURES / "schedcfg-v1-configmap-koord-scheduler.koordinator-config-manager.yaml").read_text())
+    return yaml.safe_load(
+        (FIXTURES / "schedcfg-v1-configmap-koord-scheduler.koordinator-config-manager.yaml").read_text()
+    )
 
 
 async def test_configmaps_without_a_scheduler_config_pass_untouched(start_server):

@@ -6,9 +6,6 @@ from typing import Any
 
 import orjson
 import pytest
-from prometheus_client import CollectorRegistry
-
-from tests.support import binding, container, node_write, pod, pod_create, resize
 from limitguard.admission.forward import (
     LeaderRouted,
     decode_decision,
@@ -17,9 +14,12 @@ from limitguard.admission.forward import (
     touches_ledger,
 )
 from limitguard.admission.review import decode_review
-from limitguard.core.response import Response, allowed
 from limitguard.core.config import NoLeaderPolicy
+from limitguard.core.response import Response, allowed
 from limitguard.kube.replica_metrics import ReplicaMetrics
+from prometheus_client import CollectorRegistry
+
+from tests.support import binding, container, node_write, pod, pod_create, resize
 
 
 def request(review: dict[str, Any]):

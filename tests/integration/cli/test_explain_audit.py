@@ -8,9 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-
 from limitguard.cli import audit as audit_command
-
 from limitguard.cli import explain as explain_command
 
 HERE = Path(__file__).resolve().parent

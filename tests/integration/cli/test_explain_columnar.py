@@ -2,14 +2,14 @@
 
 from pathlib import Path
 
-from limitguard.kube.filefeed import load_cluster_file
-from limitguard.state.store import ClusterState
 from limitguard.cli.configfile import load_config
-from limitguard.core.reports.explain import explain_pod
 from limitguard.core.podlimits import pod_limits
+from limitguard.core.reports.explain import explain_pod
 from limitguard.core.scoring import PodFacts, with_all_scorers
 from limitguard.extender.columnar import score_rows
 from limitguard.extender.facts import NodeFactsReader
+from limitguard.kube.filefeed import load_cluster_file
+from limitguard.state.store import ClusterState
 
 HERE = Path(__file__).parent
 

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from limitguard.core.config import Config
+from limitguard.state.store import ClusterState
 
 from tests.conftest import RunningServer
-from limitguard.state.store import ClusterState
-from limitguard.core.config import Config
 
 
 @pytest.fixture

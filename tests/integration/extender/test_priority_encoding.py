@@ -4,7 +4,6 @@ import numpy as np
 import orjson
 from hypothesis import given
 from hypothesis import strategies as st
-
 from limitguard.extender.protocol import encode_priorities, encode_priority_columns
 
 

@@ -2,9 +2,10 @@
 
 import asyncio
 
-from tests.support import LEDGER_NEVER_EXPIRES, binding, node, pod
-from limitguard.state.store import ClusterState
 from limitguard.core.config import Config, LimitAwareConfig
+from limitguard.state.store import ClusterState
+
+from tests.support import LEDGER_NEVER_EXPIRES, binding, node, pod
 
 PODS = 500
 ROOM = 10  # node "target": 10 cpu allocatable at 100%, every pod has a 1 cpu limit

@@ -14,9 +14,8 @@ from collections.abc import Callable
 
 import orjson
 import pytest
-
-from limitguard.testing.clock import FakeClock
 from limitguard.kube.reflector import Backoff, KindSink, Reflector, ReflectorSettings, WatchEnd
+from limitguard.testing.clock import FakeClock
 
 SLICE = 1 / 256  # ~4 ms; every duration here is a power-of-two fraction, so sums are exact
 

@@ -300,7 +300,9 @@ def test_a_repeated_binding_for_a_pod_already_bound_there_is_not_counted_twice()
 
 def test_an_unchanged_watch_event_keeps_the_sums_and_releases_the_ledger():
     state = worked_example()
-    state.ledger.reserve("node2", "default/pod3", {"cpu": 3000})  # e.g. reserved just before the cache caught up
+    state.ledger.reserve(
+        "node2", "default/pod3", {"cpu": 3000}
+    )  # e.g. reserved just before the cache caught up
     state.upsert_pod(pod("pod3", node_name="node2", cpu="3"))  # identical record
     assert len(state.ledger) == 0
     assert state.allocated("node2")["cpu"] == 5000

@@ -21,7 +21,9 @@ print("loaded:" + ",".join(sorted(m for m in ("aiohttp", "kubernetes", "promethe
 
 def loaded_after(*argv: str) -> str:
     code = PROBE.format(argv=", ".join(repr(word) for word in argv))
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
     return result.stdout.rsplit("loaded:", 1)[1].strip()
 
 

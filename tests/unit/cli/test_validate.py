@@ -9,12 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tests.support import HANG_GUARD_SECONDS
 from limitguard.cli import validate as cli
 
+from tests.support import HANG_GUARD_SECONDS, REPO
 from tests.unit.schedcfg.helpers import FIXTURES
-from tests.support import REPO
 
 VALID = str(FIXTURES / "schedcfg-v1-coscheduling.scheduler-plugins.yaml")
 # NodeResourcesFit weight 0: kube-scheduler defaults it to 1 and starts - a warning, not an error (issue 15).
@@ -134,8 +132,14 @@ def test_verbose_shows_notes(capsys: pytest.CaptureFixture[str]) -> None:
 def test_module_entry_point(tmp_path: Path) -> None:
     import subprocess
 
-    result = subprocess.run([sys.executable, "-m", "limitguard.cli.validate", VALID], capture_output=True, text=True,
-                            cwd=REPO, timeout=HANG_GUARD_SECONDS, check=False)
+    result = subprocess.run(
+        [sys.executable, "-m", "limitguard.cli.validate", VALID],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=HANG_GUARD_SECONDS,
+        check=False,
+    )
     assert result.returncode == 0, result.stderr
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from limitguard.cli.configfile import parse_config
 from limitguard.core.config import ConfigError, NoLeaderPolicy, ReplicasConfig
 

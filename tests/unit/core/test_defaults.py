@@ -2,8 +2,6 @@ import copy
 
 import jsonpatch
 import pytest
-
-from tests.support import container, pod
 from limitguard.core.config import BestEffortDefaults
 from limitguard.core.defaults import (
     DEFAULTED_ANNOTATION,
@@ -14,6 +12,8 @@ from limitguard.core.defaults import (
     pointer,
 )
 from limitguard.core.podlimits import pod_limits
+
+from tests.support import container, pod
 
 DEFAULTS = BestEffortDefaults()
 

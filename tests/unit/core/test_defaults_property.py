@@ -14,9 +14,13 @@ import copy
 import jsonpatch
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-
 from limitguard.core.config import BestEffortDefaults
-from limitguard.core.defaults import DEFAULTED_ANNOTATION, MIRROR_ANNOTATION, SKIP_ANNOTATION, best_effort_patch
+from limitguard.core.defaults import (
+    DEFAULTED_ANNOTATION,
+    MIRROR_ANNOTATION,
+    SKIP_ANNOTATION,
+    best_effort_patch,
+)
 from limitguard.core.podvalidation import pod_resource_errors
 
 CPU = st.sampled_from(["0", "50m", "100m", "250m", "1", "2"])

@@ -1,5 +1,4 @@
 import pytest
-
 from limitguard.core.eligibility import NodeTraits, Placement, Taint
 from limitguard.core.podlimits import PodSpecError
 

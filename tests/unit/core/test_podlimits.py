@@ -1,7 +1,7 @@
 import pytest
+from limitguard.core.podlimits import PodSpecError, pod_limits, pod_requests
 
 from tests.support import container
-from limitguard.core.podlimits import PodSpecError, pod_limits, pod_requests
 
 
 def spec(containers=(), init=(), overhead=None):

@@ -11,7 +11,6 @@ with the PodLevelResources gate on (on by default since 1.34). The function unde
 from __future__ import annotations
 
 import pytest
-
 from limitguard.core.qos import QOSClass, compute_pod_qos
 
 G, B, BE = QOSClass.GUARANTEED, QOSClass.BURSTABLE, QOSClass.BEST_EFFORT

@@ -1,5 +1,4 @@
 import pytest
-
 from limitguard.core.ratios import (
     RatioError,
     limit_capacity,

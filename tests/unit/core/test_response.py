@@ -32,6 +32,8 @@ def test_constructors_build_the_answers_of_each_kind():
     assert allowed("fits", "w" * 500).warnings[0].endswith(" ...")
     assert (denied("exceeds", "why").allowed, denied("exceeds", "why").code) == (False, 403)
     assert errored("malformed", "bad").code == 400 and errored("incomplete", "later", 503).code == 503
-    assert warned("no-room", "long", "brief") == Response(True, "no-room", message="long", warnings=("brief",), action="warn")
+    assert warned("no-room", "long", "brief") == Response(
+        True, "no-room", message="long", warnings=("brief",), action="warn"
+    )
     patch = [{"op": "add", "path": "/x", "value": 1}]
     assert (patched("defaulted", patch).patch, patched("defaulted", patch).action) == (patch, "mutate")

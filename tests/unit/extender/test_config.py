@@ -1,15 +1,14 @@
 """The extender's scorer configuration and the documented KubeSchedulerConfiguration snippet."""
 
-
 import pytest
 import yaml
-
 from limitguard.core.scoring import DEFAULT_SCORERS, ScorerConfig
 from limitguard.core.scoring.fitplus import FitPlusArgs, ResourceStrategy, Strategy
 from limitguard.core.scoring.limitaware import LimitAwareArgs
 from limitguard.core.scoring.scarce import ScarceResourceArgs
 from limitguard.extender import ExtenderConfigError, extender_config_from_mapping
 from limitguard.schedcfg import validate_text
+
 from tests.support import REPO
 
 DOCS = REPO / "docs"

@@ -1,9 +1,10 @@
 """Scoring amounts of pods (non-zero defaults) and the per-node sums the state keeps for them."""
 
-from tests.support import container, node, pod
-from limitguard.state.store import ClusterState
 from limitguard.core.podlimits import pod_amounts, pod_limits, pod_requests
 from limitguard.core.scoring.limitaware import limit_aware_scorer
+from limitguard.state.store import ClusterState
+
+from tests.support import container, node, pod
 
 MiB = 1024**2
 

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from limitguard.schedcfg import Report, validate_text
+
 from tests.support import FIXTURES
 
 V1 = "kubescheduler.config.k8s.io/v1"

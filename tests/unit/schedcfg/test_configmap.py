@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import pytest
-
 from limitguard.schedcfg import configmap_verdict, documents, validator
 
 from tests.unit.schedcfg.helpers import FIXTURES, config

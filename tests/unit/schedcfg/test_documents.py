@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from limitguard.schedcfg import documents, validate_text
 from limitguard.schedcfg.documents import YamlInputError, load_documents
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from limitguard.schedcfg import validate_text
 from limitguard.schedcfg.rules.releases import SUPPORTED_MINORS, Release
 

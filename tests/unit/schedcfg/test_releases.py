@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from limitguard.schedcfg import schemas
 from limitguard.schedcfg.args import ARGS_KINDS, PLUGIN_ARGS_KINDS
 from limitguard.schedcfg.rules.defaults import apply_defaults

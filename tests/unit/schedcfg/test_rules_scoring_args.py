@@ -8,7 +8,6 @@ import json
 from typing import Any
 
 import pytest
-
 from limitguard.schedcfg import validate_text
 from limitguard.schedcfg.rules.releases import Release
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
-
-from tests.support import REPO
 from limitguard.schedcfg import schemas
 from limitguard.schedcfg.api import CONFIG_VERSIONS
 from limitguard.schedcfg.args import ARGS_KINDS
+
+from tests.support import REPO
 
 SCHEMA_DIR = REPO / "schemas"
 MINE = sorted(

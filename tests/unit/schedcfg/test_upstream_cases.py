@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from limitguard.cli import validate as cli
 
 from tests.support import FIXTURES
-from limitguard.cli import validate as cli
 
 ROOT = FIXTURES / "schedcfg-upstream"
 VERSIONS = sorted(p.name for p in ROOT.iterdir() if p.is_dir())

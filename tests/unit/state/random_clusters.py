@@ -8,16 +8,16 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-
-from tests.support import container
 from limitguard.admission.review import decode_review
-from limitguard.state.store import ClusterState
 from limitguard.core.config import Config, Enforcement, LimitAwareConfig, UnboundPolicy
 from limitguard.core.ratios import RATIO_ANNOTATION
 from limitguard.core.scoring import ScorerConfig
 from limitguard.core.scoring.fitplus import FitPlusArgs, ResourceStrategy, Strategy
 from limitguard.core.scoring.limitaware import LimitAwareArgs
 from limitguard.core.scoring.scarce import ScarceResourceArgs
+from limitguard.state.store import ClusterState
+
+from tests.support import container
 
 NODE_NAMES = [f"n{index}" for index in range(8)]
 CANDIDATE_NAMES = [*NODE_NAMES, "ghost-1", "ghost-2"]  # ghosts are never in the state

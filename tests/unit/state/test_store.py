@@ -2,15 +2,15 @@ import json
 
 import pytest
 import yaml
-
-from tests.support import FIXTURES, REPO, container, node, pod
 from limitguard.core.config import LimitAwareConfig
 from limitguard.core.limitaware import effective_ratios
-from limitguard.testing.clock import FakeClock
+from limitguard.core.ratios import RATIO_ANNOTATION
 from limitguard.kube.filefeed import ClusterFileError, load_cluster_file
 from limitguard.state.ledger import BindingLedger
 from limitguard.state.store import ClusterState
-from limitguard.core.ratios import RATIO_ANNOTATION
+from limitguard.testing.clock import FakeClock
+
+from tests.support import FIXTURES, REPO, container, node, pod
 
 
 def test_sums_follow_add_update_and_delete():

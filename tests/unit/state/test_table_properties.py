@@ -13,7 +13,20 @@ import json
 import orjson
 from hypothesis import given
 from hypothesis import strategies as st
+from limitguard.admission.validating import Validator
+from limitguard.core.config import Config, LimitAwareConfig, UnboundPolicy
+from limitguard.core.eligibility import Placement
+from limitguard.core.limitaware import check_unbound
+from limitguard.core.reports.audit import audit
+from limitguard.extender.config import ExtenderConfig
+from limitguard.extender.protocol import ExtenderArgs, encode_priorities, encode_priority_columns
+from limitguard.extender.service import Extender
+from limitguard.state.capacity import Capacity
+from limitguard.state.scan import over_ratio_names, screened_nodes, unbound_verdict
+from limitguard.state.store import ClusterState
+from limitguard.state.table import exact
 
+from tests.support import container
 from tests.unit.state.random_clusters import (
     CANDIDATE_NAMES,
     CONFIGS,
@@ -26,19 +39,6 @@ from tests.unit.state.random_clusters import (
     synced_state,
     unbound_request,
 )
-from tests.support import container
-from limitguard.admission.validating import Validator
-from limitguard.state.capacity import Capacity
-from limitguard.state.scan import over_ratio_names, screened_nodes, unbound_verdict
-from limitguard.state.store import ClusterState
-from limitguard.state.table import exact
-from limitguard.core.reports.audit import audit
-from limitguard.core.config import Config, LimitAwareConfig, UnboundPolicy
-from limitguard.core.eligibility import Placement
-from limitguard.core.limitaware import check_unbound
-from limitguard.extender.config import ExtenderConfig
-from limitguard.extender.protocol import ExtenderArgs, encode_priorities, encode_priority_columns
-from limitguard.extender.service import Extender
 
 
 def assert_table_mirrors_state(state: ClusterState) -> None:

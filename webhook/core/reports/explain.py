@@ -101,7 +101,13 @@ def _checks(
     pod_limits: Mapping[str, int], node: NodeLike, allocated: Mapping[str, int], ratios: Mapping[str, int]
 ) -> list[LimitRow]:
     return [
-        LimitRow(resource, node.allocatable.get(resource, 0), percent, allocated.get(resource, 0), pod_limits.get(resource, 0))
+        LimitRow(
+            resource,
+            node.allocatable.get(resource, 0),
+            percent,
+            allocated.get(resource, 0),
+            pod_limits.get(resource, 0),
+        )
         for resource, percent in sorted(ratios.items())
     ]
 
@@ -233,7 +239,9 @@ def render_text(explanation: Explanation) -> str:
                 cells.append("-")
                 continue
             fmt = lambda amount, r=resource: display_units(r, amount)  # noqa: E731
-            cells.append(f"{fmt(check.allocated)}->{fmt(check.after)}/{fmt(check.capacity)} ({check.percent}%)")
+            cells.append(
+                f"{fmt(check.allocated)}->{fmt(check.after)}/{fmt(check.capacity)} ({check.percent}%)"
+            )
         scores = {score.scorer: score for score in row.scores}
         for scorer in explanation.scorers:
             score = scores.get(scorer.name)
