@@ -27,6 +27,7 @@ from pathlib import Path
 import orjson
 from limitguard.certs import generate as certs
 
+from bench.admission import CONFIG as ADMISSION_CONFIG
 from bench.admission import (
     binding_body,
     measure_state_load,
@@ -34,26 +35,16 @@ from bench.admission import (
     pod_body,
     start,
 )
+from bench.extender import EXTENDER_CONFIG
+from bench.extender import pod as extender_pod
 from bench.synthetic import make_cluster
 from bench.wrk_runner import Run, handler_totals, median_run, start_logged, wrk, wrk_beside
 
 REPO = Path(__file__).resolve().parents[1]
 PODS_PER_NODE = 30
 EXTENDER_NAMES = 5000
-CONFIG = """apiVersion: limitguard.io/v1alpha1
-kind: LimitGuardConfiguration
-limitAware:
-  defaultLimitToAllocatableRatio: {cpu: 150, memory: "150%"}
-  enforcement: Deny
-  unboundPods: Warn
-excludedNamespaces: [kube-system]
-extender:
-  scorers:
-    - {name: LimitAware, weight: 2}
-    - {name: NodeResourcesFitPlus, weight: 1}
-    - {name: ScarceResourceAvoidance, weight: 1, args: {resources: [nvidia.com/gpu]}}
-    - {name: PodState, weight: 1}
-"""
+# limitguard's bench configuration with every scorer the extender bench counts: the heaviest prioritize.
+CONFIG = ADMISSION_CONFIG + "extender: " + orjson.dumps(EXTENDER_CONFIG).decode() + "\n"
 
 
 def write_lines(path: Path, bodies: list[bytes]) -> Path:
@@ -62,22 +53,8 @@ def write_lines(path: Path, bodies: list[bytes]) -> Path:
 
 
 def extender_body(names: list[str]) -> bytes:
-    pod = {
-        "metadata": {"name": "bench", "namespace": "ns-1", "uid": "bench-uid"},
-        "spec": {
-            "containers": [
-                {
-                    "name": "app",
-                    "resources": {
-                        "requests": {"cpu": "250m", "memory": "256Mi"},
-                        "limits": {"cpu": "2", "memory": "1Gi"},
-                    },
-                }
-            ]
-        },
-        "status": {"phase": "Pending"},
-    }
-    return orjson.dumps({"Pod": pod, "Nodes": None, "NodeNames": names})
+    """Go-encoded ExtenderArgs of a nodeCacheCapable extender for *names*."""
+    return orjson.dumps({"Pod": extender_pod("2"), "Nodes": None, "NodeNames": names})
 
 
 IN_PROCESS = """
