@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from importlib import metadata
 
@@ -73,7 +74,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     command = next((word for word in argv if not word.startswith("-")), None)
     args = build_parser(command).parse_args(argv)
-    return int(args.run(args))
+    try:
+        return int(args.run(args))
+    except BrokenPipeError:
+        # The reader went away (`limitguard validate ... | head`): stop quietly, as Unix tools do.
+        # stdout is pointed at devnull so the interpreter's final flush cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -47,3 +47,22 @@ def test_every_package_folder_is_listed_for_the_wheel():
         for path in (REPO / "webhook").rglob("__init__.py")
     }
     assert folders == listed
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
+    """`limitguard validate ... | head -1`: no BrokenPipeError traceback on stderr."""
+    config = tmp_path / "config.yaml"
+    config.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
+    files = [str(config)] * 2000  # far more output than one pipe buffer
+    child = subprocess.Popen(
+        [sys.executable, "-m", "limitguard", "validate", *files],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+    )
+    assert child.stdout is not None
+    child.stdout.readline()
+    child.stdout.close()  # the reader goes away, as `head -1` does
+    _, stderr = child.communicate(timeout=120)
+    assert b"Traceback" not in stderr and b"BrokenPipe" not in stderr
+    assert child.returncode == 1
