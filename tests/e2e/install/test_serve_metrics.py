@@ -20,7 +20,7 @@ from limitguard.testing.examples import config, worked_example
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.test_serve_process import DEMO, free_port, serve_once
-from tests.support import REPO, binding, node, pod
+from tests.support import HANG_GUARD_SECONDS, REPO, binding, node, pod
 
 
 # -- mounts ---------------------------------------------------------------------------------------
@@ -206,7 +206,7 @@ async def test_metrics_port_serves_only_metrics_over_plain_http(tmp_path: Path) 
     base = f"http://127.0.0.1:{metrics_port}"
     try:
         async with aiohttp.ClientSession() as session:
-            deadline = time.monotonic() + 60  # a hang guard only
+            deadline = time.monotonic() + HANG_GUARD_SECONDS  # a hang guard only
             text = None
             while text is None:
                 assert process.poll() is None, (tmp_path / "serve.log").read_text()
