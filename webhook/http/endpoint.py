@@ -89,26 +89,29 @@ async def read_body(request: web.Request, limit: int, timeout: float) -> bytes:
         raise BodyError(408, f"body not received within {timeout:g}s") from None
 
 
+def _refused(endpoint: Endpoint[Any, Any], status: int, message: str) -> web.Response:
+    endpoint.rejected(status)
+    return json_error(status, message)
+
+
 async def _serve(endpoint: Endpoint[Any, Any], request: web.Request, timeout: float) -> web.Response:
     started = time.perf_counter()
     if endpoint.json_only and request.content_type != "application/json":
-        endpoint.rejected(400)
-        return json_error(400, f"expected Content-Type application/json, got {request.content_type!r}")
+        return _refused(
+            endpoint, 400, f"expected Content-Type application/json, got {request.content_type!r}"
+        )
     try:
         decoded = endpoint.decode(await read_body(request, endpoint.max_body_bytes, timeout))
     except StatusError as error:
-        endpoint.rejected(error.status)
-        return json_error(error.status, error.message)
+        return _refused(endpoint, error.status, error.message)
     except LimitguardError as error:
-        endpoint.rejected(400)
-        return json_error(400, str(error))
+        return _refused(endpoint, 400, str(error))
     try:
         answer = endpoint.answer(decoded)
         if inspect.isawaitable(answer):
             answer = await answer
     except StatusError as error:  # refused, not decided: no fail-open answer either
-        endpoint.rejected(error.status)
-        return json_error(error.status, error.message)
+        return _refused(endpoint, error.status, error.message)
     except Exception:
         log.exception("%s failed; answering fail-open", endpoint.name)
         answer = endpoint.fail_open(decoded)
