@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from limitguard.core.paths import path_join
 from limitguard.core.quantity import QuantityError, format_units, to_units
 from limitguard.core.ratios import RatioError, RatioMap, parse_ratio_map
 from limitguard.core.scoring import DEFAULT_SCORERS, ScorerConfig
@@ -110,16 +111,18 @@ def defaults_problems(defaults: Mapping[str, Any], where: str) -> list[str]:
             try:
                 amount = to_units(resource, quantity)
             except QuantityError as error:
-                problems.append(f"{where}.{kind}.{resource}: {error}")
+                problems.append(f"{path_join(where, kind, resource)}: {error}")
                 continue
             if amount <= 0:
-                problems.append(f"{where}.{kind}.{resource}: must be greater than 0, got {quantity!r}")
+                problems.append(
+                    f"{path_join(where, kind, resource)}: must be greater than 0, got {quantity!r}"
+                )
             parsed[kind][resource] = amount
     for resource, request in parsed["requests"].items():
         limit = parsed["limits"].get(resource)
         if limit is not None and request > limit:
             problems.append(
-                f"{where}.requests.{resource}: default request {format_units(resource, request)} "
+                f"{path_join(where, 'requests', resource)}: default request {format_units(resource, request)} "
                 f"exceeds default limit {format_units(resource, limit)}"
             )
     return problems

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from limitguard.core.paths import path_join
 from limitguard.core.ratios import parse_ratio_map
 from limitguard.core.scoring import (
     DEFAULT_SCORERS,
@@ -97,29 +98,31 @@ def _scorer(raw: Any, path: str, problems: list[str]) -> ScorerConfig | None:
         problems.append(f"{path}: must be an object with name, weight and args")
         return None
     for unknown in sorted(set(raw) - _SCORER_FIELDS, key=str):
-        problems.append(f"{path}.{unknown}: unknown field (expected name, weight, args)")
+        problems.append(f"{path_join(path, str(unknown))}: unknown field (expected name, weight, args)")
     name = raw.get("name")
     if name not in SCORER_NAMES:
         supported = ", ".join(f'"{known}"' for known in SCORER_NAMES)
-        problems.append(f"{path}.name: Unsupported value: {name!r}: supported values: {supported}")
+        problems.append(
+            f"{path_join(path, 'name')}: Unsupported value: {name!r}: supported values: {supported}"
+        )
         return None
     weight = raw.get("weight", 1)
     if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= MAX_SCORER_WEIGHT:
         problems.append(
-            f"{path}.weight: Invalid value: {weight!r}: must be an integer in [1, {MAX_SCORER_WEIGHT}]"
+            f"{path_join(path, 'weight')}: Invalid value: {weight!r}: must be an integer in [1, {MAX_SCORER_WEIGHT}]"
         )
         return None
     args = raw.get("args")
     if args is None:
         return ScorerConfig(name, weight)
     if not isinstance(args, Mapping):
-        problems.append(f"{path}.args: must be an object")
+        problems.append(f"{path_join(path, 'args')}: must be an object")
         return None
     if name == podstate.NAME:
         if args:
-            problems.append(f"{path}.args: PodState takes no args")
+            problems.append(f"{path_join(path, 'args')}: PodState takes no args")
         return ScorerConfig(name, weight)
-    found = _args_problems(name, args, f"{path}.args")
+    found = _args_problems(name, args, path_join(path, "args"))
     if found:
         problems.extend(found)
         return None
@@ -136,7 +139,7 @@ def extender_config_from_mapping(raw: Mapping[str, Any] | None, where: str = "ex
     if not isinstance(raw, Mapping):
         raise ExtenderConfigError([f"{where}: must be an object"])
     problems = [
-        f"{where}.{unknown}: unknown field (expected scorers)"
+        f"{path_join(where, str(unknown))}: unknown field (expected scorers)"
         for unknown in sorted(set(raw) - {"scorers"}, key=str)
     ]
     scorers_raw = raw.get("scorers")
@@ -145,17 +148,17 @@ def extender_config_from_mapping(raw: Mapping[str, Any] | None, where: str = "ex
             raise ExtenderConfigError(problems)
         return ExtenderConfig()
     if not isinstance(scorers_raw, list) or not scorers_raw:
-        raise ExtenderConfigError([*problems, f"{where}.scorers: must be a non-empty list"])
+        raise ExtenderConfigError([*problems, f"{path_join(where, 'scorers')}: must be a non-empty list"])
     scorers: list[ScorerConfig] = []
     seen: dict[str, int] = {}
     for index, item in enumerate(scorers_raw):
-        path = f"{where}.scorers[{index}]"
+        path = path_join(where, "scorers", index)
         scorer = _scorer(item, path, problems)
         if scorer is None:
             continue
         if scorer.name in seen:
             problems.append(
-                f"{path}.name: Duplicate value: {scorer.name!r} (also scorers[{seen[scorer.name]}])"
+                f"{path_join(path, 'name')}: Duplicate value: {scorer.name!r} (also scorers[{seen[scorer.name]}])"
             )
             continue
         seen[scorer.name] = index

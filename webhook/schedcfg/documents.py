@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import yaml
+from limitguard.core.paths import path_join
 from limitguard.errors import LimitguardError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
-
-from .report import path_join
 
 MAX_INPUT_BYTES = 1024 * 1024  # a ConfigMap cannot hold more than 1 MiB either
 MAX_DEPTH = 64

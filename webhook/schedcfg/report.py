@@ -8,7 +8,6 @@ supported values: "LeastAllocated", "MostAllocated"``, so operators recognise th
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -16,7 +15,6 @@ from typing import Any, Literal
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MAX_VALUE_CHARS = 120
 
 
@@ -28,23 +26,6 @@ class _Missing:
 
 
 MISSING: Any = _Missing()
-
-
-def path_join(base: str, *parts: str | int) -> str:
-    """Extend a field path: ints become ``[i]``, identifier keys ``.key``, other keys ``["key"]``.
-
-    Map keys such as resource names are not identifiers (``nvidia.com/gpu``), so they are quoted in
-    brackets exactly like SPEC 6 shows; plain field names stay dotted.
-    """
-    out = base
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif _IDENTIFIER.match(part):
-            out = f"{out}.{part}" if out else part
-        else:
-            out += "[" + json.dumps(part, ensure_ascii=False) + "]"
-    return out
 
 
 def prefix_path(prefix: str, path: str) -> str:

@@ -19,8 +19,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.validators import extend
+from limitguard.core.paths import path_join
 
-from .report import Finding, format_value, invalid, path_join, required, unsupported
+from .report import Finding, format_value, invalid, required, unsupported
 
 MESSAGE_KEYWORD = "x-limitguard-message"
 

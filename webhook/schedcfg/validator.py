@@ -12,11 +12,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from limitguard.core.paths import path_join
+
 from . import schemas
 from .api import CONFIG_VERSIONS, GROUP, KIND, api_version
 from .args import check_plugin_configs
 from .documents import Document, YamlInputError, load_documents
-from .report import Finding, Report, info, invalid, path_join, prefix_path, relocate, unsupported, warning
+from .report import Finding, Report, info, invalid, prefix_path, relocate, unsupported, warning
 from .rules import config as config_rules
 from .rules import framework
 from .rules.defaults import apply_defaults, plugin_weight_warnings

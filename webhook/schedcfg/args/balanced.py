@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..report import Finding, duplicate, invalid, path_join
+from limitguard.core.paths import path_join
+
+from ..report import Finding, duplicate, invalid
 from ..rules.releases import Release
 from .common import as_dict, as_int, as_list, resource_name_warnings
 from .fit import default_resources, default_weights

@@ -10,9 +10,11 @@ import copy
 import json
 from typing import Any
 
+from limitguard.core.paths import path_join
+
 from .. import schemas
 from ..api import GROUP
-from ..report import Finding, info, path_join, unsupported, warning
+from ..report import Finding, info, unsupported, warning
 from ..rules.releases import DEFAULT_RELEASE, Release
 from .registry import ARGS_KINDS, PLUGIN_ARGS_KINDS
 

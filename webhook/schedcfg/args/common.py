@@ -9,8 +9,9 @@ import json
 from typing import Any
 
 from limitguard.core.names import RESOURCE_NAME_HINT, is_valid_resource_name
+from limitguard.core.paths import path_join
 
-from ..report import Finding, invalid, path_join, required, warning
+from ..report import Finding, invalid, required, warning
 
 
 def as_dict(value: Any) -> dict[str, Any]:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..report import Finding, forbidden, invalid, path_join
+from limitguard.core.paths import path_join
+
+from ..report import Finding, forbidden, invalid
 from ..rules.durations import parse_go_duration
 from ..rules.releases import Release
 from .kind import ArgsKind

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..report import Finding, path_join
+from limitguard.core.paths import path_join
+
+from ..report import Finding
 from ..rules.releases import Release
 from .common import as_dict, resource_name_errors
 from .kind import ArgsKind

@@ -6,8 +6,9 @@ import re
 from typing import Any
 
 from limitguard.core.names import is_qualified_name
+from limitguard.core.paths import path_join
 
-from ..report import Finding, forbidden, invalid, path_join, required
+from ..report import Finding, forbidden, invalid, required
 from ..rules.releases import Release
 from .common import as_dict, as_list
 from .kind import ArgsKind

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..report import Finding, path_join, warning
+from limitguard.core.paths import path_join
+
+from ..report import Finding, warning
 from ..rules.releases import Release
 from .common import as_list, resource_name_errors
 from .kind import ArgsKind

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from limitguard.core.names import is_qualified_name
+from limitguard.core.paths import path_join
 
-from ..report import Finding, duplicate, forbidden, invalid, path_join
+from ..report import Finding, duplicate, forbidden, invalid
 from ..rules.releases import Release
 from .common import as_dict, as_list
 from .kind import ArgsKind

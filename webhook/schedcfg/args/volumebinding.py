@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..report import Finding, invalid, path_join
+from limitguard.core.paths import path_join
+
+from ..report import Finding, invalid
 from ..rules.releases import Release
 from .common import check_shape
 from .kind import ArgsKind

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from limitguard.core.names import is_qualified_name, is_valid_resource_name
+from limitguard.core.paths import path_join
 
 from ..api import GROUP
 from ..args.common import as_dict, as_int, as_list
-from ..report import Finding, duplicate, invalid, path_join, required
+from ..report import Finding, duplicate, invalid, required
 from .durations import parse_go_duration
 from .plugin_tables import invalid_in_v1
 from .releases import Release

@@ -11,8 +11,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from limitguard.core.paths import path_join
+
 from ..args.common import as_dict, as_int, as_list, replaced_zero
-from ..report import Finding, path_join
+from ..report import Finding
 from .durations import parse_go_duration
 
 LEADER_ELECTION_DURATIONS = {"leaseDuration": "15s", "renewDeadline": "10s", "retryPeriod": "2s"}

@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from limitguard.core.paths import path_join
+
 from ..args.common import as_dict, as_int, as_list
 from ..args.registry import ARGS_KINDS
-from ..report import Finding, duplicate, format_value, info, invalid, path_join, warning
+from ..report import Finding, duplicate, format_value, info, invalid, warning
 from .plugin_tables import (
     OUT_OF_TREE_QUEUE_SORT,
     POINTS,
