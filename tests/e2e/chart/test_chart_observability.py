@@ -192,8 +192,13 @@ def test_network_policy_opens_the_webhook_port_to_all_and_metrics_to_monitoring(
         ),
         "NetworkPolicy",
     )
+    replicas = {"podSelector": {"matchLabels": deployment["spec"]["selector"]["matchLabels"]}}
     assert narrowed["spec"]["ingress"] == [
-        {"ports": [{"port": 8443, "protocol": "TCP"}], "from": [{"ipBlock": {"cidr": "172.18.0.0/16"}}]}
+        {
+            "ports": [{"port": 8443, "protocol": "TCP"}],
+            # the apiserver's peers, and the replicas themselves (followers forward to the leader)
+            "from": [{"ipBlock": {"cidr": "172.18.0.0/16"}}, replicas],
+        }
     ]
 
 
