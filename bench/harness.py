@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import IO
 
 import aiohttp
 
@@ -33,17 +34,23 @@ def start(
     context: ssl.SSLContext,
     timeout: float = 120,
     env: Mapping[str, str] | None = None,
+    log_file: IO[bytes] | None = None,
 ) -> subprocess.Popen:
-    """Start *command* and return once *ready_url* answers 200 (its stderr is kept for the error)."""
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=REPO, env=env)
+    """Start *command* and return once *ready_url* answers 200.
+
+    Its stderr is kept for the error message, or written to *log_file* when the server logs at info
+    for the whole run (a pipe nobody reads would fill and block it).
+    """
+    stderr = log_file if log_file is not None else subprocess.PIPE
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr, cwd=REPO, env=env)
 
     async def wait_ready() -> None:
         deadline = time.monotonic() + timeout
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context)) as session:
             while time.monotonic() < deadline:
                 if process.poll() is not None:
-                    assert process.stderr is not None
-                    raise RuntimeError(f"{command[0]} exited: {process.stderr.read().decode()[-2000:]}")
+                    output = process.stderr.read().decode()[-2000:] if process.stderr else "see its log file"
+                    raise RuntimeError(f"{command[0]} exited: {output}")
                 try:
                     async with session.get(ready_url) as response:
                         if response.status == 200:

@@ -38,7 +38,7 @@ from bench.admission import (
 from bench.extender import EXTENDER_CONFIG
 from bench.extender import pod as extender_pod
 from bench.synthetic import make_cluster
-from bench.wrk_runner import Run, handler_totals, median_run, start_logged, wrk, wrk_beside
+from bench.wrk_runner import Run, handler_totals, median_run, wrk, wrk_beside
 
 REPO = Path(__file__).resolve().parents[1]
 PODS_PER_NODE = 30
@@ -154,11 +154,11 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
     figures = in_process(cluster_file, config_file, bodies["unbound"], bodies["extender"])
     port, floor_port = 18443, 18444
     log_file = (work / "server.log").open("wb")
-    server = start_logged(
+    server = start(
         [
             sys.executable,
             "-m",
-            "webhook",
+            "limitguard",
             "serve",
             "--config",
             str(config_file),
@@ -173,12 +173,14 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
         ],
         f"https://localhost:{port}/readyz",
         context,
-        log_file,
+        timeout=600,  # loading 450,000 pods takes a while on a loaded machine
+        log_file=log_file,
     )
     floor = start(
         [
             sys.executable,
-            "bench/floor_server.py",
+            "-m",
+            "bench.floor_server",
             "--cert-dir",
             str(work / "certs"),
             "--port",

@@ -3,17 +3,12 @@ handler time from its metrics, and a server start with its log in a file."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import ssl
 import subprocess
-import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
-
-import aiohttp
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "bench" / "wrk" / "post.lua"
@@ -32,26 +27,15 @@ class Run:
         return self.requests / self.seconds if self.seconds else 0.0
 
 
-def wrk(url: str, bodies: Path, seconds: int, connections: int = 16) -> Run:
-    """One wrk run; its figures come from the script's done() line."""
-    out = subprocess.run(
-        [
-            "wrk",
-            "-t1",
-            f"-c{connections}",
-            f"-d{seconds}s",
-            "--timeout",
-            "10s",
-            "-s",
-            str(SCRIPT),
-            url,
-            "--",
-            str(bodies),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+def _command(url: str, bodies: Path, seconds: int, connections: int) -> list[str]:
+    return [
+        *("wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "--timeout", "10s"),
+        *("-s", str(SCRIPT), url, "--", str(bodies)),
+    ]
+
+
+def _parse(out: str) -> Run:
+    """A run's figures, from the script's done() line."""
     line = next(line for line in out.splitlines() if line.startswith("WRK-JSON "))
     figures = json.loads(line.removeprefix("WRK-JSON "))
     return Run(
@@ -63,42 +47,18 @@ def wrk(url: str, bodies: Path, seconds: int, connections: int = 16) -> Run:
     )
 
 
+def wrk(url: str, bodies: Path, seconds: int, connections: int = 16) -> Run:
+    """One wrk run."""
+    command = _command(url, bodies, seconds, connections)
+    return _parse(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+
+
 def wrk_beside(admissions: tuple[str, Path], prioritize: tuple[str, Path], seconds: int) -> tuple[Run, Run]:
     """Admissions at -c16 while one scheduler (-c1) calls prioritize: both wrk at once."""
-
-    def command(url: str, bodies: Path, connections: int) -> list[str]:
-        return [
-            "wrk",
-            "-t1",
-            f"-c{connections}",
-            f"-d{seconds}s",
-            "--timeout",
-            "10s",
-            "-s",
-            str(SCRIPT),
-            url,
-            "--",
-            str(bodies),
-        ]
-
-    side = subprocess.Popen(command(*prioritize, 1), stdout=subprocess.PIPE, text=True)
-    main = subprocess.run(command(*admissions, 16), capture_output=True, text=True, check=True).stdout
+    side = subprocess.Popen(_command(*prioritize, seconds, 1), stdout=subprocess.PIPE, text=True)
+    main = subprocess.run(_command(*admissions, seconds, 16), capture_output=True, text=True, check=True)
     side_out, _ = side.communicate()
-    runs = []
-    for out in (main, side_out):
-        figures = json.loads(
-            next(x for x in out.splitlines() if x.startswith("WRK-JSON ")).removeprefix("WRK-JSON ")
-        )
-        runs.append(
-            Run(
-                figures["requests"],
-                figures["duration_us"] / 1e6,
-                figures["p50_us"] / 1000,
-                figures["p99_us"] / 1000,
-                figures["socket_errors"] + figures["non2xx"],
-            )
-        )
-    return runs[0], runs[1]
+    return _parse(main.stdout), _parse(side_out)
 
 
 HANDLER_SERIES = {
@@ -121,28 +81,3 @@ def handler_totals(port: int, context: ssl.SSLContext, path: str) -> tuple[float
 def median_run(runs: list[Run]) -> Run:
     """The run with the median requests/s (its own p50/p99 with it)."""
     return sorted(runs, key=lambda run: run.rps)[len(runs) // 2]
-
-
-def start_logged(
-    command: list[str], ready_url: str, context: ssl.SSLContext, log_file: IO[bytes]
-) -> subprocess.Popen:
-    """start() with the server's log in a file: a pipe nobody reads would block it at info."""
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log_file, cwd=REPO)
-
-    async def wait_ready() -> None:
-        deadline = time.monotonic() + 600
-        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context)) as session:
-            while time.monotonic() < deadline:
-                if process.poll() is not None:
-                    raise RuntimeError(f"{command[0]} exited")
-                try:
-                    async with session.get(ready_url) as response:
-                        if response.status == 200:
-                            return
-                except aiohttp.ClientError:
-                    pass
-                await asyncio.sleep(0.1)
-        raise RuntimeError("server not ready")
-
-    asyncio.run(wait_ready())
-    return process
