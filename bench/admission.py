@@ -31,7 +31,7 @@ from limitguard.certs import generate as certs
 from limitguard.testing.builders import binding
 
 from bench.harness import REPO, peak_rss_mb, percentile_ms, serve_command, start, stop
-from bench.synthetic import ZONES, make_cluster
+from bench.synthetic import ZONES, write_cluster
 
 CONFIG = """apiVersion: limitguard.io/v1alpha1
 kind: LimitGuardConfiguration
@@ -244,14 +244,7 @@ def main() -> None:
     rng = random.Random(11)
     work = Path(tempfile.mkdtemp(prefix="limitguard-bench-"))
     cluster_file = work / "cluster.json"
-    cluster = make_cluster(args.nodes, args.pods, args.pending)
-    cluster_file.write_bytes(orjson.dumps(cluster))
-    pending = [
-        item["metadata"]
-        for item in cluster["items"]
-        if item["kind"] == "Pod" and not item["spec"].get("nodeName")
-    ]
-    del cluster
+    pending = write_cluster(cluster_file, args.nodes, args.pods, args.pending)
     (work / "config.yaml").write_text(CONFIG)
     certs.write(certs.generate(["localhost", "127.0.0.1"]), work / "certs")
     context = ssl.create_default_context(cafile=str(work / "certs" / certs.CA_CERT))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any
 
+import orjson
 from limitguard.testing.builders import container, namespace, node, pod
 
 ZONES = [f"zone-{index}" for index in range(10)]
@@ -43,3 +45,14 @@ def make_cluster(nodes: int, pods: int, pending: int, seed: int = 7) -> dict[str
     items += [make_pod(index, f"node-{index % nodes:05d}", rng) for index in range(bound)]
     items += [make_pod(bound + index, None, rng) for index in range(pending)]
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
+
+
+def write_cluster(path: Path, nodes: int, pods: int, pending: int) -> list[dict[str, Any]]:
+    """Write a synthetic cluster to *path* (a JSON List); the metadata of its pending pods."""
+    cluster = make_cluster(nodes, pods, pending)
+    path.write_bytes(orjson.dumps(cluster))
+    return [
+        item["metadata"]
+        for item in cluster["items"]
+        if item["kind"] == "Pod" and not item["spec"].get("nodeName")
+    ]

@@ -37,7 +37,7 @@ from bench.admission import (
 )
 from bench.extender import EXTENDER_CONFIG
 from bench.extender import pod as extender_pod
-from bench.synthetic import make_cluster
+from bench.synthetic import write_cluster
 from bench.wrk_runner import Run, handler_totals, median_run, wrk, wrk_beside
 
 REPO = Path(__file__).resolve().parents[1]
@@ -111,15 +111,8 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
     rng = random.Random(11)
     pods = nodes * PODS_PER_NODE
     pending = min(10_000, pods // 10)
-    cluster = make_cluster(nodes, pods, pending)
     cluster_file = work / f"cluster-{nodes}.json"
-    cluster_file.write_bytes(orjson.dumps(cluster))
-    pending_pods = [
-        item["metadata"]
-        for item in cluster["items"]
-        if item["kind"] == "Pod" and not item["spec"].get("nodeName")
-    ]
-    del cluster
+    pending_pods = write_cluster(cluster_file, nodes, pods, pending)
     node_names = [f"node-{index:05d}" for index in range(nodes)]
     load = measure_state_load(cluster_file)
     print(
