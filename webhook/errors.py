@@ -1,6 +1,6 @@
 """The one exception base: every error limitguard raises on purpose derives from LimitguardError.
 
-Callers (the CLI, the HTTP middleware) catch this base to turn an expected failure into a clear
+Callers (the CLI, the HTTP transport) catch this base to turn an expected failure into a clear
 message or a 400, and let anything else surface as the bug it is. Subclasses that stand for bad input
 also derive from ValueError, so code written against the standard library keeps working.
 """

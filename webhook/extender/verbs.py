@@ -1,6 +1,6 @@
 """The extender's two verbs over decoded ExtenderArgs: what to answer, and what to answer fail-open.
 
-Plain functions, no HTTP: `limitguard.http` serves them through the same middleware as admission.
+Plain functions, no HTTP: `limitguard.http` serves them through the same transport as admission.
 kube-scheduler treats any non-200 answer as a failed call (an error unless the extender is
 `ignorable`), so a bug is answered fail-open (all candidates pass, every score 0), never a 500.
 """

@@ -1,1 +1,1 @@
-"""aiohttp wiring: the application, the one middleware every POST route goes through, TLS, metrics, logs."""
+"""aiohttp wiring: the application, the one transport every POST route goes through, TLS, metrics, logs."""

@@ -1,6 +1,6 @@
 """The aiohttp application: admission and extender endpoints, probes and metrics.
 
-Every POST route is an `Endpoint` served by the one middleware in `limitguard.http.endpoint`, so every
+Every POST route is an `Endpoint` served by the one transport in `limitguard.http.endpoint`, so every
 request gets a well-formed answer: 200 with the protocol's body, or 400/408/413 with a JSON error. A
 handler bug never becomes a 500 that could block the cluster's writes or scheduling: it is logged,
 counted, and answered fail-open (admission: allowed with a warning; extender: all pass, scores 0).
@@ -28,8 +28,9 @@ from limitguard.extender.verbs import (
     filter_reply,
     prioritize_reply,
 )
-from limitguard.http.endpoint import BODY_TIMEOUT, ENDPOINTS, Endpoint, add_endpoint, protocol_middleware
-from limitguard.http.metrics import Metrics, cached_children
+from limitguard.http.endpoint import Endpoint, add_endpoint
+from limitguard.http.logs import log_event
+from limitguard.http.metrics import Metrics
 from limitguard.state.store import ClusterState
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -93,26 +94,24 @@ def admission_endpoint(
     encode: Callable[[AdmissionRequest, Response], bytes] = encode_response,
 ) -> Endpoint[AdmissionRequest, Response]:
     metrics = services.metrics
-    admissions = cached_children(metrics.admissions)
-    decisions = cached_children(metrics.decisions)
-    fail_open = cached_children(metrics.fail_open)
-    bad_requests = cached_children(metrics.bad_requests)
-    latency = metrics.latency.labels(name)
+    admissions, decisions, fail_open = metrics.admissions, metrics.decisions, metrics.fail_open
+    latency = metrics.latency.series((name,))
 
     def observe(review: AdmissionRequest, response: Response, seconds: float) -> None:
         decision = "allowed" if response.allowed else "denied"
-        admissions(name, review.target, decision, response.action).inc()
-        decisions(name, decision, response.reason).inc()
+        admissions.inc((name, review.target, decision, response.action))
+        decisions.inc((name, decision, response.reason))
         if response.allowed and response.reason in FAIL_OPEN_REASONS:
-            fail_open(name, response.reason).inc()
+            fail_open.inc((name, response.reason))
         latency.observe(seconds)
         level = logging.INFO if _logged_at_info(response) else logging.DEBUG
         if not log.isEnabledFor(level):
             return
-        log.log(
+        log_event(
+            log,
             level,
             "admission",
-            extra={
+            {
                 "webhook": name,
                 "uid": review.uid,
                 "resource": review.target,
@@ -133,7 +132,7 @@ def admission_endpoint(
         fail_open=lambda review: INTERNAL_ERROR,
         encode=encode,
         observe=observe,
-        rejected=lambda status: bad_requests(name, str(status)).inc(),
+        rejected=lambda status: metrics.bad_requests.inc((name, str(status))),
         max_body_bytes=services.settings.max_body_bytes,
         json_only=True,
     )
@@ -142,20 +141,22 @@ def admission_endpoint(
 def extender_endpoint(verb: str, extender: Extender, services: Services) -> Endpoint[ExtenderArgs, Reply]:
     metrics = services.metrics
     answer = filter_reply if verb == "filter" else prioritize_reply
-    requests = cached_children(metrics.extender_requests)
-    duration = metrics.extender_duration.labels(verb)
+    requests = metrics.extender_requests
+    duration = metrics.extender_duration.series((verb,))
 
     def observe(args: ExtenderArgs, reply: Reply, seconds: float) -> None:
-        requests(verb, reply.outcome).inc()
+        requests.inc((verb, reply.outcome))
         duration.observe(seconds)
         if reply.filtered:
             metrics.extender_filtered_nodes.inc(reply.filtered)
         if reply.unknown:
             metrics.extender_unknown_nodes.inc(reply.unknown)
         if log.isEnabledFor(logging.DEBUG):
-            log.debug(
+            log_event(
+                log,
+                logging.DEBUG,
                 "extender",
-                extra={
+                {
                     "verb": verb,
                     "pod": args.describe_pod(),
                     "candidates": len(args.node_names),
@@ -171,7 +172,7 @@ def extender_endpoint(verb: str, extender: Extender, services: Services) -> Endp
         fail_open=lambda args: fail_open_reply(verb, args),
         encode=lambda args, reply: reply.payload,
         observe=observe,
-        rejected=lambda status: requests(verb, "bad-request").inc(),
+        rejected=lambda status: requests.inc((verb, "bad-request")),
         max_body_bytes=services.settings.extender_max_body_bytes,
     )
 
@@ -195,22 +196,21 @@ async def metrics_endpoint(request: web.Request) -> web.Response:
 
 
 def create_app(services: Services) -> web.Application:
-    app = web.Application(middlewares=[protocol_middleware])  # bodies are read with each route's limit
+    app = web.Application()  # bodies are read by each endpoint, with its own limit
     app[SERVICES] = services
-    app[ENDPOINTS] = {}
-    app[BODY_TIMEOUT] = services.settings.body_timeout_seconds
+    timeout = services.settings.body_timeout_seconds
     for name, handler in services.handlers.items():
-        add_endpoint(app, f"/{name}", admission_endpoint(name, handler, services))
+        add_endpoint(app, f"/{name}", admission_endpoint(name, handler, services), timeout)
     if services.leader_handler is not None:
         leader = admission_endpoint(
             "leader", services.leader_handler, services, lambda review, response: encode_decision(response)
         )
-        add_endpoint(app, LEADER_PATH, leader)
+        add_endpoint(app, LEADER_PATH, leader, timeout)
     extender_config = services.extender_config or ExtenderConfig(services.config.scorers)
     extender = Extender(services.state, services.config, extender_config)
     prefix = "/" + services.settings.extender_prefix.strip("/")
     for verb in VERBS:
-        add_endpoint(app, f"{prefix}/{verb}", extender_endpoint(verb, extender, services))
+        add_endpoint(app, f"{prefix}/{verb}", extender_endpoint(verb, extender, services), timeout)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics_endpoint)

@@ -1,4 +1,4 @@
-"""One middleware for every POST route: bounded body, decode, answer, fail open, observe, encode.
+"""One transport for every POST route: bounded body, decode, answer, fail open, observe, encode.
 
 Admission and extender endpoints differ only in their protocol (an `Endpoint`'s functions); the
 transport rules are the same for all of them and live here once:
@@ -11,11 +11,11 @@ transport rules are the same for all of them and live here once:
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
+from inspect import iscoroutine
 from typing import Any, Generic, TypeVar
 
 import orjson
@@ -38,7 +38,7 @@ class Endpoint(Generic[Request, Answer]):
 
     name: str  # metrics label and log field: validate, mutate, extender-filter, ...
     decode: Callable[[bytes], Request]  # raises a LimitguardError subclass -> 400 with its text
-    answer: Callable[[Request], Answer | Awaitable[Answer]]  # awaitable: a follower asking its leader
+    answer: Callable[[Request], Answer | Coroutine[Any, Any, Answer]]  # a coroutine: a follower asking its leader
     fail_open: Callable[[Request], Answer]  # the answer when `answer` raised
     encode: Callable[[Request, Answer], bytes]
     observe: Callable[[Request, Answer, float], None]  # metrics and logs, given seconds taken
@@ -47,8 +47,7 @@ class Endpoint(Generic[Request, Answer]):
     json_only: bool = False  # require Content-Type application/json (the apiserver always sends it)
 
 
-ENDPOINTS = web.AppKey("endpoints", dict)
-BODY_TIMEOUT = web.AppKey("body_timeout_seconds", float)
+Handler = Callable[[web.Request], Awaitable[web.Response]]
 
 
 def json_error(status: int, message: str) -> web.Response:
@@ -94,48 +93,42 @@ def _refused(endpoint: Endpoint[Any, Any], status: int, message: str) -> web.Res
     return json_error(status, message)
 
 
-async def _serve(endpoint: Endpoint[Any, Any], request: web.Request, timeout: float) -> web.Response:
-    started = time.perf_counter()
-    if endpoint.json_only and request.content_type != "application/json":
-        return _refused(
-            endpoint, 400, f"expected Content-Type application/json, got {request.content_type!r}"
-        )
-    try:
-        decoded = endpoint.decode(await read_body(request, endpoint.max_body_bytes, timeout))
-    except StatusError as error:
-        return _refused(endpoint, error.status, error.message)
-    except LimitguardError as error:
-        return _refused(endpoint, 400, str(error))
-    try:
-        answer = endpoint.answer(decoded)
-        if inspect.isawaitable(answer):
-            answer = await answer
-    except StatusError as error:  # refused, not decided: no fail-open answer either
-        return _refused(endpoint, error.status, error.message)
-    except Exception:
-        log.exception("%s failed; answering fail-open", endpoint.name)
-        answer = endpoint.fail_open(decoded)
-    endpoint.observe(decoded, answer, time.perf_counter() - started)
-    return web.Response(body=endpoint.encode(decoded, answer), content_type="application/json")
+def endpoint_handler(endpoint: Endpoint[Any, Any], body_timeout: float) -> Handler:
+    """The aiohttp handler of one Endpoint: the one transport every POST route shares.
+
+    A plain route handler, not an aiohttp middleware: a middleware runs its wrapper chain (and
+    aiohttp's current-app bookkeeping) on every request, which costs as much as a binding's policy
+    check. The rules are still written once, here.
+    """
+    decode, answer_of, observe, encode = endpoint.decode, endpoint.answer, endpoint.observe, endpoint.encode
+    limit = endpoint.max_body_bytes
+
+    async def serve(request: web.Request) -> web.Response:
+        started = time.perf_counter()
+        if endpoint.json_only and request.content_type != "application/json":
+            return _refused(
+                endpoint, 400, f"expected Content-Type application/json, got {request.content_type!r}"
+            )
+        try:
+            decoded = decode(await read_body(request, limit, body_timeout))
+        except StatusError as error:
+            return _refused(endpoint, error.status, error.message)
+        except LimitguardError as error:
+            return _refused(endpoint, 400, str(error))
+        try:
+            answer = answer_of(decoded)
+            if iscoroutine(answer):  # a follower asking its leader; not isawaitable: an ABC check per call
+                answer = await answer
+        except StatusError as error:  # refused, not decided: no fail-open answer either
+            return _refused(endpoint, error.status, error.message)
+        except Exception:
+            log.exception("%s failed; answering fail-open", endpoint.name)
+            answer = endpoint.fail_open(decoded)
+        observe(decoded, answer, time.perf_counter() - started)
+        return web.Response(body=encode(decoded, answer), content_type="application/json")
+
+    return serve
 
 
-@web.middleware
-async def protocol_middleware(
-    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-) -> web.StreamResponse:
-    """Routes registered as Endpoints are served here; probes and /metrics pass through."""
-    endpoint = request.app[ENDPOINTS].get(request.path) if request.method == "POST" else None
-    if endpoint is None:
-        return await handler(request)
-    return await _serve(endpoint, request, request.app[BODY_TIMEOUT])
-
-
-async def _served_by_middleware(request: web.Request) -> web.Response:
-    """Never called: protocol_middleware answers every Endpoint path. The route exists so that
-    aiohttp's router still answers 404 and 405 for paths and methods no endpoint serves."""
-    raise web.HTTPInternalServerError()
-
-
-def add_endpoint(app: web.Application, path: str, endpoint: Endpoint[Any, Any]) -> None:
-    app[ENDPOINTS][path] = endpoint
-    app.router.add_post(path, _served_by_middleware)
+def add_endpoint(app: web.Application, path: str, endpoint: Endpoint[Any, Any], body_timeout: float) -> None:
+    app.router.add_post(path, endpoint_handler(endpoint, body_timeout))

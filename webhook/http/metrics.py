@@ -2,33 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 from limitguard.core.config import Config
 from limitguard.core.limitaware import effective_ratios
 from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
 from limitguard.core.ratios import limit_capacity
 from limitguard.http.node_ratio_metrics import NodeRatioCollector
+from limitguard.http.tally import CounterTally, HistogramTally
 from limitguard.state.store import ClusterState
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
-
-
-def cached_children(metric: Any) -> Callable[..., Any]:
-    """`metric.labels(*values)`, memoised: the client takes a lock and builds a key on every call,
-    which costs more than the increment on a path answering thousands of requests a second."""
-    children: dict[tuple[str, ...], Any] = {}
-
-    def child(*values: str) -> Any:
-        found = children.get(values)
-        if found is None:
-            found = children[values] = metric.labels(*values)
-        return found
-
-    return child
-
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
@@ -79,37 +64,38 @@ class Metrics:
         self, state: ClusterState, config: Config, node_ratio_series_limit: int = DEFAULT_SERIES_LIMIT
     ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.admissions = Counter(
+        # The request path's metrics are tallies (limitguard.http.tally): no lock, no labels() call.
+        self.admissions = CounterTally(
             "limitguard_admissions",
             "Admission requests answered",
             ["webhook", "resource", "decision", "action"],
-            registry=self.registry,
+            self.registry,
         )
         # `reason` is one of a fixed set of codes (fits, over-ratio, excluded, ...): bounded cardinality.
-        self.decisions = Counter(
+        self.decisions = CounterTally(
             "limitguard_decisions",
             "Admission answers by webhook, decision and reason",
             ["webhook", "decision", "reason"],
-            registry=self.registry,
+            self.registry,
         )
-        self.fail_open = Counter(
+        self.fail_open = CounterTally(
             "limitguard_fail_open_answers",
             "Admission requests answered allowed without a check (internal error, cluster state not ready)",
             ["webhook", "reason"],
-            registry=self.registry,
+            self.registry,
         )
-        self.latency = Histogram(
+        self.latency = HistogramTally(
             "limitguard_admission_duration_seconds",
             "Time to answer an admission request",
             ["webhook"],
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
+            LATENCY_BUCKETS,
+            self.registry,
         )
-        self.bad_requests = Counter(
+        self.bad_requests = CounterTally(
             "limitguard_bad_requests",
             "Requests answered with an HTTP error",
             ["webhook", "status"],
-            registry=self.registry,
+            self.registry,
         )
         self.watch_restarts = Counter(
             "limitguard_watch_restarts", "Watch streams restarted", ["kind"], registry=self.registry
@@ -118,18 +104,18 @@ class Metrics:
         self.watch_events = Counter(
             "limitguard_watch_events", "Watch events applied", ["kind", "type"], registry=self.registry
         )
-        self.extender_requests = Counter(
+        self.extender_requests = CounterTally(
             "limitguard_extender_requests",
             "Extender calls answered, by verb and outcome",
             ["verb", "outcome"],
-            registry=self.registry,
+            self.registry,
         )
-        self.extender_duration = Histogram(
+        self.extender_duration = HistogramTally(
             "limitguard_extender_duration_seconds",
             "Time to answer an extender call",
             ["verb"],
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
+            LATENCY_BUCKETS,
+            self.registry,
         )
         self.extender_filtered_nodes = Counter(
             "limitguard_extender_filtered_nodes",

@@ -90,13 +90,13 @@ def test_every_validating_rule_reaches_a_server_check_and_every_check_has_a_rule
         return allowed("checked")
 
     validator = Validator(state, config, configmap_check)
-    covered: set[tuple[str, str, str]] = set()
+    covered: set[tuple[str, str, str, str]] = set()
     for name, hook in webhooks(render()).items():
         if hook["_kind"].startswith("Mutating"):
             continue
         for rule in hook["rules"]:
             for request in _requests_for(rule):
-                covered.add((request.group, request.target, request.operation))
+                covered.add((request.group, request.resource, request.sub_resource, request.operation))
                 reason = validator(request).reason
                 assert reason != "not-checked", f"{name}: {request.target} {request.operation} is not checked"
     assert len(configmaps_seen) == 2  # CREATE and UPDATE
