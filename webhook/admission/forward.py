@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import ssl
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import aiohttp
@@ -24,6 +24,7 @@ import orjson
 from limitguard.admission.review import AdmissionRequest
 from limitguard.core.config import NoLeaderPolicy
 from limitguard.core.limitaware import grown_limits
+from limitguard.core.objects import object_or_empty as _map
 from limitguard.core.podlimits import PodSpecError, pod_limits
 from limitguard.core.response import Response, allowed, errored
 from limitguard.errors import LimitguardError, StatusError
@@ -35,10 +36,6 @@ LEADER_PATH = "/leader/validate"
 NOT_DECIDING = 503  # the peer answer of a replica that is not (or not yet) the deciding leader
 
 LocalHandler = Callable[[AdmissionRequest], Response]
-
-
-def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 def touches_ledger(request: AdmissionRequest) -> bool:

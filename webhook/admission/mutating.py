@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 from limitguard.admission.review import AdmissionRequest
@@ -15,6 +14,7 @@ from limitguard.core.defaults import (
     namespace_defaults,
     skips_defaults,
 )
+from limitguard.core.objects import is_object, object_or_empty
 from limitguard.core.response import Response, allowed, patched, warning
 from limitguard.state.store import ClusterState
 
@@ -35,10 +35,8 @@ class Mutator:
         if not defaults.enabled:
             return allowed("disabled")
         pod: Any = request.object
-        metadata = pod.get("metadata") if isinstance(pod, Mapping) else None
-        namespace = request.namespace or (
-            metadata.get("namespace", "") if isinstance(metadata, Mapping) else ""
-        )
+        metadata = object_or_empty(pod.get("metadata") if is_object(pod) else None)
+        namespace = request.namespace or metadata.get("namespace", "")
         if namespace in self.config.excluded_namespaces:
             return allowed("excluded")
         warnings: tuple[str, ...] = ()

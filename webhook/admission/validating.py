@@ -14,19 +14,16 @@ from limitguard.admission.review import AdmissionRequest
 from limitguard.core.config import Config, NotReadyPolicy
 from limitguard.core.eligibility import Placement
 from limitguard.core.limitaware import check_on_node, check_resize, check_unbound, grown_limits
+from limitguard.core.objects import object_or_empty as _map
 from limitguard.core.podlimits import PodSpecError, pod_limits
 from limitguard.core.quantity import format_units
 from limitguard.core.ratios import ACCEPTED_FORMS, RATIO_ANNOTATION
 from limitguard.core.response import BAD_REQUEST, FORBIDDEN, Response, allowed, errored
-from limitguard.state.records import NodeRecord, controller_of, is_mirror_pod, node_ratio_override
+from limitguard.state.records import NodeRecord, PodRecord, controller_of, is_mirror_pod, node_ratio_override
 from limitguard.state.scan import unbound_verdict
 from limitguard.state.store import ClusterState
 
 ConfigMapCheck = Callable[[Mapping[str, Any]], Response | None]
-
-
-def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 class Validator:
@@ -44,13 +41,14 @@ class Validator:
         self.columnar = columnar  # scan nodes on the node table; False: the reference path (tests)
         self.config = config
         self._configmap_check = configmap_check
-        self._routes: dict[tuple[str, str, str], Callable[[AdmissionRequest], Response]] = {
-            ("", "pods/binding", "CREATE"): self.binding,
-            ("", "bindings", "CREATE"): self.binding,
-            ("", "pods", "CREATE"): self.pod_create,
-            ("", "pods/resize", "UPDATE"): self.pod_resize,
-            ("", "nodes", "CREATE"): self.node_write,
-            ("", "nodes", "UPDATE"): self.node_write,
+        # (group, resource, subresource, operation): the request's own fields, no string built per call
+        self._routes: dict[tuple[str, str, str, str], Callable[[AdmissionRequest], Response]] = {
+            ("", "pods", "binding", "CREATE"): self.binding,
+            ("", "bindings", "", "CREATE"): self.binding,
+            ("", "pods", "", "CREATE"): self.pod_create,
+            ("", "pods", "resize", "UPDATE"): self.pod_resize,
+            ("", "nodes", "", "CREATE"): self.node_write,
+            ("", "nodes", "", "UPDATE"): self.node_write,
         }
 
     def __call__(self, request: AdmissionRequest) -> Response:
@@ -58,7 +56,7 @@ class Validator:
             if request.operation in ("CREATE", "UPDATE") and self._configmap_check is not None:
                 return self._configmap_check(_map(request.object)) or allowed("no-scheduler-config")
             return allowed("not-checked")
-        route = self._routes.get((request.group, request.target, request.operation))
+        route = self._routes.get((request.group, request.resource, request.sub_resource, request.operation))
         if route is None:
             return allowed("not-checked")
         return route(request)
@@ -82,16 +80,17 @@ class Validator:
         request: AdmissionRequest,
         subject: str,
         pod_key: str,
+        current: PodRecord | None,
         node_name: str,
         limits: Mapping[str, int],
         exempt: str | None,
         held_for_others: Mapping[str, int] | None = None,
     ) -> Response:
+        """*current* is the cache's record of the pod (None when it has none yet)."""
         node = self.state.node(node_name)
         if node is None:
             return self._incomplete(f'node "{node_name}" is not in the cache')
         allocated = self.state.allocated(node_name)
-        current = self.state.pod(*pod_key.split("/", 1))
         already_counted = current is not None and current.counted_node == node_name
         if already_counted:
             # A repeated request for a pod the cache shows on this node: do not count it twice.
@@ -141,7 +140,7 @@ class Validator:
         # As the scheduler's Filter does (addNominatedPods): room freed for a preemptor of equal or
         # higher priority is not this pod's to take.
         nominated = self.state.nominated_room(node_name, pod.priority, pod.key)
-        verdict = self._on_node(request, subject, pod.key, node_name, pod.limits, exempt, nominated)
+        verdict = self._on_node(request, subject, pod.key, pod, node_name, pod.limits, exempt, nominated)
         if nominated and verdict.message and verdict.action != "allow":
             held = ", ".join(
                 f"{resource} {format_units(resource, amount)}" for resource, amount in nominated.items()
@@ -178,7 +177,10 @@ class Validator:
         node_name = spec.get("nodeName")
         if placement is None:
             subject = f"pod {namespace}/{name} (spec.nodeName {node_name})"
-            return self._on_node(request, subject, f"{namespace}/{name}", str(node_name), limits, exempt)
+            current = self.state.pod(namespace, name)
+            return self._on_node(
+                request, subject, f"{namespace}/{name}", current, str(node_name), limits, exempt
+            )
         subject = f"pod {namespace}/{name}"
         if self.columnar:
             verdict = unbound_verdict(

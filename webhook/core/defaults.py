@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from limitguard.core.config import BestEffortDefaults, defaults_problems
+from limitguard.core.objects import is_object
 from limitguard.core.podresources import PodSpecError
 from limitguard.core.qos import QOSClass, compute_pod_qos
 from limitguard.errors import LimitguardError
@@ -70,7 +71,7 @@ def _containers(spec: Mapping[str, Any], field: str) -> list[Mapping[str, Any]]:
     containers = spec.get(field)
     if containers is None:
         return []
-    if not isinstance(containers, list) or not all(isinstance(c, Mapping) for c in containers):
+    if not isinstance(containers, list) or not all(is_object(c) for c in containers):
         raise NotAPod(f"spec.{field} is not a list of objects")
     return containers
 
@@ -79,10 +80,10 @@ def _resources(container: Mapping[str, Any]) -> Mapping[str, Any]:
     resources = container.get("resources")
     if resources is None:
         return {}
-    if not isinstance(resources, Mapping):
+    if not is_object(resources):
         raise NotAPod("container resources is not an object")
     for kind in ("limits", "requests"):
-        if resources.get(kind) is not None and not isinstance(resources[kind], Mapping):
+        if resources.get(kind) is not None and not is_object(resources[kind]):
             raise NotAPod(f"container resources.{kind} is not an object")
     return resources
 
@@ -145,15 +146,15 @@ def best_effort_patch(pod: Mapping[str, Any], defaults: BestEffortDefaults) -> P
 
     Reinvocation (our annotation already present): only containers naming neither cpu nor memory,
     i.e. ones a later webhook added, get defaults."""
-    if not isinstance(pod, Mapping):
+    if not is_object(pod):
         raise NotAPod("object is not a pod")
     spec = pod.get("spec")
     metadata = pod.get("metadata")
-    if not isinstance(spec, Mapping) or (metadata is not None and not isinstance(metadata, Mapping)):
+    if not is_object(spec) or (metadata is not None and not is_object(metadata)):
         raise NotAPod("pod has no spec object")
     metadata = metadata or {}
     annotations = metadata.get("annotations")
-    if annotations is not None and not isinstance(annotations, Mapping):
+    if annotations is not None and not is_object(annotations):
         raise NotAPod("metadata.annotations is not an object")
     annotations = annotations or {}
     if MIRROR_ANNOTATION in annotations or skips_defaults(annotations):

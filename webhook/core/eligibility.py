@@ -176,6 +176,8 @@ class Placement:
                 )
             )
         self._tolerations = tuple(tolerations)
+        # Equal keys, equal constraints: pods of one workload share their eligible nodes.
+        self.key = (self.selector, self.terms, self._tolerations)
 
     def tolerated(self, taint: Taint) -> bool:
         return any(toleration.tolerates(taint) for toleration in self._tolerations)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from limitguard.core.quantity import format_units
@@ -87,19 +87,19 @@ def shortfalls(
 
 
 def fits(
-    pod_limits: list[tuple[str, int]],
+    pod_limits: Iterable[tuple[str, int]],
     allocatable: Mapping[str, int],
     allocated: Mapping[str, int],
     ratios: Mapping[str, int],
 ) -> bool:
-    """`not shortfalls(...)`, without building anything: the inner loop of scans over every node.
-
-    *pod_limits* is a list of (resource, limit) with limit > 0.
-    """
+    """`not shortfalls(...)`, without building anything: a binding's check and the inner loop of
+    scans over every node. *pod_limits* is (resource, limit) pairs, e.g. a mapping's items()."""
     for resource, pod_limit in pod_limits:
         percent = ratios.get(resource)
-        if percent is not None and pod_limit > allocatable.get(resource, 0) * percent // 100 - allocated.get(
-            resource, 0
+        if (
+            percent is not None
+            and pod_limit > 0
+            and pod_limit > limit_capacity(allocatable.get(resource, 0), percent) - allocated.get(resource, 0)
         ):
             return False
     return True

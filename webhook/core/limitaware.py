@@ -58,11 +58,11 @@ def check_on_node(
 ) -> Response:
     """A pod about to run on *node* (a binding, or a create with spec.nodeName)."""
     warnings = ratio_warnings(node)
-    found = node_shortfalls(pod_limits, node, allocated, config)
-    if not found:
-        return allowed("fits", *warnings)
+    if fits(pod_limits.items(), node.allocatable, allocated, effective_ratios(node, config)):
+        return allowed("fits", *warnings)  # the usual answer: no rows built
     if exempt:
         return allowed(exempt_reason or "exempt-daemonset", *warnings)
+    found = node_shortfalls(pod_limits, node, allocated, config)  # not empty: fits() said so
     message = (
         f"{subject} does not fit the limit-to-allocatable ratio of {describe_node(node.traits.name, found)}"
     )

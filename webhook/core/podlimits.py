@@ -44,8 +44,11 @@ def _model(spec: Any, status: Any):
 
 
 def pod_limits(spec: Mapping[str, Any], status: Mapping[str, Any] | None = None) -> ResourceAmounts:
-    """The pod's limit per resource (what filtering and admission count); zeros left out."""
-    return nonzero(guard_limits(_model(spec, status)))
+    """The pod's limit per resource (what filtering and admission count); zeros left out.
+
+    Memoised with the other views: pods of one workload share their shape. The mapping may be
+    shared, so callers must not modify it."""
+    return pod_amounts(spec, status).limits
 
 
 def pod_requests(

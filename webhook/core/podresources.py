@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from limitguard.core.objects import is_object
 from limitguard.core.quantity import to_units
 from limitguard.errors import LimitguardError
 
@@ -44,15 +45,11 @@ def is_supported_pod_level_resource(name: str) -> bool:
     return name in ("cpu", "memory") or name.startswith(HUGEPAGES_PREFIX)
 
 
-def _is_object(value: Any) -> bool:
-    return type(value) is dict or isinstance(value, Mapping)  # dict first: the ABC check is slow
-
-
 def parse_amounts(raw: Any, where: Callable[[], str]) -> ResourceAmounts:
     """A ResourceList as exact integers (millicores for cpu)."""
     if not raw:
         return {}
-    if not _is_object(raw):
+    if not is_object(raw):
         raise PodSpecError(f"{where()} is not an object")
     parsed: ResourceAmounts = {}
     for resource, quantity in raw.items():
@@ -107,7 +104,7 @@ def _container_list(spec: Mapping[str, Any], field: str) -> list[Any]:
 def _resource_pair(resources: Any, where: str) -> tuple[ResourceAmounts, ResourceAmounts]:
     if not resources:
         return {}, {}
-    if not _is_object(resources):
+    if not is_object(resources):
         raise PodSpecError(f"{where} is not an object")
     return (
         parse_amounts(resources.get("requests"), lambda: f"{where}.requests"),
@@ -116,29 +113,29 @@ def _resource_pair(resources: Any, where: str) -> tuple[ResourceAmounts, Resourc
 
 
 def _statuses(status: Any) -> dict[str, Mapping[str, Any]]:
-    if not _is_object(status):
+    if not is_object(status):
         return {}
     found: dict[str, Mapping[str, Any]] = {}
     for field in ("containerStatuses", "initContainerStatuses"):
         items = status.get(field)
         if isinstance(items, list):
             for item in items:
-                if _is_object(item) and isinstance(item.get("name"), str):
+                if is_object(item) and isinstance(item.get("name"), str):
                     found[item["name"]] = item
     return found
 
 
 def resize_infeasible(status: Any) -> bool:
     """IsPodResizeInfeasible: the PodResizePending condition has reason Infeasible."""
-    conditions = status.get("conditions") if _is_object(status) else None
+    conditions = status.get("conditions") if is_object(status) else None
     for condition in conditions if isinstance(conditions, list) else ():
-        if _is_object(condition) and condition.get("type") == "PodResizePending":
+        if is_object(condition) and condition.get("type") == "PodResizePending":
             return condition.get("reason") == "Infeasible"
     return False
 
 
 def _container(raw: Any, statuses: Mapping[str, Mapping[str, Any]], init: bool) -> ContainerAmounts:
-    if not _is_object(raw):
+    if not is_object(raw):
         raise PodSpecError("container is not an object")
     name = raw.get("name")
     where = f"container {name!r}: resources"
@@ -154,7 +151,7 @@ def _container(raw: Any, statuses: Mapping[str, Mapping[str, Any]], init: bool) 
 
 def parse_pod_resources(spec: Any, status: Any = None) -> PodResources:
     """Read every resource field of a pod spec (and its status, for resizes) once."""
-    if not _is_object(spec):
+    if not is_object(spec):
         raise PodSpecError("pod spec is not an object")
     statuses = _statuses(status)
     pod_level = spec.get("resources")

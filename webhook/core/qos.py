@@ -11,6 +11,7 @@ import enum
 from collections.abc import Mapping
 from typing import Any
 
+from limitguard.core.objects import is_object, object_or_empty
 from limitguard.core.podresources import PodSpecError, is_supported_pod_level_resource, parse_amounts
 
 QOS_RESOURCES = ("cpu", "memory")
@@ -34,7 +35,7 @@ def _add(total: dict[str, int], amounts: Mapping[str, int]) -> None:
 
 def pod_level_qos_set(spec: Mapping[str, Any]) -> bool:
     resources = spec.get("resources")
-    if not isinstance(resources, Mapping):
+    if not is_object(resources):
         return False
     names = [*(resources.get("requests") or {}), *(resources.get("limits") or {})]
     return any(is_supported_pod_level_resource(name) for name in names)
@@ -42,7 +43,7 @@ def pod_level_qos_set(spec: Mapping[str, Any]) -> bool:
 
 def compute_pod_qos(spec: Mapping[str, Any]) -> QOSClass:
     """ComputePodQOS over a pod spec; raises PodSpecError for unreadable resources."""
-    if not isinstance(spec, Mapping):
+    if not is_object(spec):
         raise PodSpecError("pod spec is not an object")
     requests: dict[str, int] = {}
     limits: dict[str, int] = {}
@@ -60,8 +61,7 @@ def compute_pod_qos(spec: Mapping[str, Any]) -> QOSClass:
             if not isinstance(containers, list):
                 raise PodSpecError(f"spec.{field} is not a list")
             for container in containers:
-                resources = container.get("resources") if isinstance(container, Mapping) else None
-                resources = resources if isinstance(resources, Mapping) else {}
+                resources = object_or_empty(container.get("resources") if is_object(container) else None)
                 _add(requests, _positive(resources.get("requests"), "container requests"))
                 container_limits = _positive(resources.get("limits"), "container limits")
                 _add(limits, container_limits)

@@ -39,8 +39,20 @@ def _short(warnings: Sequence[str]) -> tuple[str, ...]:
     return tuple(warning(text) for text in warnings)
 
 
+_PLAIN_ALLOWS: dict[str, Response] = {}  # reason -> its answer (the reasons are a fixed set of codes)
+
+
 def allowed(reason: str, *warnings: str) -> Response:
-    return Response(True, reason, warnings=_short(warnings))
+    """An allow; one shared instance per reason when there are no warnings (Response is frozen):
+    most admissions are plain allows, and building one each time is measurable at thousands a second."""
+    if warnings:
+        return Response(True, reason, warnings=_short(warnings))
+    found = _PLAIN_ALLOWS.get(reason)
+    if found is None:
+        found = Response(True, reason)
+        if len(_PLAIN_ALLOWS) < 1024:
+            _PLAIN_ALLOWS[reason] = found
+    return found
 
 
 def denied(reason: str, message: str, *warnings: str) -> Response:

@@ -9,6 +9,7 @@ leader decides (and records) ledger requests, the others forward them (docs/repl
 from __future__ import annotations
 
 import itertools
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -37,7 +38,10 @@ class BindingLedger:
         self._on_change = on_change  # told the node whose totals changed (the columnar table)
         self._clock = clock or SystemClock()
         self._caught_up_at: float | None = None  # None: no live feed, entries expire by the clock alone
-        self._entries: dict[str, _Entry] = {}  # pod key -> entry
+        # pod key -> entry, oldest first. An OrderedDict, not a dict: a dict leaves a dead slot at
+        # its front for every entry released or re-reserved, and iterating from the front (expire,
+        # on every check) walks all of them until the next resize - thousands of cache misses a call.
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._by_node: dict[str, set[str]] = {}
         self._totals: dict[str, ResourceAmounts] = {}
 
@@ -49,15 +53,21 @@ class BindingLedger:
     ) -> None:
         """Hold *limits* on *node* for *pod_key*: an approved binding, or (with *settles_at*, the
         pod's new effective limits) the growth of an approved resize of a pod already counted."""
-        self.release(pod_key)
+        if pod_key in self._entries:
+            self.release(pod_key)
         self._entries[pod_key] = _Entry(
             node,
             dict(limits),
             self._clock.now() + self._ttl,
             None if settles_at is None else dict(settles_at),
         )
-        self._by_node.setdefault(node, set()).add(pod_key)
-        totals = self._totals.setdefault(node, {})
+        keys = self._by_node.get(node)
+        if keys is None:
+            keys = self._by_node[node] = set()
+            totals = self._totals[node] = {}
+        else:
+            totals = self._totals[node]
+        keys.add(pod_key)
         for resource, amount in limits.items():
             totals[resource] = totals.get(resource, 0) + amount
         if self._on_change is not None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from limitguard.core.config import DAEMONSET_KINDS, OwnerKind
 from limitguard.core.eligibility import NodeTraits, parse_taints
+from limitguard.core.objects import object_or_empty as _map
 from limitguard.core.podlimits import PodSpecError, ResourceAmounts, pod_amounts
 from limitguard.core.podresources import MIRROR_ANNOTATION
 from limitguard.core.quantity import to_units
@@ -21,10 +22,6 @@ from limitguard.core.ratios import RATIO_ANNOTATION, RatioError, RatioMap, parse
 log = logging.getLogger(__name__)
 
 TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
-
-
-def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 @dataclass(slots=True)
