@@ -16,19 +16,32 @@ if TYPE_CHECKING:
     from limitguard.state.table import Column, NodeTable
 
 SAFE_PRODUCT = 2**62  # allocatable x percent below this cannot overflow int64
+UNCHECKED_ROOM = np.iinfo(np.int64).max  # `room` of a node that does not check the resource
+NO_ROOM = -1  # `room` of a row without a node: no limit fits it (limits are > 0)
 
 
 class Capacity:
-    __slots__ = ("cap", "default", "free", "present", "resource")
+    __slots__ = ("cap", "default", "free", "present", "resource", "room")
 
     def __init__(
-        self, resource: str, default: int | None, present: np.ndarray, cap: np.ndarray, free: np.ndarray
+        self,
+        resource: str,
+        default: int | None,
+        present: np.ndarray,
+        cap: np.ndarray,
+        free: np.ndarray,
+        alive: np.ndarray,
     ):
         self.resource = resource
         self.default = default  # the cluster default percent for the resource; None: not in the map
         self.present = present  # bool: the node checks the resource
         self.cap = cap  # int64: limit capacity
         self.free = free  # int64: capacity - committed - held
+        # int64: free where the node checks the resource, the largest int64 where it does not, -1
+        # where there is no node: a pod's limit fits a row exactly when limit <= room, so a scan
+        # needs one comparison per resource and no mask of live rows
+        self.room = np.where(present, free, UNCHECKED_ROOM)
+        self.room[~alive] = NO_ROOM
 
     @classmethod
     def build(cls, table: NodeTable, column: Column, resource: str, default: int | None) -> Capacity | None:
@@ -46,13 +59,14 @@ class Capacity:
             cap = np.where(overridden, column.override_cap, column.allocatable * default // 100)
         present &= table.alive
         cap = np.where(table.alive, cap, 0)
-        return cls(resource, default, present, cap, cap - column.committed - column.held)
+        return cls(resource, default, present, cap, cap - column.committed - column.held, table.alive)
 
     def update_row(self, table: NodeTable, column: Column, row: int) -> None:
         """Recompute one row from the table's current values (a node or its sums changed)."""
         if not table.alive[row]:
             self.present[row] = False
             self.cap[row] = self.free[row] = 0
+            self.room[row] = NO_ROOM
             return
         if table.has_override[row]:
             present = int(column.override_pct[row]) >= 0
@@ -62,7 +76,9 @@ class Capacity:
             cap = int(column.allocatable[row]) * self.default // 100 if self.default is not None else 0
         self.present[row] = present
         self.cap[row] = cap
-        self.free[row] = cap - int(column.committed[row]) - int(column.held[row])
+        self.free[row] = free = cap - int(column.committed[row]) - int(column.held[row])
+        self.room[row] = free if present else UNCHECKED_ROOM
 
     def update_free(self, column: Column, rows: np.ndarray) -> None:
-        self.free[rows] = self.cap[rows] - column.committed[rows] - column.held[rows]
+        self.free[rows] = free = self.cap[rows] - column.committed[rows] - column.held[rows]
+        self.room[rows] = np.where(self.present[rows], free, UNCHECKED_ROOM)

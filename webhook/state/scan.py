@@ -8,6 +8,7 @@ ratio too large for int64): the caller then takes the reference path.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 from limitguard.core.config import LimitAwareConfig, UnboundPolicy
@@ -17,6 +18,8 @@ from limitguard.core.response import Response, allowed
 from limitguard.state.capacity import Capacity
 from limitguard.state.store import ClusterState
 from limitguard.state.table import NodeTable, exact
+
+LAYOUT_MEMO_LIMIT = 256  # distinct placements remembered between node changes
 
 
 def _requirement_mask(table: NodeTable, requirement: Requirement) -> np.ndarray:
@@ -65,13 +68,43 @@ def eligible_mask(table: NodeTable, placement: Placement) -> np.ndarray:
     return mask
 
 
+@dataclass(frozen=True, slots=True)
+class Eligible:
+    """A placement's eligible rows, and the node the reference path would name in a denial."""
+
+    mask: np.ndarray  # shared between requests: never modify it
+    count: int
+    example: int  # the first eligible row in the reference's order; -1 when none is eligible
+    everyone: bool  # every node is eligible (no selector, nothing tainted or cordoned that matters)
+
+
+def eligible_rows(table: NodeTable, placement: Placement) -> Eligible:
+    """eligible_mask, memoised per placement until the node layout changes: pods of one workload
+    (most pods: no selector, no tolerations) share it, so the scan does not rebuild it per request."""
+    key = ("eligible", placement.key)
+    found = table.layout_memo.get(key)
+    if found is None:
+        mask = eligible_mask(table, placement)
+        rows = np.flatnonzero(mask)
+        example = -1
+        if len(rows):
+            # a nodeSelector narrows nodes through the label index (name order), else upsert order
+            order = table.name_rank() if placement.selector else table.seq
+            example = int(rows[np.argmin(order[rows])])
+        found = Eligible(mask, len(rows), example, len(rows) == len(table.rows))
+        if len(table.layout_memo) >= LAYOUT_MEMO_LIMIT:
+            table.layout_memo.clear()
+        table.layout_memo[key] = found
+    return found
+
+
 def capacity(table: NodeTable, resource: str, default_ratios: Mapping[str, int]) -> Capacity | None:
     """The node table's limit capacity of *resource*; None when it cannot be exact."""
     default = default_ratios.get(resource)
     if resource not in table.columns:  # no node and no pod has any: every capacity is 0
         present = np.zeros(table.size, bool) if default is None else table.alive & ~table.has_override
         zeros = np.zeros(table.size, np.int64)
-        return Capacity(resource, default, present, zeros, zeros)
+        return Capacity(resource, default, present, zeros, zeros, table.alive)
     return table.capacity(resource, default)
 
 
@@ -105,27 +138,31 @@ def unbound_verdict(
     """check_unbound over the table: the same Response, or None for the reference path."""
     if not pod_limits or config.unbound_pods is UnboundPolicy.IGNORE:
         return allowed("fits")
-    used = [(resource, amount) for resource, amount in pod_limits.items() if amount > 0]
-    eligible = eligible_mask(table, placement)
-    failures = fit_failures(table, used, config.default_ratios)
-    if failures is None:
-        return None
-    taken = eligible.copy()
-    for failed in failures:
-        taken &= ~failed
+    eligible = eligible_rows(table, placement)
+    rows = table.high_water
+    # With every node eligible no mask is needed: a row without a node has no room (Capacity.room).
+    taken = None if eligible.everyone else eligible.mask[:rows]
+    for resource, amount in pod_limits.items():
+        if amount <= 0:
+            continue
+        found = capacity(table, resource, config.default_ratios) if exact(amount) else None
+        if found is None:
+            return None
+        fitting = found.room[:rows] >= amount
+        taken = fitting if taken is None else taken & fitting  # new arrays: the memo stays as it is
+        if not taken.any():
+            break  # no eligible node has room for this resource: the others cannot change that
+    if taken is None:  # no positive limit: any eligible node takes the pod
+        taken = eligible.mask[:rows]
     if taken.any():
         return allowed("fits")
     # No eligible node has room: the reference builds the message from the first eligible node in
-    # its iteration order (name order when a nodeSelector narrows the nodes, else upsert order).
-    rows = np.flatnonzero(eligible)
-    example: NodeLike | None = None
-    if len(rows):
-        order = table.name_rank() if placement.selector else table.seq
-        example = record_of(table.names[int(rows[np.argmin(order[rows])])])
+    # its iteration order.
+    example = record_of(table.names[eligible.example]) if eligible.example >= 0 else None
     return no_room(
         subject,
         pod_limits,
-        len(rows),
+        eligible.count,
         example,
         allocated_of,
         config,

@@ -50,6 +50,7 @@ class ClusterState:
         self.table = NodeTable(self._row_sums)
         self.ledger = BindingLedger(ledger_ttl_seconds, clock, on_change=self.table.mark)
         self._synced: set[str] = set()
+        self._ready = False  # read on every admission: kept, not computed
 
     # -- readiness --------------------------------------------------------------------------
     def mark_synced(self, kind: str, synced: bool = True) -> None:
@@ -58,10 +59,11 @@ class ClusterState:
             self._synced.add(kind)
         else:
             self._synced.discard(kind)
+        self._ready = self._synced.issuperset(KINDS)
 
     @property
     def ready(self) -> bool:
-        return self._synced.issuperset(KINDS)
+        return self._ready
 
     # -- reads ------------------------------------------------------------------------------
     def node(self, name: str) -> NodeRecord | None:
@@ -220,6 +222,11 @@ class ClusterState:
 
     def upsert_node(self, obj: Mapping[str, Any]) -> NodeRecord:
         record = node_record(obj)
+        previous = self._nodes.get(record.name)
+        if previous == record:
+            # Most node events are the kubelet's status updates: nothing recorded changed, so the
+            # label index, the table row and what is memoised on the node layout all stay.
+            return previous
         self.remove_node(record.name, keep_row=True)
         self._nodes[record.name] = record
         self._index_labels(record, add=True)

@@ -13,10 +13,10 @@ holds a larger magnitude is marked `wide` and queries touching it use the refere
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
@@ -91,6 +91,8 @@ class NodeTable:
         self.json_names = np.empty(0, object)
         self._free: list[int] = []
         self._size = 0
+        # rows below this have been used; scans read [:high_water], not the tail the arrays grew into
+        self.high_water = 0
         self.alive = np.zeros(0, bool)
         self.seq = np.zeros(0, np.int64)  # upsert order, which is the state's node iteration order
         self._next_seq = 0
@@ -111,6 +113,9 @@ class NodeTable:
         self._taint_refs: list[int] = [0]
         self._name_rank: np.ndarray | None = None
         self._capacities: dict[tuple[str, int | None], Capacity] = {}
+        # Answers that depend only on which nodes exist and their labels, taints and order (e.g. a
+        # placement's eligible rows): kept until a node is added, changed or removed.
+        self.layout_memo: dict[Hashable, Any] = {}
 
     # -- rows -------------------------------------------------------------------------------
     def _grow(self) -> None:
@@ -136,6 +141,7 @@ class NodeTable:
         self._size = size
         self._mask_cache.clear()
         self._capacities.clear()
+        self.layout_memo.clear()
 
     def column(self, resource: str) -> Column:
         column = self.columns.get(resource)
@@ -155,11 +161,13 @@ class NodeTable:
     def upsert_node(self, record: NodeRecord) -> None:
         """Write the node's own facts now (labels, taints, allocatable, ratios); sums on the next sync."""
         name = record.name
+        self.layout_memo.clear()
         row = self.rows.get(name)
         if row is None:
             if not self._free:
                 self._grow()
             row = self._free.pop()
+            self.high_water = max(self.high_water, row + 1)
             self.rows[name] = row
             self.names[row] = name
             self.json_names[row] = orjson.dumps(name)[1:-1]
@@ -193,6 +201,7 @@ class NodeTable:
         row = self.rows.pop(name, None)
         if row is None:
             return
+        self.layout_memo.clear()
         self._unindex(row)
         self.alive[row] = False
         self.names[row] = None
