@@ -43,7 +43,10 @@ def _json_objects(stream: BinaryIO, path: Path) -> Iterator[Mapping[str, Any]]:
     streamed = False
     for item in ijson.items(stream, "items.item", use_float=True):
         streamed = True
-        yield from _objects(item)
+        if type(item) is dict and "items" not in item and "kind" in item:
+            yield item  # the common case, without a generator per object
+        else:
+            yield from _objects(item)
     if not streamed:  # not a List (a single object), or an empty one
         stream.seek(0)
         yield from _objects(orjson.loads(stream.read()))

@@ -28,8 +28,10 @@ TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 
 
 def _map(value: Any) -> Mapping[str, Any]:
-    if type(value) is dict:  # what every parser gives; the ABC check costs a second per 150,000 pods
+    if type(value) is dict:  # what every parser gives: skip the ABC check (~0.3 us, per field, per pod)
         return value
+    if value is None:
+        return {}
     return value if isinstance(value, Mapping) else {}
 
 

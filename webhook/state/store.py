@@ -149,20 +149,23 @@ class ClusterState:
 
     # -- pods -------------------------------------------------------------------------------
     def _count(self, pod: PodRecord, sign: int) -> None:
+        if not pod.active:  # a Succeeded/Failed pod counts nowhere
+            return
         self._scoring.count(pod, sign)
-        if pod.counted_node:
-            _add_amounts(self._allocated, pod.counted_node, pod.limits, sign)
-            self.table.mark(pod.counted_node)
-        if pod.active and pod.nominated_node:
-            self.table.mark(pod.nominated_node)
-        if pod.nominated_node and pod.active and pod.limits:
-            waiting = self._nominated.setdefault(pod.nominated_node, {})
-            if sign > 0:
-                waiting[pod.key] = pod
-            else:
-                waiting.pop(pod.key, None)
-                if not waiting:
-                    del self._nominated[pod.nominated_node]
+        node, nominated = pod.node_name, pod.nominated_node
+        if node:
+            _add_amounts(self._allocated, node, pod.limits, sign)
+            self.table.mark(node)
+        if nominated:
+            self.table.mark(nominated)
+            if pod.limits:
+                waiting = self._nominated.setdefault(nominated, {})
+                if sign > 0:
+                    waiting[pod.key] = pod
+                else:
+                    waiting.pop(pod.key, None)
+                    if not waiting:
+                        del self._nominated[nominated]
 
     def has_nominated_pods(self) -> bool:
         """Whether any unbound pod is nominated to a node (preemption under way somewhere)."""
@@ -321,9 +324,8 @@ class _ScoringSums:
             counts.pop(node, None)
 
     def count(self, pod: PodRecord, sign: int) -> None:
-        if not pod.active:
-            return
-        node = pod.counted_node
+        """Count an active pod (the caller checks) in or out."""
+        node = pod.node_name
         if node:
             _add_amounts(self.requested, node, pod.requests, sign)
             _add_amounts(self.limits, node, pod.scoring_limits, sign)
