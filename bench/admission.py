@@ -17,7 +17,6 @@ import json
 import random
 import shutil
 import ssl
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,7 +29,8 @@ import orjson
 from limitguard.certs import generate as certs
 from limitguard.testing.builders import binding
 
-from bench.harness import REPO, peak_rss_mb, percentile_ms, serve_command, start, stop
+from bench.harness import peak_rss_mb, percentile_ms, serve_command, start, stop
+from bench.state_load import measure_state_load
 from bench.synthetic import ZONES, write_cluster
 
 CONFIG = """apiVersion: limitguard.io/v1alpha1
@@ -196,36 +196,6 @@ async def drive(
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         seconds = time.perf_counter() - started
     return Result(name, len(bodies), seconds, latencies, errors, denied)
-
-
-def measure_state_load(cluster_file: Path) -> dict[str, float]:
-    """Load time and peak RSS of the state in a fresh process, and of bare orjson parsing (baseline)."""
-    code = (
-        "import sys, time, orjson\n"
-        "from pathlib import Path\n"
-        "mode, path = sys.argv[1], sys.argv[2]\n"
-        "from limitguard.state.store import ClusterState\n"
-        "from limitguard.kube.filefeed import load_cluster_file\n"
-        "t = time.perf_counter()\n"
-        "if mode == 'state':\n"
-        "    load_cluster_file(ClusterState(), path)\n"
-        "else:\n"
-        "    orjson.loads(Path(path).read_bytes())\n"
-        # VmHWM, not ru_maxrss: the latter also counts the forked image of this (large) parent
-        "hwm = [l for l in Path('/proc/self/status').read_text().splitlines() if l.startswith('VmHWM')][0]\n"
-        "print(time.perf_counter() - t, int(hwm.split()[1]) / 1024)\n"
-    )
-    figures = {}
-    for mode in ("parse", "state"):
-        out = subprocess.run(
-            [sys.executable, "-c", code, mode, str(cluster_file)],
-            capture_output=True,
-            text=True,
-            cwd=REPO,
-            check=True,
-        ).stdout.split()
-        figures[f"{mode}_seconds"], figures[f"{mode}_rss_mb"] = float(out[0]), float(out[1])
-    return figures
 
 
 def main() -> None:

@@ -30,13 +30,13 @@ from limitguard.certs import generate as certs
 from bench.admission import CONFIG as ADMISSION_CONFIG
 from bench.admission import (
     binding_body,
-    measure_state_load,
     peak_rss_mb,
     pod_body,
     start,
 )
 from bench.extender import EXTENDER_CONFIG
 from bench.extender import pod as extender_pod
+from bench.state_load import measure_state_load
 from bench.synthetic import write_cluster
 from bench.wrk_runner import Run, handler_totals, median_run, wrk, wrk_beside
 

@@ -38,7 +38,9 @@ class Endpoint(Generic[Request, Answer]):
 
     name: str  # metrics label and log field: validate, mutate, extender-filter, ...
     decode: Callable[[bytes], Request]  # raises a LimitguardError subclass -> 400 with its text
-    answer: Callable[[Request], Answer | Coroutine[Any, Any, Answer]]  # a coroutine: a follower asking its leader
+    answer: Callable[
+        [Request], Answer | Coroutine[Any, Any, Answer]
+    ]  # a coroutine: a follower asking its leader
     fail_open: Callable[[Request], Answer]  # the answer when `answer` raised
     encode: Callable[[Request, Answer], bytes]
     observe: Callable[[Request, Answer, float], None]  # metrics and logs, given seconds taken

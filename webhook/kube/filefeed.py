@@ -7,6 +7,7 @@ loader); prefer `-o json` for large clusters.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -18,6 +19,7 @@ from limitguard.errors import LimitguardError
 from limitguard.state.store import KINDS, ClusterState
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_FREEZE_EVERY = 1000  # objects applied between gc.freeze() calls (the live feed: a 500-object page)
 
 
 class ClusterFileError(LimitguardError, ValueError):
@@ -41,7 +43,10 @@ def _json_objects(stream: BinaryIO, path: Path) -> Iterator[Mapping[str, Any]]:
     streamed = False
     for item in ijson.items(stream, "items.item", use_float=True):
         streamed = True
-        yield from _objects(item)
+        if type(item) is dict and "items" not in item and "kind" in item:
+            yield item  # the common case, without a generator per object
+        else:
+            yield from _objects(item)
     if not streamed:  # not a List (a single object), or an empty one
         stream.seek(0)
         yield from _objects(orjson.loads(stream.read()))
@@ -71,15 +76,25 @@ def read_objects(path: str | Path) -> Iterator[Mapping[str, Any]]:
 
 
 def load_cluster_file(state: ClusterState, path: str | Path) -> dict[str, int]:
-    """Make the state hold exactly the file's Nodes, Pods and Namespaces; returns counts by kind."""
-    seen: dict[str, set[str]] = {kind: set() for kind in KINDS}
+    """Make the state hold exactly the file's Nodes, Pods and Namespaces; returns counts by kind.
+
+    Records hold no reference cycles, so during a large load the applied ones are moved out of the
+    cyclic GC's reach as they come (`gc.freeze()`, as the live feed does per page): otherwise each
+    collection walks every record loaded so far (~12% of the load's time at 150,000 pods).
+    Reference counting still frees them. `serve` freezes once more when the load is done.
+    """
+    stale = {kind: state.keys(kind) for kind in KINDS}
+    applied = 0
     for obj in read_objects(path):
         kind = str(obj.get("kind", "")).lower() + "s"
-        if kind in seen:
-            seen[kind].add(state.upsert(kind, obj))
-    if not any(seen.values()):
+        if kind in stale:
+            stale[kind].discard(state.upsert(kind, obj))
+            applied += 1
+            if applied % _FREEZE_EVERY == 0:
+                gc.freeze()
+    if not applied:
         raise ClusterFileError(f"{path}: holds no Nodes, Pods or Namespaces (expected a List of them)")
-    for kind, keys in seen.items():
-        state.retain(kind, keys)
+    for kind, keys in stale.items():
+        state.remove_stale(kind, keys)
         state.mark_synced(kind)
-    return {kind: len(keys) for kind, keys in seen.items()}
+    return state.counts()

@@ -50,7 +50,7 @@ def state_sinks(state: ClusterState) -> dict[str, KindSink]:
         "nodes": KindSink(
             upsert=lambda obj: state.upsert_node(obj).name,
             delete=state.delete_node,
-            held_keys=lambda: [node.name for node in state.nodes()],
+            held_keys=lambda: state.keys("nodes"),
             remove=remove_node,
             mark_synced=synced("nodes"),
             page_applied=gc.freeze,
@@ -58,7 +58,7 @@ def state_sinks(state: ClusterState) -> dict[str, KindSink]:
         "pods": KindSink(
             upsert=lambda obj: state.upsert_pod(obj).key,
             delete=state.delete_pod,
-            held_keys=lambda: [pod.key for pod in state.pods()],
+            held_keys=lambda: state.keys("pods"),
             remove=state.remove_pod,
             mark_synced=synced("pods"),
             page_applied=gc.freeze,
@@ -67,7 +67,7 @@ def state_sinks(state: ClusterState) -> dict[str, KindSink]:
         "namespaces": KindSink(
             upsert=lambda obj: state.upsert_namespace(obj).name,
             delete=state.delete_namespace,
-            held_keys=lambda: [namespace.name for namespace in state.namespaces()],
+            held_keys=lambda: state.keys("namespaces"),
             remove=remove_namespace,
             mark_synced=synced("namespaces"),
             page_applied=gc.freeze,

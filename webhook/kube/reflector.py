@@ -17,7 +17,7 @@ import enum
 import logging
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -52,7 +52,7 @@ class KindSink:
 
     upsert: Callable[[KubeObject], str]  # applies an object, returns its key
     delete: Callable[[KubeObject], None]
-    held_keys: Callable[[], Iterable[str]]
+    held_keys: Callable[[], set[str]]  # a fresh snapshot; a relist crosses off what it lists
     remove: Callable[[str], None]  # drop by key (relist cleanup)
     mark_synced: Callable[[bool], None]
     page_applied: Callable[[], None] = lambda: None  # e.g. keep the new records away from the GC
@@ -210,7 +210,10 @@ class Reflector:
         timeout = aiohttp.ClientTimeout(
             total=self.settings.list_timeout_seconds, connect=self.settings.connect_timeout_seconds
         )
-        seen: set[str] = set()
+        # Keys held before the list that it has not shown again: empty on the first list, so no set
+        # of every listed key (150,000 pods) is ever built.
+        stale = self.sink.held_keys()
+        listed = 0
         continue_token = ""
         while True:
             params = {"limit": str(self.settings.page_size)}
@@ -223,13 +226,13 @@ class Reflector:
             metadata = page.get("metadata") if isinstance(page, Mapping) else None
             if not isinstance(items, list | None) or not isinstance(metadata, Mapping):
                 raise ProtocolError(f"list of {self.kind} is not a List object")
-            await self._apply_page(items or [], seen)
+            listed += await self._apply_page(items or [], stale)
             self.sink.page_applied()
             continue_token = str(metadata.get("continue") or "")
             if not continue_token:
                 break
             del page, items  # only one page alive at a time
-        await self._remove_unseen(seen)
+        await self._remove_stale(stale)
         self.resource_version = str(metadata.get("resourceVersion") or "")
         self.lists_completed += 1
         self._backoff.reset()
@@ -238,26 +241,29 @@ class Reflector:
         self.progressed.set()
         log.info(
             "listed",
-            extra={"kind": self.kind, "objects": len(seen), "resourceVersion": self.resource_version},
+            extra={"kind": self.kind, "objects": listed, "resourceVersion": self.resource_version},
         )
 
     def _slice_deadline(self) -> float:
         return self.clock.now() + self.settings.slice_seconds
 
-    async def _apply_page(self, items: list[Any], seen: set[str]) -> None:
+    async def _apply_page(self, items: list[Any], stale: set[str]) -> int:
+        """Apply a listed page, crossing its keys off *stale*; returns how many objects it applied."""
         upsert = self.sink.upsert
         deadline = self._slice_deadline()
+        applied = 0
         for obj in items:
             if isinstance(obj, Mapping):
-                seen.add(upsert(obj))
+                stale.discard(upsert(obj))
+                applied += 1
             if self.clock.now() >= deadline:
                 await asyncio.sleep(0)  # a cooperative yield, not a wait: never the clock's sleep
                 deadline = self._slice_deadline()
+        return applied
 
-    async def _remove_unseen(self, seen: set[str]) -> None:
-        gone = [key for key in self.sink.held_keys() if key not in seen]
+    async def _remove_stale(self, stale: set[str]) -> None:
         deadline = self._slice_deadline()
-        for key in gone:
+        for key in sorted(stale):
             self.sink.remove(key)
             if self.clock.now() >= deadline:
                 await asyncio.sleep(0)

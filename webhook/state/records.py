@@ -1,23 +1,27 @@
 """Compact records of Nodes, Pods and Namespaces: only what policy needs, parsed once on arrival.
 
 The cache holds up to hundreds of thousands of pods, so a record keeps limits as exact integers
-and drops the rest of the object.
+and drops the rest of the object, and shares what pods have in common: names of namespaces, nodes
+and controller kinds are interned (one string object however many pods name it), a pod's amounts
+come from pod_amounts' memo (one PodAmounts per pod template), and four booleans pack into one int.
+Records are frozen and the shared parts are never mutated, so sharing cannot leak between pods.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from limitguard.core.config import DAEMONSET_KINDS, OwnerKind
 from limitguard.core.eligibility import NodeTraits, parse_taints
 from limitguard.core.objects import object_or_empty as _map
-from limitguard.core.podlimits import PodSpecError, ResourceAmounts, pod_amounts
+from limitguard.core.podlimits import PodAmounts, PodSpecError, ResourceAmounts, pod_amounts
 from limitguard.core.podresources import MIRROR_ANNOTATION
 from limitguard.core.quantity import to_units
 from limitguard.core.ratios import RATIO_ANNOTATION, RatioError, RatioMap, parse_ratio_annotation
+from limitguard.state.sharing import shared_name, shared_owner, shared_priority
 
 log = logging.getLogger(__name__)
 
@@ -36,33 +40,62 @@ class NodeRecord:
         return self.traits.name
 
 
+_ACTIVE, _TERMINATING, _DAEMONSET, _MIRROR = 1, 2, 4, 8
+_NO_AMOUNTS = PodAmounts({}, {}, {})
+
+
 @dataclass(slots=True, frozen=True)
 class PodRecord:
+    key: str  # "namespace/name": the state's dict key, so each pod holds its name once
     namespace: str
-    name: str
     uid: str
     node_name: str
-    limits: ResourceAmounts  # effective: resize status included (SPEC 1)
-    daemonset: bool  # controlled by an apps DaemonSet
-    active: bool  # phase is not Succeeded/Failed
-    terminating: bool
-    nominated_node: str  # only while unbound: the scheduler's nominator drops bound pods
-    # Scoring only (extender, explain): requests and limits with the scheduler's non-zero cpu/memory
-    # defaults. Shared between pods with the same resources (pod_amounts), so 150,000 pods stay lean.
-    requests: ResourceAmounts = field(default_factory=dict)
-    scoring_limits: ResourceAmounts = field(default_factory=dict)
+    amounts: PodAmounts  # shared between pods with the same resources (pod_amounts): never mutated
+    flags: int  # _ACTIVE | _TERMINATING | _DAEMONSET | _MIRROR
+    nominated_node: str = ""  # only while unbound: the scheduler's nominator drops bound pods
     controller: OwnerKind | None = None  # (group, kind) of the controller ownerReference
-    mirror: bool = False
     priority: int = 0  # spec.priority (set by the Priority admission plugin)
 
     @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+    def name(self) -> str:
+        return self.key[len(self.namespace) + 1 :]
+
+    @property
+    def limits(self) -> ResourceAmounts:
+        """Effective limits: resize status included (SPEC 1)."""
+        return self.amounts.limits
+
+    # Scoring only (extender, explain): requests and limits with the scheduler's non-zero cpu/memory defaults.
+    @property
+    def requests(self) -> ResourceAmounts:
+        return self.amounts.scoring_requests
+
+    @property
+    def scoring_limits(self) -> ResourceAmounts:
+        return self.amounts.scoring_limits
+
+    @property
+    def active(self) -> bool:
+        """Phase is not Succeeded/Failed."""
+        return bool(self.flags & _ACTIVE)
+
+    @property
+    def terminating(self) -> bool:
+        return bool(self.flags & _TERMINATING)
+
+    @property
+    def daemonset(self) -> bool:
+        """Controlled by an apps DaemonSet."""
+        return bool(self.flags & _DAEMONSET)
+
+    @property
+    def mirror(self) -> bool:
+        return bool(self.flags & _MIRROR)
 
     @property
     def counted_node(self) -> str:
         """The node whose allocated sum this pod adds to ('' when none)."""
-        return self.node_name if self.active else ""
+        return self.node_name if self.flags & _ACTIVE else ""
 
 
 @dataclass(slots=True, frozen=True)
@@ -88,11 +121,11 @@ def node_ratio_override(annotations: Mapping[str, Any]) -> tuple[RatioMap | None
 def node_record(node: Mapping[str, Any]) -> NodeRecord:
     metadata = _map(node.get("metadata"))
     spec = _map(node.get("spec"))
-    name = str(metadata.get("name") or "")
+    name = shared_name(str(metadata.get("name") or ""))
     allocatable: ResourceAmounts = {}
     for resource, quantity in _map(_map(node.get("status")).get("allocatable")).items():
         try:
-            allocatable[resource] = to_units(resource, quantity)
+            allocatable[shared_name(resource)] = to_units(resource, quantity)
         except ValueError as error:
             log.warning("node %s: ignoring allocatable %s: %s", name, resource, error)
     override, problem = node_ratio_override(_map(metadata.get("annotations")))
@@ -100,7 +133,9 @@ def node_record(node: Mapping[str, Any]) -> NodeRecord:
         log.warning(
             "node %s: malformed %s annotation, using the cluster default: %s", name, RATIO_ANNOTATION, problem
         )
-    labels = {str(key): str(value) for key, value in _map(metadata.get("labels")).items()}
+    labels = {
+        shared_name(str(key)): shared_name(str(value)) for key, value in _map(metadata.get("labels")).items()
+    }
     traits = NodeTraits(name, labels, parse_taints(spec.get("taints")), bool(spec.get("unschedulable")))
     return NodeRecord(traits, allocatable, override, problem)
 
@@ -112,7 +147,7 @@ def controller_of(metadata: Mapping[str, Any]) -> OwnerKind | None:
         owner = _map(owner)
         if owner.get("controller") is True:
             api_version = str(owner.get("apiVersion") or "")
-            return (api_version.rpartition("/")[0], str(owner.get("kind") or ""))
+            return shared_owner((api_version.rpartition("/")[0], str(owner.get("kind") or "")))
     return None
 
 
@@ -131,42 +166,42 @@ def pod_record(pod: Mapping[str, Any]) -> PodRecord:
     metadata = _map(pod.get("metadata"))
     spec = _map(pod.get("spec"))
     status = _map(pod.get("status"))
-    namespace = str(metadata.get("namespace") or "")
-    name = str(metadata.get("name") or "")
+    namespace = shared_name(str(metadata.get("namespace") or ""))
+    key = f"{namespace}/{metadata.get('name') or ''}"
     try:
         amounts = pod_amounts(spec, status)  # shared between pods of one template: never mutated
-        limits, requests, scoring_limits = amounts.limits, amounts.scoring_requests, amounts.scoring_limits
     except PodSpecError as error:
-        log.warning("pod %s/%s: limits not counted: %s", namespace, name, error)
-        limits, requests, scoring_limits = {}, {}, {}
+        log.warning("pod %s: limits not counted: %s", key, error)
+        amounts = _NO_AMOUNTS
     node_name = str(spec.get("nodeName") or "")
     controller = controller_of(metadata)
+    flags = (
+        (0 if status.get("phase") in TERMINAL_PHASES else _ACTIVE)
+        | (0 if metadata.get("deletionTimestamp") is None else _TERMINATING)
+        | (_DAEMONSET if controller in DAEMONSET_KINDS else 0)
+        | (_MIRROR if is_mirror_pod(metadata) else 0)
+    )
     return PodRecord(
+        key=key,
         namespace=namespace,
-        name=name,
         uid=str(metadata.get("uid") or ""),
-        node_name=node_name,
-        limits=limits,
-        daemonset=controller in DAEMONSET_KINDS,
-        active=status.get("phase") not in TERMINAL_PHASES,
-        terminating=metadata.get("deletionTimestamp") is not None,
-        nominated_node="" if node_name else str(status.get("nominatedNodeName") or ""),
-        requests=requests,
-        scoring_limits=scoring_limits,
+        node_name=shared_name(node_name) if node_name else "",
+        amounts=amounts,
+        flags=flags,
+        nominated_node="" if node_name else shared_name(str(status.get("nominatedNodeName") or "")),
         controller=controller,
-        mirror=is_mirror_pod(metadata),
         priority=_priority(spec.get("priority")),
     )
 
 
 def _priority(value: Any) -> int:
-    return value if type(value) is int else 0
+    return shared_priority(value) if type(value) is int else 0
 
 
 def namespace_record(namespace: Mapping[str, Any]) -> NamespaceRecord:
     metadata = _map(namespace.get("metadata"))
     return NamespaceRecord(
-        name=str(metadata.get("name") or ""),
+        name=shared_name(str(metadata.get("name") or "")),
         labels={str(k): str(v) for k, v in _map(metadata.get("labels")).items()},
         annotations={str(k): str(v) for k, v in _map(metadata.get("annotations")).items()},
     )

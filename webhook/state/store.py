@@ -151,20 +151,23 @@ class ClusterState:
 
     # -- pods -------------------------------------------------------------------------------
     def _count(self, pod: PodRecord, sign: int) -> None:
+        if not pod.active:  # a Succeeded/Failed pod counts nowhere
+            return
         self._scoring.count(pod, sign)
-        if pod.counted_node:
-            _add_amounts(self._allocated, pod.counted_node, pod.limits, sign)
-            self.table.mark(pod.counted_node)
-        if pod.active and pod.nominated_node:
-            self.table.mark(pod.nominated_node)
-        if pod.nominated_node and pod.active and pod.limits:
-            waiting = self._nominated.setdefault(pod.nominated_node, {})
-            if sign > 0:
-                waiting[pod.key] = pod
-            else:
-                waiting.pop(pod.key, None)
-                if not waiting:
-                    del self._nominated[pod.nominated_node]
+        node, nominated = pod.node_name, pod.nominated_node
+        if node:
+            _add_amounts(self._allocated, node, pod.limits, sign)
+            self.table.mark(node)
+        if nominated:
+            self.table.mark(nominated)
+            if pod.limits:
+                waiting = self._nominated.setdefault(nominated, {})
+                if sign > 0:
+                    waiting[pod.key] = pod
+                else:
+                    waiting.pop(pod.key, None)
+                    if not waiting:
+                        del self._nominated[nominated]
 
     def has_nominated_pods(self) -> bool:
         """Whether any unbound pod is nominated to a node (preemption under way somewhere)."""
@@ -206,7 +209,7 @@ class ClusterState:
 
     def replace_pods(self, objects: Iterable[Mapping[str, Any]]) -> None:
         """Make the pod set exactly *objects* (a relist), keeping sums consistent."""
-        self.retain("pods", {self.upsert_pod(obj).key for obj in objects})
+        self.replace("pods", objects)
 
     # -- nodes ------------------------------------------------------------------------------
     def _index_labels(self, record: NodeRecord, add: bool) -> None:
@@ -244,7 +247,7 @@ class ClusterState:
             self.table.remove_node(name)
 
     def replace_nodes(self, objects: Iterable[Mapping[str, Any]]) -> None:
-        self.retain("nodes", {self.upsert_node(obj).name for obj in objects})
+        self.replace("nodes", objects)
 
     # -- namespaces -------------------------------------------------------------------------
     def upsert_namespace(self, obj: Mapping[str, Any]) -> NamespaceRecord:
@@ -256,7 +259,7 @@ class ClusterState:
         self._namespaces.pop(_name(obj), None)
 
     def replace_namespaces(self, objects: Iterable[Mapping[str, Any]]) -> None:
-        self.retain("namespaces", {self.upsert_namespace(obj).name for obj in objects})
+        self.replace("namespaces", objects)
 
     def upsert(self, kind: str, obj: Mapping[str, Any]) -> str:
         """Upsert an object of *kind* (nodes, pods, namespaces); returns its key."""
@@ -266,15 +269,37 @@ class ClusterState:
             return self.upsert_node(obj).name
         return self.upsert_namespace(obj).name
 
-    def retain(self, kind: str, keys: set[str]) -> None:
-        """Remove every object of *kind* whose key is not in *keys* (the end of a full list)."""
-        held, remove = {
-            "pods": (self._pods, self.remove_pod),
-            "nodes": (self._nodes, self.remove_node),
-            "namespaces": (self._namespaces, self._namespaces.pop),
-        }[kind]
-        for key in [key for key in held if key not in keys]:
-            remove(key)
+    # -- full lists: what was held and not listed again goes ------------------------------------
+    # A full list starts from the keys held (empty on the first load) and crosses off each one it
+    # lists, rather than collecting every listed key: no 150,000-key set on the first load.
+    def _held(self, kind: str) -> dict[str, Any]:
+        return {"pods": self._pods, "nodes": self._nodes, "namespaces": self._namespaces}[kind]
+
+    def keys(self, kind: str) -> set[str]:
+        """The keys of every object of *kind* held now (a snapshot the caller may consume)."""
+        return set(self._held(kind))
+
+    def remove(self, kind: str, key: str) -> None:
+        """Remove the object of *kind* with *key*, if held."""
+        if kind == "pods":
+            self.remove_pod(key)
+        elif kind == "nodes":
+            self.remove_node(key)
+        else:
+            self._namespaces.pop(key, None)
+
+    def remove_stale(self, kind: str, stale: set[str]) -> None:
+        """Remove the objects of *kind* whose keys are in *stale*, in the state's order."""
+        if stale:
+            for key in [key for key in self._held(kind) if key in stale]:
+                self.remove(kind, key)
+
+    def replace(self, kind: str, objects: Iterable[Mapping[str, Any]]) -> None:
+        """Make the objects of *kind* exactly *objects* (a full list)."""
+        stale = self.keys(kind)
+        for obj in objects:
+            stale.discard(self.upsert(kind, obj))
+        self.remove_stale(kind, stale)
 
 
 def _add_amounts(table: dict[str, ResourceAmounts], node: str, amounts: Mapping[str, int], sign: int) -> None:
@@ -306,9 +331,8 @@ class _ScoringSums:
             counts.pop(node, None)
 
     def count(self, pod: PodRecord, sign: int) -> None:
-        if not pod.active:
-            return
-        node = pod.counted_node
+        """Count an active pod (the caller checks) in or out."""
+        node = pod.node_name
         if node:
             _add_amounts(self.requested, node, pod.requests, sign)
             _add_amounts(self.limits, node, pod.scoring_limits, sign)

@@ -36,7 +36,7 @@ def costly_sink(clock: FakeClock, log: list[str], cost_seconds: float) -> KindSi
         log.append(f"-{name}")
         held.remove(name)
 
-    return KindSink(upsert, upsert, lambda: list(held), remove, lambda synced: None)
+    return KindSink(upsert, upsert, lambda: set(held), remove, lambda synced: None)
 
 
 def reflector_on(clock: FakeClock, sink: KindSink) -> Reflector:
@@ -78,11 +78,15 @@ async def test_a_page_yields_to_the_loop_exactly_when_a_slice_is_used_up(cost, p
     clock, log = FakeClock(), []
     reflector = reflector_on(clock, costly_sink(clock, log, cost))
     page = [{"metadata": {"name": f"pod-{index}"}} for index in range(24)]
-    seen: set[str] = set()
+    stale = {"pod-3", "gone"}
+    applied: list[int] = []
 
-    await with_ticker(log, lambda: reflector._apply_page(page, seen))
+    async def apply() -> None:
+        applied.append(await reflector._apply_page(page, stale))
 
-    assert len(seen) == 24
+    await with_ticker(log, apply)
+
+    assert applied == [24] and stale == {"gone"}  # every listed key crossed off what was held
     assert log == expected([f"pod-{index}" for index in range(24)], per_slice)
 
 
@@ -104,7 +108,7 @@ async def test_relist_cleanup_is_sliced_too() -> None:
         sink.upsert({"metadata": {"name": f"old-{index}"}})
     log.clear()
 
-    await with_ticker(log, lambda: reflector._remove_unseen({"old-0"}))
+    await with_ticker(log, lambda: reflector._remove_stale({f"old-{index}" for index in range(1, 6)}))
 
     assert log == expected([f"-old-{index}" for index in range(1, 6)], 2)
 

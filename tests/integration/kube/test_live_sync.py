@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import orjson
+from limitguard.kube.filefeed import load_cluster_file
 from limitguard.kube.livefeed import ACTIVE_PODS_SELECTOR
+from limitguard.state.store import ClusterState
 from limitguard.testing.builders import make_namespace, make_node, make_pod
 from limitguard.testing.fakeapi import FakeApiServer
 
@@ -128,3 +131,40 @@ async def test_bookmarks_advance_the_resource_version_of_a_quiet_watch(apiserver
     await live.applied("pods", rv)  # only a BOOKMARK can carry the pods reflector there
     assert live.counter("limitguard_watch_events_total", kind="pods", type="BOOKMARK") >= 1
     assert live.state.counts()["pods"] == pods_before
+
+
+async def test_the_live_feed_and_the_file_feed_build_equal_records(apiserver, connect, tmp_path) -> None:
+    small_cluster(apiserver)
+    nominated = make_pod("team-b", "preemptor-1", "", cpu_limit="2", phase="Pending")
+    nominated["status"]["nominatedNodeName"] = "node-b"
+    nominated["spec"]["priority"] = 2_000_000  # an int object of its own per parse (shared in the records)
+    leaving = make_pod("team-c", "leaving-1", "node-c", cpu_limit="3")
+    leaving["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    for extra in (nominated, leaving):
+        apiserver.apply("pods", extra)
+    live = await connect()
+    listed = {
+        kind: [orjson.loads(stored.body) for stored in apiserver.objects[kind].values()]
+        for kind in ("namespaces", "nodes", "pods")
+    }
+    active = [pod for pod in listed["pods"] if pod["status"]["phase"] not in ("Succeeded", "Failed")]
+    path = tmp_path / "cluster.json"
+    items = [*listed["namespaces"], *listed["nodes"], *active]
+    path.write_bytes(orjson.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    from_file = ClusterState()
+    load_cluster_file(from_file, path)
+
+    state = live.state
+    assert state.counts() == from_file.counts() == {"nodes": 4, "pods": 9, "namespaces": 4}
+    for pod in from_file.pods():
+        assert state.pod(pod.namespace, pod.name) == pod
+    for node in from_file.nodes():
+        assert state.node(node.name) == node
+        for read in ("committed", "requested", "scoring_allocated", "terminating_pods", "nominated_pods"):
+            assert getattr(state, read)(node.name) == getattr(from_file, read)(node.name), (node.name, read)
+    for namespace in from_file.namespaces():
+        assert state.namespace(namespace.name) == namespace
+    assert state.pod("team-b", "preemptor-1").nominated_node == "node-b"
+    assert state.pod("team-b", "preemptor-1").priority == 2_000_000
+    assert state.pod("team-c", "leaving-1").terminating
+    assert state.pod("team-a", "web-1").controller == ("apps", "ReplicaSet")
