@@ -79,7 +79,7 @@ def assert_table_mirrors_state(state: ClusterState) -> None:
             continue
         fresh = Capacity.build(table, column, resource, default)
         assert fresh is not None
-        for field in ("present", "cap", "free"):
+        for field in ("present", "cap", "free", "room"):
             assert (getattr(kept, field) == getattr(fresh, field)).all(), (resource, default, field)
 
 

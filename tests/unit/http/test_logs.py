@@ -1,0 +1,100 @@
+"""log_event: per-request lines queued and written once per loop turn, in order, never lost."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import logging
+import sys
+from collections.abc import Iterator
+
+import pytest
+from limitguard.http import logs
+
+
+@pytest.fixture
+def stderr(monkeypatch: pytest.MonkeyPatch) -> Iterator[io.StringIO]:
+    """limitguard's logging configured onto a captured stderr; the root logger restored after."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    captured = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", captured)
+    logs.configure("info")
+    yield captured
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    monkeypatch.setattr(logs, "_installed", None)
+
+
+@contextlib.contextmanager
+def alone() -> Iterator[None]:
+    """As in the server: limitguard's handler is the only one. pytest adds its own to the root
+    logger when the test body starts, so this is entered in the body, not in a fixture."""
+    root = logging.getLogger()
+    during_test = root.handlers[:]
+    root.handlers[:] = [logs._installed]
+    try:
+        yield
+    finally:
+        root.handlers[:] = during_test
+
+
+def lines(captured: io.StringIO) -> list[dict]:
+    return [json.loads(line) for line in captured.getvalue().splitlines()]
+
+
+def test_lines_wait_for_the_loop_turn_and_keep_their_order_with_other_records(stderr) -> None:
+    log = logging.getLogger("limitguard.http.app")
+
+    async def answer_two() -> list[dict]:
+        logs.log_event(log, logging.INFO, "admission", {"uid": "a", "allowed": False})
+        logs.log_event(log, logging.INFO, "admission", {"uid": "b", "allowed": True})
+        logs.log_event(log, logging.DEBUG, "admission", {"uid": "hidden"})  # below the level
+        written_in_turn = lines(stderr)
+        log.warning("something else", extra={"uid": "c"})  # a stdlib record: queued lines first
+        await asyncio.sleep(0)
+        return written_in_turn
+
+    with alone():
+        written_in_turn = asyncio.run(answer_two())
+    assert written_in_turn == []  # nothing written while the turn was under way
+    written = lines(stderr)
+    assert [(line["uid"], line["msg"], line["level"]) for line in written] == [
+        ("a", "admission", "info"),
+        ("b", "admission", "info"),
+        ("c", "something else", "warning"),
+    ]
+    assert written[0]["logger"] == "limitguard.http.app" and written[0]["allowed"] is False
+    assert written[0]["ts"].endswith("Z") and written[0]["ts"] <= written[2]["ts"]
+
+
+def test_a_line_outside_an_event_loop_is_written_at_once_and_shutdown_loses_nothing(stderr) -> None:
+    log = logging.getLogger("limitguard.cli")
+
+    loop = asyncio.new_event_loop()
+
+    def queue_and_stop() -> None:
+        logs.log_event(log, logging.WARNING, "queued", {"n": 2})
+        loop.stop()  # the write it scheduled is a new callback: stop() does not run it
+
+    with alone():
+        logs.log_event(log, logging.WARNING, "no loop", {"n": 1})
+        assert [line["n"] for line in lines(stderr)] == [1]
+        loop.call_soon(queue_and_stop)
+        loop.run_forever()
+        loop.close()
+        assert [line["n"] for line in lines(stderr)] == [1]
+        logging.getLogger().handlers[0].flush()  # what logging.shutdown() does at exit
+    assert [line["n"] for line in lines(stderr)] == [1, 2]
+
+
+def test_any_other_handler_gets_ordinary_records(stderr, caplog) -> None:
+    log = logging.getLogger("limitguard.http.app")
+    with caplog.at_level(logging.INFO):
+        logs.log_event(log, logging.INFO, "admission", {"uid": "x", "reason": "no-room"})
+    assert [(record.getMessage(), record.uid, record.reason) for record in caplog.records] == [
+        ("admission", "x", "no-room")
+    ]
+    assert [line["uid"] for line in lines(stderr)] == ["x"]  # through the handler, formatted alike
