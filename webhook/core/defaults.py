@@ -33,7 +33,11 @@ class NotAPod(LimitguardError, ValueError):
 
 def pointer(*parts: str | int) -> str:
     """An RFC 6901 JSON pointer: `~` becomes `~0`, `/` becomes `~1`."""
-    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
+    texts = [str(part) for part in parts]
+    for index, text in enumerate(texts):
+        if "~" in text or "/" in text:  # rare (annotation keys): escape only those
+            texts[index] = text.replace("~", "~0").replace("/", "~1")
+    return "".join("/" + text for text in texts)
 
 
 def skips_defaults(annotations: Mapping[str, Any]) -> bool:

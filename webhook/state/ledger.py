@@ -128,7 +128,11 @@ class BindingLedger:
         The TTL is the same for all, so insertion order is expiry order (reserve re-inserts):
         only the oldest entries are ever looked at, and a check costs O(1) when nothing expired.
         """
+        if not self._entries:
+            return 0
         now = self._clock.now() if self._caught_up_at is None else min(self._clock.now(), self._caught_up_at)
+        if next(iter(self._entries.values())).expires_at > now:
+            return 0  # the usual case: the oldest entry is still current
         expired = 0
         for entry in self._entries.values():
             if entry.expires_at > now:
