@@ -103,16 +103,16 @@ class Extender:
 
     def _prioritize_on_table(self, args: ExtenderArgs, pod: PodFacts) -> PrioritizeOutcome | None:
         table = self.state.node_table()
-        rows = table.node_rows(args.node_names)
-        known = rows >= 0
+        candidates = table.candidates(args.node_names, args.names_key)
         names = args.node_names
-        known_rows = rows[known]
         known_names = (
-            names if known.all() else [name for name, k in zip(names, known.tolist(), strict=True) if k]
+            names
+            if not candidates.unknown
+            else [name for name, k in zip(names, candidates.known.tolist(), strict=True) if k]
         )
         scored = score_rows(
             table,
-            known_rows,
+            candidates.index,
             known_names,
             pod,
             self.extender_config.scorers,
@@ -122,18 +122,16 @@ class Extender:
             return None
         # A name listed twice has one row, so one score: the positions can be filled directly.
         host_json = None
-        if len(known_rows) == len(names):
+        if not candidates.unknown:
             priorities = scored.priorities
-            host_json = table.json_names[known_rows].tolist()
+            host_json = candidates.host_json()
         else:
             priorities = np.zeros(len(names), np.int64)
-            priorities[known] = scored.priorities
-        scores = priorities.tolist()
-        unknown = len(names) - len(known_rows)
+            priorities[candidates.known] = scored.priorities
         return PrioritizeOutcome(
             list(names),
-            scores,
-            unknown,
+            priorities.tolist(),
+            candidates.unknown,
             sheet_of=scored.to_sheet,
             host_json=host_json,
             score_array=priorities,
@@ -178,7 +176,10 @@ class Extender:
         columnar = self.columnar and args.nodes is None and not self.state.has_nominated_pods()
         if columnar and not log.isEnabledFor(logging.DEBUG):
             table = self.state.node_table()
-            found = filter_rows(table, args.node_names, limits, limit_aware.default_ratios, failure_reason)
+            candidates = table.candidates(args.node_names, args.names_key)
+            found = filter_rows(
+                table, args.node_names, candidates, limits, limit_aware.default_ratios, failure_reason
+            )
             if found is not None:
                 return FilterOutcome(*found[:2], "checked", found[2])
         priority = args.pod_spec.get("priority")

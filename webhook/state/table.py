@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import orjson
 from limitguard.core.eligibility import Taint
+from limitguard.state.candidates import Candidates, names_key, unambiguous
 from limitguard.state.capacity import SAFE_PRODUCT, Capacity
 
 if TYPE_CHECKING:
@@ -110,6 +111,7 @@ class NodeTable:
         self.taint_sets: list[tuple[Taint, ...]] = [()]
         self._taint_refs: list[int] = [0]
         self._name_rank: np.ndarray | None = None
+        self._candidates: tuple[str, Candidates] | None = None  # the last list resolved, by its key
         self._capacities: dict[tuple[str, int | None], Capacity] = {}
 
     # -- rows -------------------------------------------------------------------------------
@@ -164,7 +166,7 @@ class NodeTable:
             self.names[row] = name
             self.json_names[row] = orjson.dumps(name)[1:-1]
             self.alive[row] = True
-            self._name_rank = None
+            self._nodes_changed()
         else:
             self._unindex(row)
         self.seq[row] = self._next_seq
@@ -204,7 +206,12 @@ class NodeTable:
                 getattr(column, field)[row] = -1 if field == "override_pct" else 0
         self._refresh_capacities(row)
         self._free.append(row)
+        self._nodes_changed()
+
+    def _nodes_changed(self) -> None:
+        """A node came or went: caches of name -> row answers are stale."""
         self._name_rank = None
+        self._candidates = None
 
     # -- limit capacity ---------------------------------------------------------------------
     def capacity(self, resource: str, default: int | None) -> Capacity | None:
@@ -355,3 +362,15 @@ class NodeTable:
     def node_rows(self, names: Sequence[str]) -> np.ndarray:
         """The row of each name, -1 for a name not in the table (the lookups run in C: map over get)."""
         return np.fromiter(map(self.rows.get, names, repeat(-1, len(names))), np.intp, len(names))
+
+    def candidates(self, names: list[str], key: str | None = None) -> Candidates:
+        """*names* resolved to rows; the same list as the last call's (same *key*, which is
+        candidates.names_key(names) when given) returns the last answer while no node came or went."""
+        key = names_key(names) if key is None else key
+        cached = self._candidates
+        if cached is not None and cached[0] == key and len(cached[1].rows) == len(names):
+            return cached[1]
+        found = Candidates(self.node_rows(names), self.json_names)
+        if unambiguous(key, len(names)):
+            self._candidates = (key, found)
+        return found
