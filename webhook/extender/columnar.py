@@ -102,6 +102,8 @@ def _min_max(raw: np.ndarray) -> np.ndarray | None:
 def _trunc_div_positive(numerator: np.ndarray, denominator: np.ndarray | int) -> np.ndarray:
     """Go `/` for a positive *denominator*: floor division, one up where a negative one was inexact."""
     quotient = numerator // denominator
+    if not numerator.size or int(numerator.min()) >= 0:  # the usual case: floor and truncation agree
+        return quotient
     return quotient + ((numerator < 0) & (quotient * denominator != numerator))
 
 
@@ -118,8 +120,8 @@ def _limit_aware(
 ) -> np.ndarray | None:
     default = args.default_ratios if args.default_ratios is not None else cluster_ratios
     total = np.zeros(size, np.int64)
-    weight_sum = np.zeros(size, np.int64)
-    every_weight = 0  # the weights of resources every candidate counts (no array needed)
+    some_weights = None  # per row: the weights of resources only some candidates count
+    every_weight = 0  # the weights of resources every candidate counts (the usual case)
     for resource, weight in args.weights.items():
         pod_limit = pod.limits.get(resource, 0)
         found = capacity(table, resource, default)
@@ -130,19 +132,25 @@ def _limit_aware(
         column = table.columns.get(resource)
         allocated = 0 if column is None else column.scoring[rows] + column.held[rows]
         free = (cap - allocated - pod_limit) * MAX_NODE_SCORE
-        if counted.all():  # the usual case: every node has the resource
+        if counted.all():
             score = _trunc_div_positive(free, cap)
-            if _largest(score) * abs(weight) * len(args.weights) >= SAFE:
-                return None
-            total += score * weight
+            weighted = score * weight
             every_weight += weight
-            continue
-        score = _trunc_div_positive(free, np.where(counted, cap, 1))
+        else:
+            score = _trunc_div_positive(free, np.where(counted, cap, 1))
+            weighted = np.where(counted, score * weight, 0)
+            counted_weight = np.where(counted, weight, 0)
+            some_weights = counted_weight if some_weights is None else some_weights + counted_weight
         if _largest(score) * abs(weight) * len(args.weights) >= SAFE:
             return None
-        total += np.where(counted, score * weight, 0)
-        weight_sum += np.where(counted, weight, 0)
-    weight_sum += every_weight
+        total += weighted
+    if some_weights is None:  # one weight sum for every row
+        if not every_weight:
+            return np.zeros(size, np.int64)
+        return (
+            _trunc_div_positive(total, every_weight) if every_weight > 0 else _trunc_div(total, every_weight)
+        )
+    weight_sum = some_weights + every_weight
     has_weight = weight_sum != 0
     return np.where(has_weight, _trunc_div(total, np.where(has_weight, weight_sum, 1)), 0)
 
@@ -196,6 +204,11 @@ def _fit_plus(
 def _scarce(
     table: NodeTable, rows: Rows, size: int, pod: PodFacts, args: scarce.ScarceResourceArgs
 ) -> np.ndarray | None:
+    if not any(
+        resource in table.columns and scarce.is_resource_type(resource) and resource not in pod.types
+        for resource in args.resources
+    ):
+        return np.full(size, MAX_NODE_SCORE, np.int64)  # no node has any scarce resource: all score 100
     leftover = np.zeros(size, np.int64)
     scarce_left = np.zeros(size, np.int64)
     for resource, column in table.columns.items():
@@ -273,5 +286,6 @@ def score_rows(
             weight_sum += scorer.weight
             weighted += scores * scorer.weight
     totals = weighted // weight_sum if weight_sum else weighted
-    priorities = np.clip(totals, MIN_NODE_SCORE, MAX_NODE_SCORE) * MAX_EXTENDER_PRIORITY // MAX_NODE_SCORE
+    clipped = np.minimum(np.maximum(totals, MIN_NODE_SCORE), MAX_NODE_SCORE)  # ufuncs: no np.clip wrapper
+    priorities = clipped * MAX_EXTENDER_PRIORITY // MAX_NODE_SCORE
     return ColumnScores(names, columns, totals, priorities)

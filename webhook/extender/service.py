@@ -25,7 +25,8 @@ from limitguard.errors import LimitguardError
 from limitguard.extender.columnar import filter_rows, score_rows
 from limitguard.extender.config import ExtenderConfig
 from limitguard.extender.facts import NodeFactsReader
-from limitguard.extender.protocol import ExtenderArgs
+from limitguard.extender.protocol import ExtenderArgs, PriorityTemplate
+from limitguard.state.candidates import Candidates
 from limitguard.state.records import NodeRecord, controller_of, is_mirror_pod, node_record
 from limitguard.state.store import ClusterState
 
@@ -58,6 +59,8 @@ class PrioritizeOutcome:
     # The hosts JSON-encoded (from the node table), when every candidate is a known node.
     host_json: list[bytes] | None = field(default=None, compare=False, repr=False)
     score_array: np.ndarray | None = field(default=None, compare=False, repr=False)  # = scores
+    # The answer's bytes with every score 0, when these candidates were scored before (kept per list).
+    template: PriorityTemplate | None = field(default=None, compare=False, repr=False)
 
     @property
     def priorities(self) -> list[tuple[str, int]]:
@@ -100,6 +103,19 @@ class Extender:
         self.facts = NodeFactsReader(state)
         self._needs_types = any(scorer.name == SCARCE for scorer in extender_config.scorers)
         self.columnar = True  # on the node table; False: the reference per-node path (tests)
+        # The last candidates prioritized, and their answer template once they came a second time.
+        self._template: tuple[Candidates, PriorityTemplate | None] | None = None
+
+    def _template_of(self, candidates: Candidates) -> PriorityTemplate | None:
+        """The answer template of *candidates* (all known), built the second time they are scored:
+        a list seen once may never come again, and building costs about one answer."""
+        kept = self._template
+        if kept is None or kept[0] is not candidates:
+            self._template = (candidates, None)
+            return None
+        if kept[1] is None and candidates.count:
+            self._template = (candidates, PriorityTemplate(candidates.host_json()))
+        return self._template[1]
 
     def _prioritize_on_table(self, args: ExtenderArgs, pod: PodFacts) -> PrioritizeOutcome | None:
         table = self.state.node_table()
@@ -121,10 +137,11 @@ class Extender:
         if scored is None:
             return None
         # A name listed twice has one row, so one score: the positions can be filled directly.
-        host_json = None
+        host_json = template = None
         if not candidates.unknown:
             priorities = scored.priorities
             host_json = candidates.host_json()
+            template = self._template_of(candidates)
         else:
             priorities = np.zeros(len(names), np.int64)
             priorities[candidates.known] = scored.priorities
@@ -135,6 +152,7 @@ class Extender:
             sheet_of=scored.to_sheet,
             host_json=host_json,
             score_array=priorities,
+            template=template,
         )
 
     def _candidates(self, args: ExtenderArgs) -> list[tuple[str, NodeRecord | None]]:
