@@ -72,18 +72,16 @@ def filter_rows(
             code |= failed[candidates.index].astype(np.int64) << bit
     if not code.any():
         return list(names), {}, unknown
-    # Split the names in C; Python touches only the failed ones.
+    # Split the names and build the failures in C: one reason per distinct set of failing resources.
     named = np.array(names, object)
-    reasons: dict[int, str] = {}
-    failed_names: dict[str, str] = {}
     failing = code != 0
-    for name, value in zip(named[failing].tolist(), code[failing].tolist(), strict=True):
-        reason = reasons.get(value)
-        if reason is None:
-            reason = reasons[value] = reason_of(
-                [used[bit][0] for bit in range(len(used)) if value >> bit & 1]
-            )
-        failed_names[name] = reason
+    distinct, inverse = np.unique(code[failing], return_inverse=True)
+    reasons = np.empty(len(distinct), object)
+    reasons[:] = [
+        reason_of([used[bit][0] for bit in range(len(used)) if value >> bit & 1])
+        for value in distinct.tolist()
+    ]
+    failed_names = dict(zip(named[failing].tolist(), reasons[inverse].tolist(), strict=True))
     return named[~failing].tolist(), failed_names, unknown
 
 

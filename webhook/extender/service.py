@@ -146,7 +146,7 @@ class Extender:
             priorities = np.zeros(len(names), np.int64)
             priorities[candidates.known] = scored.priorities
         return PrioritizeOutcome(
-            list(names),
+            names,  # the decoded request's own list: nothing writes to it
             priorities.tolist(),
             candidates.unknown,
             sheet_of=scored.to_sheet,
