@@ -23,7 +23,7 @@ from limitguard.core.scoring import (
     scarce,
 )
 from limitguard.core.scoring.normalize import MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE, MIN_NODE_SCORE
-from limitguard.state.candidates import Candidates
+from limitguard.state.candidates import Candidates, names_key
 from limitguard.state.scan import capacity, fit_failures
 from limitguard.state.table import NodeTable, exact
 
@@ -82,7 +82,10 @@ def filter_rows(
         for value in distinct.tolist()
     ]
     failed_names = dict(zip(named[failing].tolist(), reasons[inverse].tolist(), strict=True))
-    return named[~failing].tolist(), failed_names, unknown
+    passed = named[~failing].tolist()
+    # kube-scheduler prioritizes exactly the names that passed next: keep their rows for it
+    table.keep_candidates(names_key(passed), candidates.subset(~failing))
+    return passed, failed_names, unknown
 
 
 def _min_max(raw: np.ndarray) -> np.ndarray | None:

@@ -31,6 +31,7 @@ BOUND = 2**53
 _MASK_CACHE_MIN_ROWS = 64  # label pairs this common get their boolean mask cached
 _MASK_CACHE_SIZE = 256
 _SUM_FIELDS = ("committed", "held", "scoring", "requested")
+_CANDIDATE_LISTS_KEPT = 4  # a filter's list and its passed names, for a scheduler profile or two
 
 
 def exact(value: int) -> bool:
@@ -111,7 +112,7 @@ class NodeTable:
         self.taint_sets: list[tuple[Taint, ...]] = [()]
         self._taint_refs: list[int] = [0]
         self._name_rank: np.ndarray | None = None
-        self._candidates: tuple[str, Candidates] | None = None  # the last list resolved, by its key
+        self._candidates: list[tuple[str, Candidates]] = []  # the last lists resolved, by key, newest last
         self._capacities: dict[tuple[str, int | None], Capacity] = {}
 
     # -- rows -------------------------------------------------------------------------------
@@ -211,7 +212,7 @@ class NodeTable:
     def _nodes_changed(self) -> None:
         """A node came or went: caches of name -> row answers are stale."""
         self._name_rank = None
-        self._candidates = None
+        self._candidates = []
 
     # -- limit capacity ---------------------------------------------------------------------
     def capacity(self, resource: str, default: int | None) -> Capacity | None:
@@ -364,13 +365,19 @@ class NodeTable:
         return np.fromiter(map(self.rows.get, names, repeat(-1, len(names))), np.intp, len(names))
 
     def candidates(self, names: list[str], key: str | None = None) -> Candidates:
-        """*names* resolved to rows; the same list as the last call's (same *key*, which is
-        candidates.names_key(names) when given) returns the last answer while no node came or went."""
+        """*names* resolved to rows; a list kept by a recent call (same *key*, which is
+        candidates.names_key(names) when given) is answered from it while no node came or went."""
         key = names_key(names) if key is None else key
-        cached = self._candidates
-        if cached is not None and cached[0] == key and len(cached[1].rows) == len(names):
-            return cached[1]
+        for kept_key, kept in self._candidates:  # a few entries: a length check, then one memcmp
+            if kept_key == key and len(kept.rows) == len(names):
+                return kept
         found = Candidates(self.node_rows(names), self.json_names)
-        if unambiguous(key, len(names)):
-            self._candidates = (key, found)
+        self.keep_candidates(key, found)
         return found
+
+    def keep_candidates(self, key: str, candidates: Candidates) -> None:
+        """Keep *candidates* (resolved on this table) for the list whose key is *key*: the filter's
+        passed names, which kube-scheduler sends to prioritize next."""
+        if unambiguous(key, len(candidates.rows)):
+            kept = [(k, c) for k, c in self._candidates if k != key]
+            self._candidates = [*kept[-(_CANDIDATE_LISTS_KEPT - 1) :], (key, candidates)]

@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import numpy as np
 import orjson
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from limitguard.core.config import Config, Enforcement, LimitAwareConfig
+from limitguard.extender.config import ExtenderConfig
+from limitguard.extender.protocol import ExtenderArgs
+from limitguard.extender.service import Extender
 from limitguard.state.candidates import names_key, unambiguous
 from limitguard.state.table import NodeTable
 
@@ -92,3 +97,30 @@ def test_lists_with_the_same_joined_form_are_never_confused():
 def test_a_key_is_unambiguous_exactly_when_it_splits_back_into_its_names(names):
     key = names_key(names)
     assert unambiguous(key, len(names)) == (key.split("\n") == names if names else True)
+
+
+def test_the_names_a_filter_passes_are_kept_for_the_prioritize_that_follows(monkeypatch):
+    state = synced_state()
+    for index, cpu in enumerate(["1", "8", "2", "8"]):
+        state.upsert_node({"metadata": {"name": f"n{index}"}, "status": {"allocatable": {"cpu": cpu}}})
+    config = Config(limit_aware=LimitAwareConfig(enforcement=Enforcement.DENY, default_ratios={"cpu": 100}))
+    extender = Extender(state, config, ExtenderConfig(config.scorers))
+    pod = {
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "4"}}}]},
+    }
+    names = ["n3", "ghost-1", "n0", "n1", "n2"]
+    outcome = extender.filter(ExtenderArgs(pod=pod, node_names=names, nodes=None, names_form=True))
+    assert outcome.passed == ["n3", "ghost-1", "n1"] and set(outcome.failed) == {"n0", "n2"}
+    table = state.node_table()
+
+    def no_lookups(names):
+        raise AssertionError("resolved again")
+
+    monkeypatch.setattr(table, "node_rows", no_lookups)
+    kept = table.candidates(list(outcome.passed))
+    assert kept.rows.tolist() == [table.rows["n3"], -1, table.rows["n1"]]
+    assert kept.host_json() == [b"n3", b"n1"]
+    assert table.candidates(names).rows.tolist()[0] == table.rows["n3"]  # the filter's own list too
+    with pytest.raises(AssertionError, match="resolved again"):
+        table.candidates(["n0"])

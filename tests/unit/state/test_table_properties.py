@@ -133,6 +133,8 @@ def test_extender_on_the_table_equals_the_reference(operations, pod, candidates,
     assert_same_priorities(again, reference.prioritize(args))
     if again.host_json and again.score_array is not None:
         assert again.template is not None
+    passed = ExtenderArgs(pod=pod, node_names=columnar.filter(args).passed, nodes=None, names_form=True)
+    assert_same_priorities(columnar.prioritize(passed), reference.prioritize(passed))  # kept by filter
 
 
 def assert_same_priorities(columnar, reference) -> None:
