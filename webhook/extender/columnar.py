@@ -23,6 +23,7 @@ from limitguard.core.scoring import (
     scarce,
 )
 from limitguard.core.scoring.normalize import MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE, MIN_NODE_SCORE
+from limitguard.state.candidates import Candidates, names_key
 from limitguard.state.scan import capacity, fit_failures
 from limitguard.state.table import NodeTable, exact
 
@@ -42,43 +43,48 @@ def _largest(values: np.ndarray) -> int:
 def filter_rows(
     table: NodeTable,
     names: Sequence[str],
+    candidates: Candidates,
     limits: Mapping[str, int],
     default_ratios: Mapping[str, int],
     reason_of: Callable[[list[str]], str],
 ) -> tuple[list[str], dict[str, str], int] | None:
-    """(passed names, failed name -> reason_of(the resources that do not fit), unknown count), or None."""
-    rows = table.node_rows(names)
-    known = rows >= 0
-    if not known.any():
-        return list(names), {}, len(names)
+    """(passed names, failed name -> reason_of(the resources that do not fit), unknown count), or None.
+
+    *candidates* are *names* resolved on *table*."""
+    unknown = candidates.unknown
+    if not candidates.count:
+        return list(names), {}, unknown
     used = [(resource, amount) for resource, amount in limits.items() if amount > 0]
     failures = fit_failures(table, used, default_ratios)
     if failures is None:
         return None
-    rows = np.where(known, rows, 0)
-    failures = [failed[rows] for failed in failures]
-    unknown = int(np.count_nonzero(~known))
     if not failures:
         return list(names), {}, unknown
     # a bit per failing resource, in the order of the pod's limits (the order shortfalls() names them)
     code = np.zeros(len(names), np.int64)
-    for bit, failed in enumerate(failures):
-        code |= (failed & known).astype(np.int64) << bit
+    if unknown:
+        known = candidates.known
+        rows = np.where(known, candidates.rows, 0)
+        for bit, failed in enumerate(failures):
+            code |= (failed[rows] & known).astype(np.int64) << bit
+    else:
+        for bit, failed in enumerate(failures):
+            code |= failed[candidates.index].astype(np.int64) << bit
     if not code.any():
         return list(names), {}, unknown
-    reasons: dict[int, str] = {}
-    failed_names: dict[str, str] = {}
-    passed: list[str] = []
-    for name, value in zip(names, code.tolist(), strict=True):
-        if not value:
-            passed.append(name)
-            continue
-        reason = reasons.get(value)
-        if reason is None:
-            reason = reasons[value] = reason_of(
-                [used[bit][0] for bit in range(len(used)) if value >> bit & 1]
-            )
-        failed_names[name] = reason
+    # Split the names and build the failures in C: one reason per distinct set of failing resources.
+    named = np.array(names, object)
+    failing = code != 0
+    distinct, inverse = np.unique(code[failing], return_inverse=True)
+    reasons = np.empty(len(distinct), object)
+    reasons[:] = [
+        reason_of([used[bit][0] for bit in range(len(used)) if value >> bit & 1])
+        for value in distinct.tolist()
+    ]
+    failed_names = dict(zip(named[failing].tolist(), reasons[inverse].tolist(), strict=True))
+    passed = named[~failing].tolist()
+    # kube-scheduler prioritizes exactly the names that passed next: keep their rows for it
+    table.keep_candidates(names_key(passed), candidates.subset(~failing))
     return passed, failed_names, unknown
 
 
@@ -94,16 +100,29 @@ def _min_max(raw: np.ndarray) -> np.ndarray | None:
     return (raw - lowest) * (MAX_NODE_SCORE - MIN_NODE_SCORE) // spread + MIN_NODE_SCORE
 
 
+def _trunc_div_positive(numerator: np.ndarray, denominator: np.ndarray | int) -> np.ndarray:
+    """Go `/` for a positive *denominator*: floor division, one up where a negative one was inexact."""
+    quotient = numerator // denominator
+    if not numerator.size or int(numerator.min()) >= 0:  # the usual case: floor and truncation agree
+        return quotient
+    return quotient + ((numerator < 0) & (quotient * denominator != numerator))
+
+
+Rows = np.ndarray | slice  # node-table rows: an index array, or a slice (a view: no copy)
+
+
 def _limit_aware(
     table: NodeTable,
-    rows: np.ndarray,
+    rows: Rows,
+    size: int,
     pod: PodFacts,
     args: limitaware.LimitAwareArgs,
     cluster_ratios: Mapping[str, int],
 ) -> np.ndarray | None:
     default = args.default_ratios if args.default_ratios is not None else cluster_ratios
-    total = np.zeros(len(rows), np.int64)
-    weight_sum = np.zeros(len(rows), np.int64)
+    total = np.zeros(size, np.int64)
+    some_weights = None  # per row: the weights of resources only some candidates count
+    every_weight = 0  # the weights of resources every candidate counts (the usual case)
     for resource, weight in args.weights.items():
         pod_limit = pod.limits.get(resource, 0)
         found = capacity(table, resource, default)
@@ -114,17 +133,31 @@ def _limit_aware(
         column = table.columns.get(resource)
         allocated = 0 if column is None else column.scoring[rows] + column.held[rows]
         free = (cap - allocated - pod_limit) * MAX_NODE_SCORE
-        score = _trunc_div(free, np.where(counted, cap, 1))
+        if counted.all():
+            score = _trunc_div_positive(free, cap)
+            weighted = score * weight
+            every_weight += weight
+        else:
+            score = _trunc_div_positive(free, np.where(counted, cap, 1))
+            weighted = np.where(counted, score * weight, 0)
+            counted_weight = np.where(counted, weight, 0)
+            some_weights = counted_weight if some_weights is None else some_weights + counted_weight
         if _largest(score) * abs(weight) * len(args.weights) >= SAFE:
             return None
-        total += np.where(counted, score * weight, 0)
-        weight_sum += np.where(counted, weight, 0)
+        total += weighted
+    if some_weights is None:  # one weight sum for every row
+        if not every_weight:
+            return np.zeros(size, np.int64)
+        return (
+            _trunc_div_positive(total, every_weight) if every_weight > 0 else _trunc_div(total, every_weight)
+        )
+    weight_sum = some_weights + every_weight
     has_weight = weight_sum != 0
     return np.where(has_weight, _trunc_div(total, np.where(has_weight, weight_sum, 1)), 0)
 
 
 def _fit_plus(
-    table: NodeTable, rows: np.ndarray, pod: PodFacts, args: fitplus.FitPlusArgs
+    table: NodeTable, rows: Rows, size: int, pod: PodFacts, args: fitplus.FitPlusArgs
 ) -> np.ndarray | None:
     terms = [
         (
@@ -138,10 +171,10 @@ def _fit_plus(
     ]
     weight_sum = sum(weight for *_, weight in terms)
     if not weight_sum:
-        return np.full(len(rows), MAX_NODE_SCORE, np.int64)
+        return np.full(size, MAX_NODE_SCORE, np.int64)
     if sum(abs(weight) for *_, weight in terms) * MAX_NODE_SCORE >= SAFE:
         return None
-    total = np.zeros(len(rows), np.int64)
+    total = np.zeros(size, np.int64)
     for resource, pod_request, most, weight in terms:
         column = table.columns.get(resource)
         if column is None:
@@ -151,6 +184,14 @@ def _fit_plus(
         allocatable = column.allocatable[rows]
         requested = column.requested[rows] + pod_request
         has = allocatable > 0
+        if has.all():  # the usual case: no masking needed
+            if most:
+                score = np.minimum(requested, allocatable) * MAX_NODE_SCORE // allocatable
+            else:
+                left = allocatable - requested
+                score = np.where(left >= 0, left * MAX_NODE_SCORE // allocatable, 0)
+            total += score * weight
+            continue
         divisor = np.where(has, allocatable, 1)
         if most:
             score = np.where(has, np.minimum(requested, allocatable) * MAX_NODE_SCORE // divisor, 0)
@@ -162,10 +203,15 @@ def _fit_plus(
 
 
 def _scarce(
-    table: NodeTable, rows: np.ndarray, pod: PodFacts, args: scarce.ScarceResourceArgs
+    table: NodeTable, rows: Rows, size: int, pod: PodFacts, args: scarce.ScarceResourceArgs
 ) -> np.ndarray | None:
-    leftover = np.zeros(len(rows), np.int64)
-    scarce_left = np.zeros(len(rows), np.int64)
+    if not any(
+        resource in table.columns and scarce.is_resource_type(resource) and resource not in pod.types
+        for resource in args.resources
+    ):
+        return np.full(size, MAX_NODE_SCORE, np.int64)  # no node has any scarce resource: all score 100
+    leftover = np.zeros(size, np.int64)
+    scarce_left = np.zeros(size, np.int64)
     for resource, column in table.columns.items():
         if not scarce.is_resource_type(resource) or resource in pod.types:
             continue
@@ -204,15 +250,16 @@ class ColumnScores:
 
 def score_rows(
     table: NodeTable,
-    rows: np.ndarray,
+    rows: Rows,
     names: Sequence[str],
     pod: PodFacts,
     scorers: Sequence[ScorerConfig],
     cluster_ratios: Mapping[str, int],
 ) -> ColumnScores | None:
-    """score_candidates for the nodes of *rows* (all known), or None for the reference path."""
+    """score_candidates for the nodes of *rows* (all known, one per name), or None for the reference path."""
+    size = len(names)
     columns = []
-    weighted = np.zeros(len(rows), np.int64)
+    weighted = np.zeros(size, np.int64)
     weight_sum = 0
     if sum(abs(scorer.weight) for scorer in scorers) * MAX_NODE_SCORE >= SAFE:
         return None
@@ -220,14 +267,14 @@ def score_rows(
         args = scorer.resolved_args()
         if scorer.name == limitaware.NAME:
             assert isinstance(args, limitaware.LimitAwareArgs)
-            raw = _limit_aware(table, rows, pod, args, cluster_ratios)
+            raw = _limit_aware(table, rows, size, pod, args, cluster_ratios)
             scores = None if raw is None else _min_max(raw)
         elif scorer.name == fitplus.NAME:
             assert isinstance(args, fitplus.FitPlusArgs)
-            raw = scores = _fit_plus(table, rows, pod, args)
+            raw = scores = _fit_plus(table, rows, size, pod, args)
         elif scorer.name == scarce.NAME:
             assert isinstance(args, scarce.ScarceResourceArgs)
-            raw = scores = _scarce(table, rows, pod, args)
+            raw = scores = _scarce(table, rows, size, pod, args)
         elif scorer.name == podstate.NAME:
             raw = table.terminating[rows] - table.nominated[rows]
             scores = _min_max(raw)
@@ -240,5 +287,6 @@ def score_rows(
             weight_sum += scorer.weight
             weighted += scores * scorer.weight
     totals = weighted // weight_sum if weight_sum else weighted
-    priorities = np.clip(totals, MIN_NODE_SCORE, MAX_NODE_SCORE) * MAX_EXTENDER_PRIORITY // MAX_NODE_SCORE
+    clipped = np.minimum(np.maximum(totals, MIN_NODE_SCORE), MAX_NODE_SCORE)  # ufuncs: no np.clip wrapper
+    priorities = clipped * MAX_EXTENDER_PRIORITY // MAX_NODE_SCORE
     return ColumnScores(names, columns, totals, priorities)

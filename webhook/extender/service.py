@@ -25,7 +25,8 @@ from limitguard.errors import LimitguardError
 from limitguard.extender.columnar import filter_rows, score_rows
 from limitguard.extender.config import ExtenderConfig
 from limitguard.extender.facts import NodeFactsReader
-from limitguard.extender.protocol import ExtenderArgs
+from limitguard.extender.protocol import ExtenderArgs, PriorityTemplate
+from limitguard.state.candidates import Candidates
 from limitguard.state.records import NodeRecord, controller_of, is_mirror_pod, node_record
 from limitguard.state.store import ClusterState
 
@@ -58,6 +59,8 @@ class PrioritizeOutcome:
     # The hosts JSON-encoded (from the node table), when every candidate is a known node.
     host_json: list[bytes] | None = field(default=None, compare=False, repr=False)
     score_array: np.ndarray | None = field(default=None, compare=False, repr=False)  # = scores
+    # The answer's bytes with every score 0, when these candidates were scored before (kept per list).
+    template: PriorityTemplate | None = field(default=None, compare=False, repr=False)
 
     @property
     def priorities(self) -> list[tuple[str, int]]:
@@ -100,19 +103,32 @@ class Extender:
         self.facts = NodeFactsReader(state)
         self._needs_types = any(scorer.name == SCARCE for scorer in extender_config.scorers)
         self.columnar = True  # on the node table; False: the reference per-node path (tests)
+        # The last candidates prioritized, and their answer template once they came a second time.
+        self._template: tuple[Candidates, PriorityTemplate | None] | None = None
+
+    def _template_of(self, candidates: Candidates) -> PriorityTemplate | None:
+        """The answer template of *candidates* (all known), built the second time they are scored:
+        a list seen once may never come again, and building costs about one answer."""
+        kept = self._template
+        if kept is None or kept[0] is not candidates:
+            self._template = (candidates, None)
+            return None
+        if kept[1] is None and candidates.count:
+            self._template = (candidates, PriorityTemplate(candidates.host_json()))
+        return self._template[1]
 
     def _prioritize_on_table(self, args: ExtenderArgs, pod: PodFacts) -> PrioritizeOutcome | None:
         table = self.state.node_table()
-        rows = table.node_rows(args.node_names)
-        known = rows >= 0
+        candidates = table.candidates(args.node_names, args.names_key)
         names = args.node_names
-        known_rows = rows[known]
         known_names = (
-            names if known.all() else [name for name, k in zip(names, known.tolist(), strict=True) if k]
+            names
+            if not candidates.unknown
+            else [name for name, k in zip(names, candidates.known.tolist(), strict=True) if k]
         )
         scored = score_rows(
             table,
-            known_rows,
+            candidates.index,
             known_names,
             pod,
             self.extender_config.scorers,
@@ -121,22 +137,22 @@ class Extender:
         if scored is None:
             return None
         # A name listed twice has one row, so one score: the positions can be filled directly.
-        host_json = None
-        if len(known_rows) == len(names):
+        host_json = template = None
+        if not candidates.unknown:
             priorities = scored.priorities
-            host_json = table.json_names[known_rows].tolist()
+            host_json = candidates.host_json()
+            template = self._template_of(candidates)
         else:
             priorities = np.zeros(len(names), np.int64)
-            priorities[known] = scored.priorities
-        scores = priorities.tolist()
-        unknown = len(names) - len(known_rows)
+            priorities[candidates.known] = scored.priorities
         return PrioritizeOutcome(
-            list(names),
-            scores,
-            unknown,
+            names,  # the decoded request's own list: nothing writes to it
+            priorities.tolist(),
+            candidates.unknown,
             sheet_of=scored.to_sheet,
             host_json=host_json,
             score_array=priorities,
+            template=template,
         )
 
     def _candidates(self, args: ExtenderArgs) -> list[tuple[str, NodeRecord | None]]:
@@ -178,7 +194,10 @@ class Extender:
         columnar = self.columnar and args.nodes is None and not self.state.has_nominated_pods()
         if columnar and not log.isEnabledFor(logging.DEBUG):
             table = self.state.node_table()
-            found = filter_rows(table, args.node_names, limits, limit_aware.default_ratios, failure_reason)
+            candidates = table.candidates(args.node_names, args.names_key)
+            found = filter_rows(
+                table, args.node_names, candidates, limits, limit_aware.default_ratios, failure_reason
+            )
             if found is not None:
                 return FilterOutcome(*found[:2], "checked", found[2])
         priority = args.pod_spec.get("priority")

@@ -41,7 +41,11 @@ def filter_reply(extender: Extender, args: ExtenderArgs) -> Reply:
 def prioritize_reply(extender: Extender, args: ExtenderArgs) -> Reply:
     outcome = extender.prioritize(args)
     scores = outcome.score_array if outcome.score_array is not None else outcome.scores
-    payload = encode_priority_columns(outcome.hosts, scores, outcome.host_json)
+    payload = None
+    if outcome.template is not None and outcome.score_array is not None:
+        payload = outcome.template.encode(outcome.score_array)
+    if payload is None:
+        payload = encode_priority_columns(outcome.hosts, scores, outcome.host_json)
     return Reply(payload, outcome.reason, unknown=outcome.unknown)
 
 

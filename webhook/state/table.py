@@ -16,11 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
 from limitguard.core.eligibility import Taint
+from limitguard.state.candidates import Candidates, names_key, unambiguous
 from limitguard.state.capacity import SAFE_PRODUCT, Capacity
 
 if TYPE_CHECKING:
@@ -30,6 +32,7 @@ BOUND = 2**53
 _MASK_CACHE_MIN_ROWS = 64  # label pairs this common get their boolean mask cached
 _MASK_CACHE_SIZE = 256
 _SUM_FIELDS = ("committed", "held", "scoring", "requested")
+_CANDIDATE_LISTS_KEPT = 4  # a filter's list and its passed names, for a scheduler profile or two
 
 
 def exact(value: int) -> bool:
@@ -112,6 +115,7 @@ class NodeTable:
         self.taint_sets: list[tuple[Taint, ...]] = [()]
         self._taint_refs: list[int] = [0]
         self._name_rank: np.ndarray | None = None
+        self._candidates: list[tuple[str, Candidates]] = []  # the last lists resolved, by key, newest last
         self._capacities: dict[tuple[str, int | None], Capacity] = {}
         # Answers that depend only on which nodes exist and their labels, taints and order (e.g. a
         # placement's eligible rows): kept until a node is added, changed or removed.
@@ -172,7 +176,7 @@ class NodeTable:
             self.names[row] = name
             self.json_names[row] = orjson.dumps(name)[1:-1]
             self.alive[row] = True
-            self._name_rank = None
+            self._nodes_changed()
         else:
             self._unindex(row)
         self.seq[row] = self._next_seq
@@ -213,7 +217,12 @@ class NodeTable:
                 getattr(column, field)[row] = -1 if field == "override_pct" else 0
         self._refresh_capacities(row)
         self._free.append(row)
+        self._nodes_changed()
+
+    def _nodes_changed(self) -> None:
+        """A node came or went: caches of name -> row answers are stale."""
         self._name_rank = None
+        self._candidates = []
 
     # -- limit capacity ---------------------------------------------------------------------
     def capacity(self, resource: str, default: int | None) -> Capacity | None:
@@ -362,5 +371,28 @@ class NodeTable:
                 capacity.update_free(column, rows)
 
     def node_rows(self, names: Sequence[str]) -> np.ndarray:
-        """The row of each name, -1 for a name not in the table (the lookups run in C: map over get)."""
+        """The row of each name, -1 for a name not in the table (the lookups run in C)."""
+        if len(names) > 1:
+            try:  # every name known, the usual case: one itemgetter call, a fifth faster than get
+                return np.fromiter(itemgetter(*names)(self.rows), np.intp, len(names))
+            except KeyError:
+                pass
         return np.fromiter(map(self.rows.get, names, repeat(-1, len(names))), np.intp, len(names))
+
+    def candidates(self, names: list[str], key: str | None = None) -> Candidates:
+        """*names* resolved to rows; a list kept by a recent call (same *key*, which is
+        candidates.names_key(names) when given) is answered from it while no node came or went."""
+        key = names_key(names) if key is None else key
+        for kept_key, kept in self._candidates:  # a few entries: a length check, then one memcmp
+            if kept_key == key and len(kept.rows) == len(names):
+                return kept
+        found = Candidates(self.node_rows(names), self.json_names)
+        self.keep_candidates(key, found)
+        return found
+
+    def keep_candidates(self, key: str, candidates: Candidates) -> None:
+        """Keep *candidates* (resolved on this table) for the list whose key is *key*: the filter's
+        passed names, which kube-scheduler sends to prioritize next."""
+        if unambiguous(key, len(candidates.rows)):
+            kept = [(k, c) for k, c in self._candidates if k != key]
+            self._candidates = [*kept[-(_CANDIDATE_LISTS_KEPT - 1) :], (key, candidates)]

@@ -4,7 +4,7 @@ import numpy as np
 import orjson
 from hypothesis import given
 from hypothesis import strategies as st
-from limitguard.extender.protocol import encode_priorities, encode_priority_columns
+from limitguard.extender.protocol import PriorityTemplate, encode_priorities, encode_priority_columns
 
 
 @given(st.lists(st.tuples(st.text(), st.integers(-2, 12)), max_size=30))
@@ -27,3 +27,26 @@ def test_an_array_of_scores_and_pre_encoded_hosts_encode_the_same(pairs):
     scores = np.array([score for _, score in pairs], np.int64)
     host_json = [orjson.dumps(host)[1:-1] for host in hosts]
     assert encode_priority_columns(hosts, scores, host_json) == encode_priorities(pairs)
+
+
+@given(
+    st.lists(st.text(), min_size=1, max_size=80),
+    st.data(),
+)
+def test_a_template_answers_its_hosts_like_the_dict_encoding_for_every_score(hosts, data):
+    template = PriorityTemplate([orjson.dumps(host)[1:-1] for host in hosts])
+    for _ in range(3):  # one template, several answers: its body is never written to
+        # mostly 10s at times: more than the few spliced in by slices
+        scores = data.draw(
+            st.lists(st.sampled_from([10, 10, 10, *range(11)]), min_size=len(hosts), max_size=len(hosts))
+        )
+        expected = encode_priorities(zip(hosts, scores, strict=True))
+        assert template.encode(np.array(scores, np.int64)) == expected
+
+
+def test_a_template_refuses_scores_outside_0_to_10_and_other_lengths():
+    template = PriorityTemplate([b"a", b"b"])
+    assert template.encode(np.array([0, 11])) is None
+    assert template.encode(np.array([-1, 0])) is None
+    assert template.encode(np.array([1])) is None
+    assert template.encode(np.array([10, 0])) == encode_priorities([("a", 10), ("b", 0)])

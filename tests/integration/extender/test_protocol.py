@@ -54,6 +54,8 @@ def test_decodes_a_node_list():
         (orjson.dumps({"NodeNames": ["a"]}), "pod must be a Pod object"),
         (orjson.dumps({"Pod": {}, "Nodes": None, "NodeNames": None}), "neither nodes nor nodenames"),
         (orjson.dumps({"Pod": {}, "NodeNames": "a"}), "list of node names"),
+        (orjson.dumps({"Pod": {}, "NodeNames": ["a", 1]}), "list of node names"),
+        (orjson.dumps({"Pod": {}, "NodeNames": ["a", None, ["b"]]}), "list of node names"),
         (
             orjson.dumps({"Pod": {}, "Nodes": {"items": [{"metadata": {}}]}}),
             "items[0]: a Node with metadata.name",

@@ -129,6 +129,12 @@ def test_extender_on_the_table_equals_the_reference(operations, pod, candidates,
     assert_table_mirrors_state(state)
     assert columnar.filter(args) == reference.filter(args)
     assert_same_priorities(columnar.prioritize(args), reference.prioritize(args))
+    again = columnar.prioritize(args)  # the same candidates again: answered through a template
+    assert_same_priorities(again, reference.prioritize(args))
+    if again.host_json and again.score_array is not None:
+        assert again.template is not None
+    passed = ExtenderArgs(pod=pod, node_names=columnar.filter(args).passed, nodes=None, names_form=True)
+    assert_same_priorities(columnar.prioritize(passed), reference.prioritize(passed))  # kept by filter
 
 
 def assert_same_priorities(columnar, reference) -> None:
@@ -139,6 +145,8 @@ def assert_same_priorities(columnar, reference) -> None:
     assert encode_priority_columns(columnar.hosts, columnar.scores, columnar.host_json) == expected
     if columnar.score_array is not None:
         assert encode_priority_columns(columnar.hosts, columnar.score_array, columnar.host_json) == expected
+    if columnar.template is not None:
+        assert columnar.template.encode(columnar.score_array) == expected
 
 
 def test_a_deleted_node_row_is_reused_and_starts_from_the_state_sums():
