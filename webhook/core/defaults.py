@@ -145,11 +145,85 @@ def _container_ops(
     return ops
 
 
+# Bounded; past the bound, new shapes are computed and not kept. Pods of one workload share a shape,
+# so a ReplicaSet's scale-up computes its patch once.
+_PATCHES: dict[tuple[Any, ...], Patch] = {}
+_MAX_PATCHES = 4096
+_UNSET = ("unset",)  # a field that is absent or null, told apart from an empty map in a shape key
+
+
+def _map_key(value: Any) -> tuple[Any, ...]:
+    if value is None:
+        return _UNSET
+    if type(value) is not dict:
+        raise TypeError  # not worth memoising: compute, and let the checks judge it
+    return tuple(value.items())
+
+
+def _shape_key(pod: Any, defaults: BestEffortDefaults) -> tuple[Any, ...] | None:
+    """Everything best_effort_patch reads, hashable; None for shapes not worth memoising."""
+    if type(pod) is not dict:
+        return None
+    spec, metadata = pod.get("spec"), pod.get("metadata")
+    if type(spec) is not dict or type(metadata) not in (dict, type(None)):
+        return None
+    annotations = metadata.get("annotations") if metadata is not None else None
+    if type(annotations) not in (dict, type(None)):
+        return None
+    try:
+        key: list[Any] = [
+            _map_key(defaults.limits),
+            _map_key(defaults.requests),
+            metadata is None,
+            bool(annotations),
+            # the annotations the patch reads (not all of them: pods often differ in others)
+            annotations.get(SKIP_ANNOTATION) if annotations else None,
+            bool(annotations) and DEFAULTED_ANNOTATION in annotations,
+            bool(annotations) and MIRROR_ANNOTATION in annotations,
+            spec.get("resources") is None,
+        ]
+        for field in _CONTAINER_FIELDS:
+            containers = spec.get(field)
+            if containers is None:
+                key.append(None)
+                continue
+            if type(containers) is not list:
+                return None
+            for container in containers:
+                resources = container.get("resources")
+                if resources is None or type(resources) is not dict:
+                    key.append(_map_key(resources))
+                else:
+                    key.append((_map_key(resources.get("limits")), _map_key(resources.get("requests"))))
+            key.append(len(containers))
+        found = tuple(key)
+        hash(found)
+        return found
+    except (TypeError, AttributeError):  # unhashable quantities, containers that are not objects
+        return None
+
+
+def _copied(value: Any) -> Any:
+    """A fresh copy of a patch value (maps of maps of strings), so no two answers share a dict."""
+    return {key: _copied(item) for key, item in value.items()} if type(value) is dict else value
+
+
 def best_effort_patch(pod: Mapping[str, Any], defaults: BestEffortDefaults) -> Patch:
     """The JSONPatch that gives every regular and init container the defaults; [] when not best-effort.
 
     Reinvocation (our annotation already present): only containers naming neither cpu nor memory,
-    i.e. ones a later webhook added, get defaults."""
+    i.e. ones a later webhook added, get defaults. Memoised by the pod's shape (`_shape_key`); each
+    call gets its own copy, since a caller may apply the patch and change what it inserted."""
+    key = _shape_key(pod, defaults)
+    cached = _PATCHES.get(key) if key is not None else None
+    if cached is None:
+        cached = _compute_patch(pod, defaults)
+        if key is not None and len(_PATCHES) < _MAX_PATCHES:
+            _PATCHES[key] = cached
+    return [{**op, "value": _copied(op["value"])} for op in cached]
+
+
+def _compute_patch(pod: Mapping[str, Any], defaults: BestEffortDefaults) -> Patch:
     if not is_object(pod):
         raise NotAPod("object is not a pod")
     spec = pod.get("spec")

@@ -42,7 +42,7 @@ class BindingLedger:
         # its front for every entry released or re-reserved, and iterating from the front (expire,
         # on every check) walks all of them until the next resize - thousands of cache misses a call.
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
-        self._by_node: dict[str, set[str]] = {}
+        self._entry_counts: dict[str, int] = {}  # node -> entries holding on it
         self._totals: dict[str, ResourceAmounts] = {}
 
     def __len__(self) -> int:
@@ -53,21 +53,18 @@ class BindingLedger:
     ) -> None:
         """Hold *limits* on *node* for *pod_key*: an approved binding, or (with *settles_at*, the
         pod's new effective limits) the growth of an approved resize of a pod already counted."""
-        if pod_key in self._entries:
+        entries = self._entries
+        if pod_key in entries:
             self.release(pod_key)
-        self._entries[pod_key] = _Entry(
+        entries[pod_key] = _Entry(
             node,
             dict(limits),
             self._clock.now() + self._ttl,
             None if settles_at is None else dict(settles_at),
         )
-        keys = self._by_node.get(node)
-        if keys is None:
-            keys = self._by_node[node] = set()
-            totals = self._totals[node] = {}
-        else:
-            totals = self._totals[node]
-        keys.add(pod_key)
+        count = self._entry_counts.get(node, 0)
+        self._entry_counts[node] = count + 1
+        totals = self._totals[node] if count else self._totals.setdefault(node, {})
         for resource, amount in limits.items():
             totals[resource] = totals.get(resource, 0) + amount
         if self._on_change is not None:
@@ -77,16 +74,18 @@ class BindingLedger:
         entry = self._entries.pop(pod_key, None)
         if entry is None:
             return
-        keys = self._by_node[entry.node]
-        keys.discard(pod_key)
-        totals = self._totals[entry.node]
-        for resource, amount in entry.limits.items():
-            totals[resource] -= amount
-        if not keys:
-            del self._by_node[entry.node]
-            del self._totals[entry.node]
+        node = entry.node
+        left = self._entry_counts[node] - 1
+        if left:
+            self._entry_counts[node] = left
+            totals = self._totals[node]
+            for resource, amount in entry.limits.items():
+                totals[resource] -= amount
+        else:
+            del self._entry_counts[node]
+            del self._totals[node]
         if self._on_change is not None:
-            self._on_change(entry.node)
+            self._on_change(node)
 
     def held_by(self, pod_key: str) -> Mapping[str, int]:
         """What the ledger holds for one pod (its resize growth, or its binding)."""
@@ -105,9 +104,11 @@ class BindingLedger:
 
     def held(self, node: str) -> Mapping[str, int]:
         """What approved-but-unseen bindings hold on *node*, after dropping expired entries."""
-        if not self._entries:
+        entries = self._entries
+        if not entries:
             return {}
-        self.expire()
+        if next(iter(entries.values())).expires_at <= self._clock.now():
+            self.expire()  # something may be due (expire() also waits for the feed to catch up)
         return self._totals.get(node, {})
 
     def totals(self, node: str) -> Mapping[str, int]:
