@@ -19,6 +19,8 @@ from limitguard.core.defaults import (
     DEFAULTED_ANNOTATION,
     MIRROR_ANNOTATION,
     SKIP_ANNOTATION,
+    NotAPod,
+    _compute_patch,
     best_effort_patch,
 )
 from limitguard.core.podvalidation import pod_resource_errors
@@ -161,3 +163,22 @@ def test_the_checker_rejects_what_the_apiserver_rejects():
         "containers": [{"name": "a", "resources": {"requests": {"cpu": "500m"}}}],
     }
     assert pod_resource_errors(defaulted) == []  # the pod-level request defaults from the containers
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(pods(), defaults()), min_size=1, max_size=6), st.randoms(use_true_random=False))
+def test_the_memoised_patch_is_the_computed_one_and_never_shared(cases, random):
+    """best_effort_patch memoises by the pod's shape: over pods asked in any order and again, each
+    answer equals a fresh computation, and changing one answer never reaches another."""
+    asked = cases + random.sample(cases, len(cases))
+    for original, config in asked:
+        try:
+            expected = _compute_patch(copy.deepcopy(original), config)
+        except NotAPod:
+            continue
+        answer = best_effort_patch(original, config)
+        assert answer == expected
+        for op in answer:  # a caller applying the patch may change what it inserted
+            if isinstance(op["value"], dict):
+                op["value"]["changed"] = True
+        assert best_effort_patch(original, config) == expected
