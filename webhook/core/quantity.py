@@ -76,13 +76,18 @@ def to_units(resource: str, value: object) -> int:
     return _ceil(quantity * 1000 if milli else quantity)
 
 
+_BINARY_STEPS = tuple(
+    (suffix, 1024**power)
+    for suffix, power in (("Ei", 6), ("Pi", 5), ("Ti", 4), ("Gi", 3), ("Mi", 2), ("Ki", 1))
+)
+
+
 def format_units(resource: str, units: int) -> str:
     """Render an amount the way an operator writes it (4, 500m, 2Gi, 1500000)."""
     if resource in MILLI_RESOURCES:
         return str(units // 1000) if units % 1000 == 0 else f"{units}m"
     if units and (resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-")):
-        for suffix, power in (("Ei", 6), ("Pi", 5), ("Ti", 4), ("Gi", 3), ("Mi", 2), ("Ki", 1)):
-            step = 1024**power
-            if units and units % step == 0:
+        for suffix, step in _BINARY_STEPS:
+            if units % step == 0:
                 return f"{units // step}{suffix}"
     return str(units)
