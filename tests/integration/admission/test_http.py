@@ -92,6 +92,17 @@ async def test_malformed_requests_get_a_json_error(start_server, body, content_t
     assert ok_status == 200 and ok["response"]["allowed"]
 
 
+@pytest.mark.parametrize(
+    "content_type", ["application/json", "application/json; charset=utf-8", "Application/JSON"]
+)
+async def test_json_with_parameters_or_any_case_is_json(start_server, content_type):
+    """The raw header is compared first (what the apiserver sends); anything else is parsed."""
+    server = await start_server(worked_example(), config())
+    body = orjson.dumps(binding("pod5", "node2", dry_run=True))
+    status, answer = await server.post("/validate", body, headers={"Content-Type": content_type})
+    assert status == 200 and answer["response"]["allowed"]
+
+
 async def test_oversized_bodies_get_413(start_server):
     server = await start_server(worked_example(), config(), max_body_bytes=10_000)
     big = pod_create(pod("big", cpu="1"))
