@@ -165,7 +165,6 @@ async def start_serve(
     feed = None
     if args.cluster:
         counts = load_cluster_file(state, args.cluster)
-        state.node_table()  # copy every node's sums now, not in the first admission that scans
         gc.freeze()  # the loaded records hold no cycles: keep full collections from walking them all
         log.info("cluster state loaded from file", extra={"file": args.cluster, **counts})
     else:

@@ -57,11 +57,9 @@ def check_on_node(
     exempt_reason: str = "",
 ) -> Response:
     """A pod about to run on *node* (a binding, or a create with spec.nodeName)."""
-    ratios = node.ratio_override if node.ratio_override is not None else config.default_ratios
-    if fits(pod_limits.items(), node.allocatable, allocated, ratios):
-        # the usual answer: no rows built, and (no malformed annotation) the one shared Response
-        return allowed("fits") if node.ratio_problem is None else allowed("fits", *ratio_warnings(node))
     warnings = ratio_warnings(node)
+    if fits(pod_limits.items(), node.allocatable, allocated, effective_ratios(node, config)):
+        return allowed("fits", *warnings)  # the usual answer: no rows built
     if exempt:
         return allowed(exempt_reason or "exempt-daemonset", *warnings)
     found = node_shortfalls(pod_limits, node, allocated, config)  # not empty: fits() said so

@@ -20,4 +20,4 @@ def is_object(value: Any) -> bool:
 
 def object_or_empty(value: Any) -> Mapping[str, Any]:
     """*value* when it is a JSON object, else an empty one (missing or mistyped fields read as unset)."""
-    return value if type(value) is dict or isinstance(value, Mapping) else EMPTY
+    return value if is_object(value) else EMPTY

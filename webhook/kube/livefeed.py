@@ -41,7 +41,6 @@ def state_sinks(state: ClusterState) -> dict[str, KindSink]:
         def mark(value: bool) -> None:
             state.mark_synced(kind, value)
             if value and state.ready:
-                state.node_table()  # copy every node's sums now, not in the first admission that scans
                 gc.freeze()
 
         return mark

@@ -104,11 +104,9 @@ class BindingLedger:
 
     def held(self, node: str) -> Mapping[str, int]:
         """What approved-but-unseen bindings hold on *node*, after dropping expired entries."""
-        entries = self._entries
-        if not entries:
+        if not self._entries:
             return {}
-        if next(iter(entries.values())).expires_at <= self._clock.now():
-            self.expire()  # something may be due (expire() also waits for the feed to catch up)
+        self.expire()
         return self._totals.get(node, {})
 
     def totals(self, node: str) -> Mapping[str, int]:

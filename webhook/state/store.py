@@ -59,7 +59,10 @@ class ClusterState:
             self._synced.add(kind)
         else:
             self._synced.discard(kind)
-        self._ready = self._synced.issuperset(KINDS)
+        was_ready, self._ready = self._ready, self._synced.issuperset(KINDS)
+        if self._ready and not was_ready:
+            # Copy every node's sums now (after a load or relist), not in the first admission that scans.
+            self.node_table()
 
     @property
     def ready(self) -> bool:

@@ -8,7 +8,9 @@ from typing import Any
 from limitguard.core.config import LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import Placement
 from limitguard.state.scan import eligible_rows, unbound_verdict
+from limitguard.state.store import ClusterState
 
+from tests.support import container
 from tests.unit.state.random_clusters import synced_state
 
 CONFIG = LimitAwareConfig(default_ratios={"cpu": 100}, unbound_pods=UnboundPolicy.DENY)
@@ -62,3 +64,19 @@ def test_a_node_update_that_changes_nothing_recorded_keeps_the_row_order_and_the
     state.upsert_node(node("n1", "2"))  # allocatable changed: a real update
     assert eligible_rows(state.node_table(), Placement({})) is not first
     assert [record.name for record in state.nodes()] == ["n2", "n1"]
+
+
+def test_the_table_is_copied_when_the_state_becomes_ready_not_by_the_first_scan() -> None:
+    state = ClusterState()
+    state.upsert_node(node("n1", "4"))
+    state.upsert_pod(
+        {
+            "metadata": {"name": "p", "namespace": "default"},
+            "spec": {"nodeName": "n1", "containers": [container(limits={"cpu": "1"})]},
+        }
+    )
+    row = state.table.rows["n1"]
+    assert "cpu" not in state.table.columns or int(state.table.columns["cpu"].committed[row]) == 0
+    for kind in ("nodes", "pods", "namespaces"):
+        state.mark_synced(kind)
+    assert int(state.table.columns["cpu"].committed[row]) == 1000  # read without node_table()
