@@ -6,12 +6,13 @@ import logging
 from typing import Any
 
 from limitguard.admission.review import AdmissionRequest
-from limitguard.core.config import Config
+from limitguard.core.config import BestEffortDefaults, Config
 from limitguard.core.defaults import (
     NAMESPACE_DEFAULTS_ANNOTATION,
     NotAPod,
     best_effort_patch,
     namespace_defaults,
+    patch_shape,
     skips_defaults,
 )
 from limitguard.core.objects import is_object, object_or_empty
@@ -20,6 +21,10 @@ from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
 
+# Bounded; past the bound, new shapes are computed and not kept. Pods of one workload share a shape,
+# so a ReplicaSet's scale-up computes its patch once.
+MAX_REMEMBERED_SHAPES = 4096
+
 
 class Mutator:
     """Answers `POST /mutate`. Never denies: a broken object is left for the apiserver to reject."""
@@ -27,6 +32,9 @@ class Mutator:
     def __init__(self, state: ClusterState, config: Config) -> None:
         self.state = state
         self.config = config
+        # pod shape (core.defaults.patch_shape) -> its answer without warnings; answers are frozen
+        # (the patch too: core.response.JsonPatch), so every pod of a shape can share one.
+        self._answers: dict[tuple[object, ...], Response] = {}
 
     def __call__(self, request: AdmissionRequest) -> Response:
         defaults = self.config.best_effort_defaults
@@ -53,10 +61,23 @@ class Mutator:
                     warning(f"limitguard: namespace {namespace}: bad {NAMESPACE_DEFAULTS_ANNOTATION}"),
                 )
         try:
-            patch = best_effort_patch(pod, defaults)
+            answer = self._defaults_answer(pod, defaults)
         except NotAPod as error:
             log.info("not defaulting a malformed pod", extra={"uid": request.uid, "problem": str(error)})
             return allowed("malformed")
-        if not patch:
-            return allowed("not-best-effort", *warnings)
-        return patched("defaulted", patch, *warnings)
+        if not warnings:
+            return answer
+        if answer.patch is None:
+            return allowed(answer.reason, *warnings)
+        return patched(answer.reason, answer.patch, *warnings)
+
+    def _defaults_answer(self, pod: Any, defaults: BestEffortDefaults) -> Response:
+        """The answer for *pod* without warnings, remembered by the pod's shape."""
+        shape = patch_shape(pod, defaults)
+        answer = self._answers.get(shape) if shape is not None else None
+        if answer is None:
+            patch = best_effort_patch(pod, defaults)
+            answer = patched("defaulted", patch) if patch else allowed("not-best-effort")
+            if shape is not None and len(self._answers) < MAX_REMEMBERED_SHAPES:
+                self._answers[shape] = answer
+        return answer

@@ -119,5 +119,5 @@ def encode_response(request: AdmissionRequest, response: Response) -> bytes:
         body["warnings"] = list(response.warnings)
     if response.patch:
         body["patchType"] = "JSONPatch"
-        body["patch"] = base64.b64encode(orjson.dumps(list(response.patch))).decode()
+        body["patch"] = base64.b64encode(response.patch.encoded).decode()
     return orjson.dumps({"apiVersion": request.api_version, "kind": "AdmissionReview", "response": body})

@@ -145,10 +145,6 @@ def _container_ops(
     return ops
 
 
-# Bounded; past the bound, new shapes are computed and not kept. Pods of one workload share a shape,
-# so a ReplicaSet's scale-up computes its patch once.
-_PATCHES: dict[tuple[Any, ...], Patch] = {}
-_MAX_PATCHES = 4096
 _UNSET = ("unset",)  # a field that is absent or null, told apart from an empty map in a shape key
 
 
@@ -160,8 +156,9 @@ def _map_key(value: Any) -> tuple[Any, ...]:
     return tuple(value.items())
 
 
-def _shape_key(pod: Any, defaults: BestEffortDefaults) -> tuple[Any, ...] | None:
-    """Everything best_effort_patch reads, hashable; None for shapes not worth memoising."""
+def patch_shape(pod: Any, defaults: BestEffortDefaults) -> tuple[Any, ...] | None:
+    """Everything `best_effort_patch` reads, hashable: pods of one shape get the same patch, so a
+    caller may memoise the patch by it. None for shapes not worth memoising (odd types)."""
     if type(pod) is not dict:
         return None
     spec, metadata = pod.get("spec"), pod.get("metadata")
@@ -203,27 +200,11 @@ def _shape_key(pod: Any, defaults: BestEffortDefaults) -> tuple[Any, ...] | None
         return None
 
 
-def _copied(value: Any) -> Any:
-    """A fresh copy of a patch value (maps of maps of strings), so no two answers share a dict."""
-    return {key: _copied(item) for key, item in value.items()} if type(value) is dict else value
-
-
 def best_effort_patch(pod: Mapping[str, Any], defaults: BestEffortDefaults) -> Patch:
     """The JSONPatch that gives every regular and init container the defaults; [] when not best-effort.
 
     Reinvocation (our annotation already present): only containers naming neither cpu nor memory,
-    i.e. ones a later webhook added, get defaults. Memoised by the pod's shape (`_shape_key`); each
-    call gets its own copy, since a caller may apply the patch and change what it inserted."""
-    key = _shape_key(pod, defaults)
-    cached = _PATCHES.get(key) if key is not None else None
-    if cached is None:
-        cached = _compute_patch(pod, defaults)
-        if key is not None and len(_PATCHES) < _MAX_PATCHES:
-            _PATCHES[key] = cached
-    return [{**op, "value": _copied(op["value"])} for op in cached]
-
-
-def _compute_patch(pod: Mapping[str, Any], defaults: BestEffortDefaults) -> Patch:
+    i.e. ones a later webhook added, get defaults."""
     if not is_object(pod):
         raise NotAPod("object is not a pod")
     spec = pod.get("spec")

@@ -3,12 +3,13 @@
 Modelled on controller-runtime's `pkg/webhook/admission/response.go`: policy code builds a Response
 with `allowed`, `denied`, `warned`, `patched` or `errored`; the transport
 (`limitguard.admission.review`) turns it into an AdmissionReview in the caller's API version. The
-type knows nothing of HTTP or JSON, so the pure core can return it.
+type knows nothing of HTTP or of the AdmissionReview's JSON, so the pure core can return it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,13 +21,31 @@ MAX_WARNING_LENGTH = 120
 
 
 @dataclass(frozen=True, slots=True)
+class JsonPatch:
+    """RFC 6902 operations, frozen as their JSON text.
+
+    One patch is shared by every answer for pods of the same shape (the mutating webhook memoises
+    its answers), so it cannot be a list of dicts that whoever applies it could change afterwards;
+    `operations()` hands out a fresh copy. The text is what the AdmissionReview carries anyway."""
+
+    encoded: bytes
+
+    @classmethod
+    def of(cls, operations: Sequence[Mapping[str, Any]]) -> JsonPatch:
+        return cls(json.dumps(list(operations), separators=(",", ":"), ensure_ascii=False).encode())
+
+    def operations(self) -> list[dict[str, Any]]:
+        return json.loads(self.encoded)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True, slots=True)
 class Response:
     allowed: bool
     reason: str = ""  # a short machine word for metrics and logs: fits, exceeds, excluded, ...
     code: int = 200
     message: str = ""
     warnings: tuple[str, ...] = ()
-    patch: Sequence[dict[str, Any]] | None = None  # JSONPatch operations, mutating webhooks only
+    patch: JsonPatch | None = None  # mutating webhooks only
     action: str = "allow"  # allow | deny | warn | dryrun | mutate
 
 
@@ -65,8 +84,10 @@ def warned(reason: str, message: str, brief: str, *warnings: str) -> Response:
     return Response(True, reason, message=message, warnings=_short((brief, *warnings)), action="warn")
 
 
-def patched(reason: str, patch: Sequence[dict[str, Any]], *warnings: str) -> Response:
-    return Response(True, reason, warnings=_short(warnings), patch=patch, action="mutate")
+def patched(reason: str, patch: JsonPatch | Sequence[Mapping[str, Any]], *warnings: str) -> Response:
+    """An allow that changes the object (*patch*: a JsonPatch, or its operations)."""
+    frozen = patch if isinstance(patch, JsonPatch) else JsonPatch.of(patch)
+    return Response(True, reason, warnings=_short(warnings), patch=frozen, action="mutate")
 
 
 def errored(reason: str, message: str, code: int = BAD_REQUEST) -> Response:

@@ -14,16 +14,18 @@ import copy
 import jsonpatch
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from limitguard.core.config import BestEffortDefaults
+from limitguard.admission.mutating import Mutator
+from limitguard.admission.review import AdmissionRequest
+from limitguard.core.config import BestEffortDefaults, Config
 from limitguard.core.defaults import (
     DEFAULTED_ANNOTATION,
     MIRROR_ANNOTATION,
     SKIP_ANNOTATION,
     NotAPod,
-    _compute_patch,
     best_effort_patch,
 )
 from limitguard.core.podvalidation import pod_resource_errors
+from limitguard.state.store import ClusterState
 
 CPU = st.sampled_from(["0", "50m", "100m", "250m", "1", "2"])
 MEMORY = st.sampled_from(["0", "64Mi", "200Mi", "512Mi", "1Gi"])
@@ -165,20 +167,49 @@ def test_the_checker_rejects_what_the_apiserver_rejects():
     assert pod_resource_errors(defaulted) == []  # the pod-level request defaults from the containers
 
 
+def _pod_create(pod: dict) -> AdmissionRequest:
+    return AdmissionRequest(
+        "admission.k8s.io/v1", "u", "", "pods", "", "Pod", "CREATE", "default", "p", pod, None, False
+    )
+
+
+def _twin(pod: dict) -> dict:
+    """The pod with its first container's limits flipped between absent and empty: a different
+    shape, and a different patch (a whole map added, or its entries one by one)."""
+    twin = copy.deepcopy(pod)
+    resources = twin["spec"]["containers"][0].setdefault("resources", {})
+    if resources.get("limits") == {}:
+        del resources["limits"]
+    elif "limits" not in resources:
+        resources["limits"] = {}
+    return twin
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(pods(), defaults()), min_size=1, max_size=6), st.randoms(use_true_random=False))
-def test_the_memoised_patch_is_the_computed_one_and_never_shared(cases, random):
-    """best_effort_patch memoises by the pod's shape: over pods asked in any order and again, each
-    answer equals a fresh computation, and changing one answer never reaches another."""
-    asked = cases + random.sample(cases, len(cases))
-    for original, config in asked:
+@given(
+    st.lists(pods(), min_size=1, max_size=4),
+    st.lists(defaults(), min_size=1, max_size=3),
+    st.randoms(use_true_random=False),
+)
+def test_the_remembered_answer_is_the_computed_one_and_never_shared(originals, configs, random):
+    """The mutating webhook remembers its answer by the pod's shape: over pods, their twins and
+    cluster defaults asked in any order and again, each answer's patch equals a fresh computation,
+    and changing the operations one answer hands out never reaches another."""
+    cases = [
+        (pod, config) for original in originals for pod in (original, _twin(original)) for config in configs
+    ]
+    mutator = Mutator(ClusterState(), Config())
+    for original, config in random.sample(cases, len(cases)) + random.sample(cases, len(cases)):
+        mutator.config = Config(best_effort_defaults=config)
         try:
-            expected = _compute_patch(copy.deepcopy(original), config)
+            expected = best_effort_patch(copy.deepcopy(original), config)
         except NotAPod:
+            assert mutator(_pod_create(original)).reason == "malformed"
             continue
-        answer = best_effort_patch(original, config)
-        assert answer == expected
-        for op in answer:  # a caller applying the patch may change what it inserted
-            if isinstance(op["value"], dict):
-                op["value"]["changed"] = True
-        assert best_effort_patch(original, config) == expected
+        answer = mutator(_pod_create(original))
+        assert (answer.patch.operations() if answer.patch else []) == expected
+        if answer.patch:
+            for op in answer.patch.operations():  # a caller applying the patch may change what it inserted
+                if isinstance(op["value"], dict):
+                    op["value"]["changed"] = True
+            assert mutator(_pod_create(original)).patch.operations() == expected

@@ -35,5 +35,8 @@ def test_constructors_build_the_answers_of_each_kind():
     assert warned("no-room", "long", "brief") == Response(
         True, "no-room", message="long", warnings=("brief",), action="warn"
     )
-    patch = [{"op": "add", "path": "/x", "value": 1}]
-    assert (patched("defaulted", patch).patch, patched("defaulted", patch).action) == (patch, "mutate")
+    patch = [{"op": "add", "path": "/x", "value": {"a": "ü"}}]
+    answer = patched("defaulted", patch)
+    assert (answer.patch.operations(), answer.action) == (patch, "mutate")
+    answer.patch.operations()[0]["value"]["a"] = "changed"  # a fresh copy each time: nothing shared
+    assert answer.patch.operations() == patch and patched("again", answer.patch).patch is answer.patch
