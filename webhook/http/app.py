@@ -30,7 +30,7 @@ from limitguard.extender.verbs import (
 )
 from limitguard.http.endpoint import Endpoint, add_endpoint
 from limitguard.http.logs import log_event
-from limitguard.http.metrics import Metrics
+from limitguard.http.metrics import FAIL_OPEN_REASONS, Metrics
 from limitguard.state.store import ClusterState
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -44,9 +44,6 @@ DEFAULT_BODY_TIMEOUT_SECONDS = 10.0
 # With nodeCacheCapable: false every extender call carries full Node objects (status.images included),
 # tens of MB on a large cluster; nodeCacheCapable: true sends names only and is the supported mode.
 DEFAULT_EXTENDER_MAX_BODY_BYTES = 64 * 1024 * 1024
-# Allowed answers that checked nothing: a handler bug, or a cluster state that cannot decide yet
-# (whileNotReady: Allow). Counted apart so an alert can tell enforcement is silently off.
-FAIL_OPEN_REASONS = frozenset({"internal-error", "state-incomplete"})
 NOTEWORTHY_ACTIONS = frozenset({"deny", "warn", "dryrun"})  # not allow, not mutate (a defaulted pod)
 INTERNAL_ERROR = allowed("internal-error", "limitguard: internal error, request not checked")
 
@@ -94,15 +91,12 @@ def admission_endpoint(
     encode: Callable[[AdmissionRequest, Response], bytes] = encode_response,
 ) -> Endpoint[AdmissionRequest, Response]:
     metrics = services.metrics
-    admissions, decisions, fail_open = metrics.admissions, metrics.decisions, metrics.fail_open
+    answers = metrics.answers
     latency = metrics.latency.series((name,))
 
     def observe(review: AdmissionRequest, response: Response, seconds: float) -> None:
-        decision = "allowed" if response.allowed else "denied"
-        admissions.inc((name, review.target, decision, response.action))
-        decisions.inc((name, decision, response.reason))
-        if response.allowed and response.reason in FAIL_OPEN_REASONS:
-            fail_open.inc((name, response.reason))
+        key = (name, review.resource, review.sub_resource, response.allowed, response.action, response.reason)
+        answers.inc(key)  # an AnswerKey
         latency.observe(seconds)
         level = logging.INFO if _logged_at_info(response) else logging.DEBUG
         if not log.isEnabledFor(level):

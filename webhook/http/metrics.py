@@ -9,13 +9,62 @@ from limitguard.core.limitaware import effective_ratios
 from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
 from limitguard.core.ratios import limit_capacity
 from limitguard.http.node_ratio_metrics import NodeRatioCollector
-from limitguard.http.tally import CounterTally, HistogramTally
+from limitguard.http.tally import CounterTally, CounterView, CounterViews, HistogramTally
 from limitguard.state.store import ClusterState
 from prometheus_client import CollectorRegistry, Counter
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+# Allowed answers that checked nothing: a handler bug, or a cluster state that cannot decide yet
+# (whileNotReady: Allow). Counted apart so an alert can tell enforcement is silently off.
+FAIL_OPEN_REASONS = frozenset({"internal-error", "state-incomplete"})
+
+# An admission answer is counted once, by this key; the three counters below are views of it.
+AnswerKey = tuple[str, str, str, bool, str, str]  # webhook, resource, subresource, allowed, action, reason
+
+
+def _decision(allowed: bool) -> str:
+    return "allowed" if allowed else "denied"
+
+
+def _by_resource(key: AnswerKey) -> tuple[str, ...]:
+    webhook, resource, subresource, allowed, action, _ = key
+    target = f"{resource}/{subresource}" if subresource else resource  # as webhook rules name it
+    return webhook, target, _decision(allowed), action
+
+
+def _by_reason(key: AnswerKey) -> tuple[str, ...]:
+    webhook, _, _, allowed, _, reason = key
+    return webhook, _decision(allowed), reason
+
+
+def _fail_open(key: AnswerKey) -> tuple[str, ...] | None:
+    webhook, _, _, allowed, _, reason = key
+    return (webhook, reason) if allowed and reason in FAIL_OPEN_REASONS else None
+
+
+ANSWER_VIEWS = (
+    CounterView(
+        "limitguard_admissions",
+        "Admission requests answered",
+        ("webhook", "resource", "decision", "action"),
+        _by_resource,
+    ),
+    # `reason` is one of a fixed set of codes (fits, over-ratio, excluded, ...): bounded cardinality.
+    CounterView(
+        "limitguard_decisions",
+        "Admission answers by webhook, decision and reason",
+        ("webhook", "decision", "reason"),
+        _by_reason,
+    ),
+    CounterView(
+        "limitguard_fail_open_answers",
+        "Admission requests answered allowed without a check (internal error, cluster state not ready)",
+        ("webhook", "reason"),
+        _fail_open,
+    ),
+)
 
 
 class StateCollector(Collector):
@@ -65,25 +114,7 @@ class Metrics:
     ) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         # The request path's metrics are tallies (limitguard.http.tally): no lock, no labels() call.
-        self.admissions = CounterTally(
-            "limitguard_admissions",
-            "Admission requests answered",
-            ["webhook", "resource", "decision", "action"],
-            self.registry,
-        )
-        # `reason` is one of a fixed set of codes (fits, over-ratio, excluded, ...): bounded cardinality.
-        self.decisions = CounterTally(
-            "limitguard_decisions",
-            "Admission answers by webhook, decision and reason",
-            ["webhook", "decision", "reason"],
-            self.registry,
-        )
-        self.fail_open = CounterTally(
-            "limitguard_fail_open_answers",
-            "Admission requests answered allowed without a check (internal error, cluster state not ready)",
-            ["webhook", "reason"],
-            self.registry,
-        )
+        self.answers = CounterViews(ANSWER_VIEWS, self.registry)  # keyed by AnswerKey
         self.latency = HistogramTally(
             "limitguard_admission_duration_seconds",
             "Time to answer an admission request",

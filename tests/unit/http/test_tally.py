@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from limitguard.http.tally import CounterTally, HistogramTally
+from limitguard.http.metrics import ANSWER_VIEWS
+from limitguard.http.tally import CounterTally, CounterViews, HistogramTally
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
 BUCKETS = (0.001, 0.01, 0.1)
@@ -44,3 +45,41 @@ def test_a_series_is_looked_up_once_and_shared() -> None:
     tally = HistogramTally("lg_seconds", "Time", ["verb"], BUCKETS, CollectorRegistry())
     assert tally.series(("filter",)) is tally.series(("filter",))
     assert tally.series(("filter",)) is not tally.series(("prioritize",))
+
+
+def test_the_answer_views_read_as_the_three_counters_they_replace() -> None:
+    """One count per answer key, exposed as the admissions, decisions and fail-open counters that an
+    answer used to update one by one."""
+    ours, theirs = CollectorRegistry(), CollectorRegistry()
+    views = CounterViews(ANSWER_VIEWS, ours)
+    admissions = Counter("limitguard_admissions", "Admission requests answered",
+                         ["webhook", "resource", "decision", "action"], registry=theirs)  # fmt: skip
+    decisions = Counter("limitguard_decisions", "Admission answers by webhook, decision and reason",
+                        ["webhook", "decision", "reason"], registry=theirs)  # fmt: skip
+    fail_open = Counter("limitguard_fail_open_answers",
+                        "Admission requests answered allowed without a check (internal error, cluster state not ready)",
+                        ["webhook", "reason"], registry=theirs)  # fmt: skip
+    answers = [
+        ("validate", "pods", "binding", True, "allow", "fits"),
+        ("validate", "pods", "binding", False, "deny", "exceeds"),
+        ("validate", "pods", "", True, "allow", "fits"),
+        ("validate", "pods", "binding", True, "allow", "state-incomplete"),
+        ("mutate", "pods", "", True, "mutate", "defaulted"),
+        ("validate", "pods", "binding", True, "allow", "fits"),
+        ("validate", "pods", "", False, "deny", "state-incomplete"),  # denied: not a fail-open answer
+    ]
+    for key in answers:
+        views.inc(key)
+        webhook, resource, subresource, allowed, action, reason = key
+        decision = "allowed" if allowed else "denied"
+        admissions.labels(
+            webhook, f"{resource}/{subresource}" if subresource else resource, decision, action
+        ).inc()
+        decisions.labels(webhook, decision, reason).inc()
+        if allowed and reason in ("internal-error", "state-incomplete"):
+            fail_open.labels(webhook, reason).inc()
+    assert sorted(exposition(ours)) == sorted(exposition(theirs))
+    assert (
+        'limitguard_fail_open_answers_total{reason="state-incomplete",webhook="validate"} 1.0'
+        in exposition(ours)
+    )
