@@ -120,20 +120,15 @@ class Validator:
 
     # -- routes -------------------------------------------------------------------------------
     def binding(self, request: AdmissionRequest) -> Response:
-        binding = _map(request.object)
-        metadata = _map(binding.get("metadata"))
-        namespace = str(metadata.get("namespace") or request.namespace)
-        name = str(metadata.get("name") or request.name)
-        target = _map(binding.get("target"))
-        node_name = target.get("name")
-        if not isinstance(node_name, str) or not node_name:
+        namespace, name, uid, node_name = _binding_fields(request)
+        if not node_name:
             return errored("malformed", "binding has no target.name")
         if self._excluded(namespace):
             return allowed("excluded")
         if not self.state.ready:
             return self._incomplete("cluster state is still syncing")
         pod = self.state.pod(namespace, name)
-        if pod is None or (metadata.get("uid") and pod.uid and metadata.get("uid") != pod.uid):
+        if pod is None or (uid and pod.uid and uid != pod.uid):
             return self._incomplete(f"pod {namespace}/{name} is not in the cache yet")
         subject = f"binding pod {namespace}/{name} to node {node_name}:"
         exempt = self._exemption(pod.controller, pod.mirror)
@@ -273,6 +268,21 @@ class Validator:
             "malformed-annotation",
             f"metadata.annotations[{RATIO_ANNOTATION}]: Invalid value: {problem}; expected {ACCEPTED_FORMS}",
         )
+
+
+def _binding_fields(request: AdmissionRequest) -> tuple[str, str, str, str]:
+    """A Binding's (namespace, name, uid, target node): the pod's from its metadata (the request's
+    when absent), "" for anything missing or not a string."""
+    binding = _map(request.object)
+    metadata, target = _map(binding.get("metadata")), _map(binding.get("target"))
+    namespace, name = metadata.get("namespace") or request.namespace, metadata.get("name") or request.name
+    uid, node_name = metadata.get("uid"), target.get("name")
+    return (
+        str(namespace),
+        str(name),
+        uid if isinstance(uid, str) else "",
+        node_name if isinstance(node_name, str) else "",
+    )
 
 
 def _plus(first: Mapping[str, int], second: Mapping[str, int]) -> dict[str, int]:

@@ -20,11 +20,11 @@ from limitguard.core.podlimits import ResourceAmounts
 @dataclass(slots=True)
 class _Entry:
     node: str
-    limits: ResourceAmounts
+    limits: Mapping[str, int]
     expires_at: float
     # A resize hold: released once the cache counts the pod at these limits (None: a binding,
     # released once the cache shows the pod bound).
-    settles_at: ResourceAmounts | None = None
+    settles_at: Mapping[str, int] | None = None
 
 
 class BindingLedger:
@@ -52,16 +52,14 @@ class BindingLedger:
         self, node: str, pod_key: str, limits: Mapping[str, int], settles_at: Mapping[str, int] | None = None
     ) -> None:
         """Hold *limits* on *node* for *pod_key*: an approved binding, or (with *settles_at*, the
-        pod's new effective limits) the growth of an approved resize of a pod already counted."""
+        pod's new effective limits) the growth of an approved resize of a pod already counted.
+
+        The maps are kept, not copied: callers pass maps nobody changes afterwards (a pod record's
+        limits, or ones built for this call)."""
         entries = self._entries
         if pod_key in entries:
             self.release(pod_key)
-        entries[pod_key] = _Entry(
-            node,
-            dict(limits),
-            self._clock.now() + self._ttl,
-            None if settles_at is None else dict(settles_at),
-        )
+        entries[pod_key] = _Entry(node, limits, self._clock.now() + self._ttl, settles_at)
         count = self._entry_counts.get(node, 0)
         self._entry_counts[node] = count + 1
         totals = self._totals[node] if count else self._totals.setdefault(node, {})
