@@ -202,7 +202,9 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
                 base_runs.append(wrk(f"https://localhost:{floor_port}{path}", bodies[key], seconds))
             after = handler_totals(port, context, path)
             handler_ms = (after[0] - before[0]) / max(after[1] - before[1], 1) * 1000
-            rows.append((name, median_run(ours_runs), median_run(base_runs), handler_ms))
+            # each round's ratio, limitguard against the floor run right after it: the drift's size
+            spread = sorted(ours.rps / base.rps for ours, base in zip(ours_runs, base_runs, strict=True))
+            rows.append((name, median_run(ours_runs), median_run(base_runs), handler_ms, spread))
             if path.startswith("/extender/"):
                 answer_path = path.replace("/extender/", "/extender-answer/")
                 answering = [
@@ -228,15 +230,18 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
             process.wait(timeout=30)
         log_file.close()
     print(
-        f"{'scenario':<40} {'limitguard':>11} {'floor':>9} {'ratio':>6} {'p50 ms':>7} {'p99 ms':>7} "
-        f"{'floor p99':>9} {'handler ms':>10} {'errors':>6}"
+        f"{'scenario':<40} {'limitguard':>11} {'floor':>9} {'ratio':>6} {'rounds':>9} {'p50 ms':>7} "
+        f"{'p99 ms':>7} {'floor p99':>9} {'handler ms':>10} {'errors':>6}"
     )
-    for name, ours, base, handler_ms in rows:
+    for name, ours, base, handler_ms, spread in rows:
+        rounds_range = f"{spread[0]:.0%}-{spread[-1]:.0%}"
         print(
-            f"{name:<40} {ours.rps:>11,.0f} {base.rps:>9,.0f} {ours.rps / base.rps:>6.0%} {ours.p50_ms:>7.2f} "
-            f"{ours.p99_ms:>7.2f} {base.p99_ms:>9.2f} {handler_ms:>10.3f} {ours.errors:>6}"
+            f"{name:<40} {ours.rps:>11,.0f} {base.rps:>9,.0f} {ours.rps / base.rps:>6.0%} {rounds_range:>9} "
+            f"{ours.p50_ms:>7.2f} {ours.p99_ms:>7.2f} {base.p99_ms:>9.2f} {handler_ms:>10.3f} {ours.errors:>6}"
         )
-    print("  (handler ms: the server's own mean time per request, from its duration histogram)")
+    print("  (ratio: of the medians; rounds: the lowest and highest ratio of one limitguard run to the")
+    print("   floor run right after it; handler ms: the server's own mean time per request, from its")
+    print("   duration histogram)")
     for name, floor_answering in answer_floors.items():
         ours = next(row[1] for row in rows if row[0] == name)
         print(
@@ -264,13 +269,14 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
                 "rps": ours.rps,
                 "floor_rps": base.rps,
                 "ratio": ours.rps / base.rps,
+                "round_ratios": spread,
                 "p50_ms": ours.p50_ms,
                 "p99_ms": ours.p99_ms,
                 "floor_p99_ms": base.p99_ms,
                 "handler_ms": handler_ms,
                 "errors": ours.errors,
             }
-            for name, ours, base, handler_ms in rows
+            for name, ours, base, handler_ms, spread in rows
         },
         "answering_floors": {name: run.rps for name, run in answer_floors.items()},
         "beside": {"binding_p99_ms": beside_p99, "alone_p99_ms": alone_p99, "prioritize_rps": side.rps},
