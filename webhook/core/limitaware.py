@@ -6,6 +6,7 @@ state or the clock, so every rule is testable with literals.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
@@ -145,6 +146,21 @@ def check_unbound(
     )
 
 
+@functools.lru_cache(maxsize=256)
+def _shortfall_text(
+    node: str,
+    pod_limits: tuple[tuple[str, int], ...],
+    allocatable: tuple[tuple[str, int], ...],
+    allocated: tuple[tuple[str, int], ...],
+    ratios: tuple[tuple[str, int], ...],
+) -> str:
+    """The example node's shortfall sentence. Remembered: while nothing lands on the example node,
+    every pod of a shape that fits nowhere gets the same sentence, and building it (a row and five
+    formatted quantities per resource) costs more than the scan that found no room."""
+    found = shortfalls(dict(pod_limits), dict(allocatable), dict(allocated), dict(ratios))
+    return describe_node(node, found)
+
+
 def no_room(
     subject: str,
     pod_limits: Mapping[str, int],
@@ -162,11 +178,16 @@ def no_room(
     if example is None:
         # Not a limits question: the scheduler (or a cluster autoscaler) decides what happens next.
         return allowed("no-eligible-node")
-    found = node_shortfalls(pod_limits, example, allocated_of(example.traits.name), config)
+    shortfall = _shortfall_text(
+        example.traits.name,
+        tuple(pod_limits.items()),
+        tuple(example.allocatable.items()),
+        tuple(allocated_of(example.traits.name).items()),
+        tuple(effective_ratios(example, config).items()),
+    )
     message = (
         f"{subject} fits no eligible node's limit-to-allocatable ratio "
-        f"({eligible} eligible node{'s' if eligible != 1 else ''} checked); "
-        f"for example {describe_node(example.traits.name, found)}"
+        f"({eligible} eligible node{'s' if eligible != 1 else ''} checked); for example {shortfall}"
     )
     brief = f"limitguard: none of {eligible} eligible nodes has room for the pod's limits"
     if config.unbound_pods is UnboundPolicy.WARN:

@@ -1,0 +1,55 @@
+"""The "no room" verdict remembers its example sentence; the sentence still follows every input."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from limitguard.core.config import LimitAwareConfig, UnboundPolicy
+from limitguard.core.eligibility import NodeTraits
+from limitguard.core.fit import describe_node, shortfalls
+from limitguard.core.limitaware import no_room
+
+CONFIG = LimitAwareConfig(default_ratios={"cpu": 150, "memory": 100}, unbound_pods=UnboundPolicy.DENY)
+
+
+@dataclass
+class Node:
+    traits: NodeTraits
+    allocatable: Mapping[str, int]
+    ratio_override: Mapping[str, int] | None = None
+    ratio_problem: str | None = None
+
+
+def sentence(pod: Mapping[str, int], node: Node, allocated: Mapping[str, int]) -> str:
+    """What no_room says of its example, computed afresh."""
+    ratios = node.ratio_override if node.ratio_override is not None else CONFIG.default_ratios
+    return describe_node(node.traits.name, shortfalls(pod, node.allocatable, allocated, ratios))
+
+
+def test_the_example_sentence_follows_the_node_its_sums_its_ratios_and_the_pod() -> None:
+    small = Node(NodeTraits("n0", {}), {"cpu": 2000, "memory": 4 << 30})
+    bigger = Node(NodeTraits("n0", {}), {"cpu": 4000, "memory": 4 << 30})
+    override = Node(NodeTraits("n0", {}), {"cpu": 2000, "memory": 4 << 30}, ratio_override={"cpu": 200})
+    other = Node(NodeTraits("n1", {}), {"cpu": 2000, "memory": 4 << 30})
+    cases = [
+        ({"cpu": 4000}, small, {"cpu": 1000}),
+        ({"cpu": 4000}, small, {"cpu": 2500}),  # the same node after a pod landed on it
+        ({"cpu": 4000, "memory": 8 << 30}, small, {"cpu": 2500}),
+        ({"memory": 8 << 30, "cpu": 4000}, small, {"cpu": 2500}),  # rows follow the pod's order
+        ({"cpu": 7000}, bigger, {"cpu": 2500}),
+        ({"cpu": 4000}, override, {"cpu": 2500}),
+        ({"cpu": 4000}, other, {"cpu": 2500}),
+    ]
+    for _ in range(2):  # asked again: remembered, and still each its own
+        for pod, node, allocated in cases:
+            verdict = no_room("pod p", pod, 3, node, lambda name, allocated=allocated: allocated, CONFIG)
+            assert not verdict.allowed
+            assert verdict.message.endswith(f"for example {sentence(pod, node, allocated)}")
+    first, landed = (
+        no_room("pod p", {"cpu": 4000}, 3, small, lambda _, sums=sums: sums, CONFIG).message
+        for sums in ({"cpu": 1000}, {"cpu": 2500})
+    )
+    assert (
+        "exceeds remaining 2 (allocated 1 of" in first and "exceeds remaining 500m (allocated 2500m" in landed
+    )
