@@ -52,13 +52,9 @@ def test_the_answer_views_read_as_the_three_counters_they_replace() -> None:
     answer used to update one by one."""
     ours, theirs = CollectorRegistry(), CollectorRegistry()
     views = CounterViews(ANSWER_VIEWS, ours)
-    admissions = Counter("limitguard_admissions", "Admission requests answered",
-                         ["webhook", "resource", "decision", "action"], registry=theirs)  # fmt: skip
-    decisions = Counter("limitguard_decisions", "Admission answers by webhook, decision and reason",
-                        ["webhook", "decision", "reason"], registry=theirs)  # fmt: skip
-    fail_open = Counter("limitguard_fail_open_answers",
-                        "Admission requests answered allowed without a check (internal error, cluster state not ready)",
-                        ["webhook", "reason"], registry=theirs)  # fmt: skip
+    admissions, decisions, fail_open = (
+        Counter(view.name, view.documentation, view.labelnames, registry=theirs) for view in ANSWER_VIEWS
+    )
     answers = [
         ("validate", "pods", "binding", True, "allow", "fits"),
         ("validate", "pods", "binding", False, "deny", "exceeds"),
@@ -79,7 +75,10 @@ def test_the_answer_views_read_as_the_three_counters_they_replace() -> None:
         if allowed and reason in ("internal-error", "state-incomplete"):
             fail_open.labels(webhook, reason).inc()
     assert sorted(exposition(ours)) == sorted(exposition(theirs))
+    exposed = exposition(ours)
     assert (
-        'limitguard_fail_open_answers_total{reason="state-incomplete",webhook="validate"} 1.0'
-        in exposition(ours)
+        'limitguard_admissions_total{action="allow",decision="allowed",resource="pods/binding",webhook="validate"} 3.0'
+        in exposed
     )
+    assert 'limitguard_decisions_total{decision="denied",reason="exceeds",webhook="validate"} 1.0' in exposed
+    assert 'limitguard_fail_open_answers_total{reason="state-incomplete",webhook="validate"} 1.0' in exposed
