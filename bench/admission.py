@@ -17,7 +17,6 @@ import json
 import random
 import shutil
 import ssl
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -29,7 +28,7 @@ import orjson
 from limitguard.certs import generate as certs
 from limitguard.testing.builders import binding
 
-from bench.harness import peak_rss_mb, percentile_ms, serve_command, start, stop
+from bench.harness import peak_rss_mb, percentile_ms, serve_command, start, start_floor, stop
 from bench.state_load import measure_state_load
 from bench.synthetic import ZONES, write_cluster
 
@@ -240,19 +239,7 @@ def main() -> None:
         context,
         timeout=300,
     )
-    floor = start(
-        [
-            sys.executable,
-            "-m",
-            "bench.floor_server",
-            "--cert-dir",
-            str(work / "certs"),
-            "--port",
-            str(floor_port),
-        ],
-        f"https://localhost:{floor_port}/readyz",
-        context,
-    )
+    floor = start_floor(work / "certs", floor_port, context)
     server_rss_loaded = peak_rss_mb(server.pid)
     node_names = [f"node-{index:05d}" for index in range(args.nodes)]
     n = args.requests

@@ -64,6 +64,12 @@ def start(
     return process
 
 
+def start_floor(cert_dir: Path, port: int, context: ssl.SSLContext) -> subprocess.Popen:
+    """The floor (bench/floor_server.py) on *port*, with the certificates in *cert_dir*."""
+    command = [sys.executable, "-m", "bench.floor_server", "--cert-dir", str(cert_dir), "--port", str(port)]
+    return start(command, f"https://localhost:{port}/readyz", context)
+
+
 def stop(*processes: subprocess.Popen | None) -> None:
     """Terminate each process that was started, then wait for it, in order."""
     for process in processes:

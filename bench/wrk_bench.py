@@ -28,14 +28,10 @@ import orjson
 from limitguard.certs import generate as certs
 
 from bench.admission import CONFIG as ADMISSION_CONFIG
-from bench.admission import (
-    binding_body,
-    peak_rss_mb,
-    pod_body,
-    start,
-)
+from bench.admission import binding_body, pod_body
 from bench.extender import EXTENDER_CONFIG
 from bench.extender import pod as extender_pod
+from bench.harness import peak_rss_mb, start, start_floor
 from bench.state_load import measure_state_load
 from bench.synthetic import write_cluster
 from bench.wrk_runner import Run, handler_totals, median_run, wrk, wrk_beside
@@ -169,19 +165,7 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
         timeout=600,  # loading 450,000 pods takes a while on a loaded machine
         log_file=log_file,
     )
-    floor = start(
-        [
-            sys.executable,
-            "-m",
-            "bench.floor_server",
-            "--cert-dir",
-            str(work / "certs"),
-            "--port",
-            str(floor_port),
-        ],
-        f"https://localhost:{floor_port}/readyz",
-        context,
-    )
+    floor = start_floor(work / "certs", floor_port, context)
     scenarios = [
         ("binding that fits", "/validate", "binding"),
         ("unbound pod, no room (full scan)", "/validate", "unbound"),
