@@ -41,10 +41,15 @@ class AdmissionRequest:
     @property
     def target(self) -> str:
         """`resource/subresource` as webhooks rules name it (e.g. `pods/binding`)."""
-        return f"{self.resource}/{self.sub_resource}" if self.sub_resource else self.resource
+        return target_of(self.resource, self.sub_resource)
 
     def describe(self) -> str:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+def target_of(resource: str, sub_resource: str) -> str:
+    """`resource/subresource` as webhooks rules name it (e.g. `pods/binding`), `resource` alone."""
+    return f"{resource}/{sub_resource}" if sub_resource else resource
 
 
 def _text(value: Any, where: str) -> str:

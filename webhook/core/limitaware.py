@@ -26,9 +26,6 @@ class NodeLike(Protocol):
     ratio_problem: str | None
 
 
-_FITS = allowed("fits")
-
-
 def effective_ratios(node: NodeLike, config: LimitAwareConfig) -> Mapping[str, int]:
     """The annotation's map when valid (it replaces the default, no merge), else the default."""
     return node.ratio_override if node.ratio_override is not None else config.default_ratios
@@ -62,8 +59,7 @@ def check_on_node(
 ) -> Response:
     """A pod about to run on *node* (a binding, or a create with spec.nodeName)."""
     if fits(pod_limits.items(), node.allocatable, allocated, effective_ratios(node, config)):
-        # the usual answer: no rows built, and a shared Response unless the annotation is malformed
-        return allowed("fits", *ratio_warnings(node)) if node.ratio_problem is not None else _FITS
+        return allowed("fits", *ratio_warnings(node))  # the usual answer: no rows built
     warnings = ratio_warnings(node)
     if exempt:
         return allowed(exempt_reason or "exempt-daemonset", *warnings)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from limitguard.admission.review import target_of
 from limitguard.core.config import Config
 from limitguard.core.limitaware import effective_ratios
 from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
@@ -30,8 +31,7 @@ def _decision(allowed: bool) -> str:
 
 def _by_resource(key: AnswerKey) -> tuple[str, ...]:
     webhook, resource, subresource, allowed, action, _ = key
-    target = f"{resource}/{subresource}" if subresource else resource  # as webhook rules name it
-    return webhook, target, _decision(allowed), action
+    return webhook, target_of(resource, subresource), _decision(allowed), action
 
 
 def _by_reason(key: AnswerKey) -> tuple[str, ...]:
