@@ -1,6 +1,8 @@
 """The floor: a bare aiohttp handler that parses the review and answers allowed, same TLS as limitguard.
 
-Whatever limitguard costs above this is the cost of its policy and state work. The extender
+Whatever limitguard costs above this is the cost of its policy and state work. The issue's floor runs
+on asyncio's own event loop (the default here); `--event-loop uvloop` gives the floor on the loop
+`limitguard serve` picks by default, so the policy's own share can be read apart from the loop's gain. The extender
 routes decode the same ExtenderArgs body with orjson and answer without scoring or filtering.
 """
 
@@ -14,6 +16,7 @@ from aiohttp import web
 from limitguard.admission.review import decode_review, encode_response
 from limitguard.certs import generate as certs
 from limitguard.core.response import allowed
+from limitguard.http.eventloop import EVENT_LOOPS, loop_factory
 from limitguard.http.tls import server_context
 
 
@@ -46,6 +49,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cert-dir", required=True)
     parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--event-loop", default="asyncio", choices=EVENT_LOOPS)
     args = parser.parse_args()
     app = web.Application()
     for path in ("/validate", "/mutate"):
@@ -56,7 +60,16 @@ def main() -> None:
     app.router.add_get("/readyz", lambda request: web.Response(text="ok"))
     cert_dir = Path(args.cert_dir)
     context = server_context(cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY)
-    web.run_app(app, host="127.0.0.1", port=args.port, ssl_context=context, access_log=None, print=None)
+    _, new_loop = loop_factory(args.event_loop)
+    web.run_app(
+        app,
+        host="127.0.0.1",
+        port=args.port,
+        ssl_context=context,
+        access_log=None,
+        print=None,
+        loop=new_loop(),
+    )
 
 
 if __name__ == "__main__":

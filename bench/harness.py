@@ -64,9 +64,15 @@ def start(
     return process
 
 
-def start_floor(cert_dir: Path, port: int, context: ssl.SSLContext) -> subprocess.Popen:
-    """The floor (bench/floor_server.py) on *port*, with the certificates in *cert_dir*."""
-    command = [sys.executable, "-m", "bench.floor_server", "--cert-dir", str(cert_dir), "--port", str(port)]
+def start_floor(
+    cert_dir: Path, port: int, context: ssl.SSLContext, event_loop: str = "asyncio"
+) -> subprocess.Popen:
+    """The floor (bench/floor_server.py) on *port*, with the certificates in *cert_dir*, on
+    *event_loop* (asyncio's own: the issue's floor)."""
+    command = [
+        *(sys.executable, "-m", "bench.floor_server", "--cert-dir", str(cert_dir), "--port", str(port)),
+        *("--event-loop", event_loop),
+    ]
     return start(command, f"https://localhost:{port}/readyz", context)
 
 

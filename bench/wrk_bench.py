@@ -1,10 +1,12 @@
 """wrk benchmark: limitguard against a bare aiohttp + orjson floor on the same TLS certificate.
 
 For each cluster size (default 500, 5,000 and 15,000 nodes, 30 pods a node) this builds a
-synthetic cluster, starts `limitguard serve` (default settings: log level info) and the floor
-(bench/floor_server.py), and drives both with `wrk -t1 -c16` posting real AdmissionReview and
-ExtenderArgs bodies (bench/wrk/post.lua). Per scenario it prints requests/s, the ratio to the
-floor, and wrk's p50/p99. It also measures the state load (time, peak RSS) and, in a separate
+synthetic cluster, starts `limitguard serve` (default settings: log level info, event loop auto)
+and the floor (bench/floor_server.py: aiohttp on asyncio's own loop, the issue's floor), and drives
+them with `wrk -t1 -c16` posting real AdmissionReview and ExtenderArgs bodies (bench/wrk/post.lua).
+Per scenario it prints requests/s, the ratio to the floor, and wrk's p50/p99. Where `serve` runs on
+uvloop, a second floor runs on uvloop too: the ratio to it is the policy's own share, apart from
+what the faster loop gives both. It also measures the state load (time, peak RSS) and, in a separate
 process, the policy cost without HTTP: the columnar node-table path next to the reference path.
 
     python -m bench.wrk_bench                         # all sizes, 3 x 5 s per side and scenario
@@ -26,12 +28,13 @@ from pathlib import Path
 
 import orjson
 from limitguard.certs import generate as certs
+from limitguard.http.eventloop import loop_factory
 
 from bench.admission import CONFIG as ADMISSION_CONFIG
 from bench.admission import binding_body, pod_body
 from bench.extender import EXTENDER_CONFIG
 from bench.extender import pod as extender_pod
-from bench.harness import peak_rss_mb, start, start_floor
+from bench.harness import peak_rss_mb, start, start_floor, stop
 from bench.state_load import measure_state_load
 from bench.synthetic import write_cluster
 from bench.wrk_runner import Run, handler_totals, median_run, wrk, wrk_beside
@@ -141,7 +144,7 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
     config_file = work / "config.yaml"
     config_file.write_text(CONFIG)
     figures = in_process(cluster_file, config_file, bodies["unbound"], bodies["extender"])
-    port, floor_port = 18443, 18444
+    port, floor_port, same_loop_port = 18443, 18444, 18445
     log_file = (work / "server.log").open("wb")
     server = start(
         [
@@ -166,6 +169,10 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
         log_file=log_file,
     )
     floor = start_floor(work / "certs", floor_port, context)
+    serving_loop, _ = loop_factory("auto")  # the loop `serve` picks with default settings
+    same_loop_floor = None
+    if serving_loop != "asyncio":
+        same_loop_floor = start_floor(work / "certs", same_loop_port, context, serving_loop)
     scenarios = [
         ("binding that fits", "/validate", "binding"),
         ("unbound pod, no room (full scan)", "/validate", "unbound"),
@@ -179,16 +186,21 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
         for name, path, key in scenarios:
             # Alternate limitguard and floor runs and keep the median of each: the machine is shared,
             # and its load drifts within seconds.
-            ours_runs, base_runs = [], []
+            ours_runs, base_runs, same_loop_runs = [], [], []
             before = handler_totals(port, context, path)
             for _ in range(rounds):
                 ours_runs.append(wrk(f"https://localhost:{port}{path}", bodies[key], seconds))
                 base_runs.append(wrk(f"https://localhost:{floor_port}{path}", bodies[key], seconds))
+                if same_loop_floor is not None:
+                    same_loop_runs.append(
+                        wrk(f"https://localhost:{same_loop_port}{path}", bodies[key], seconds)
+                    )
             after = handler_totals(port, context, path)
             handler_ms = (after[0] - before[0]) / max(after[1] - before[1], 1) * 1000
             # each round's ratio, limitguard against the floor run right after it: the drift's size
             spread = sorted(ours.rps / base.rps for ours, base in zip(ours_runs, base_runs, strict=True))
-            rows.append((name, median_run(ours_runs), median_run(base_runs), handler_ms, spread))
+            same_loop = median_run(same_loop_runs) if same_loop_runs else None
+            rows.append((name, median_run(ours_runs), median_run(base_runs), handler_ms, spread, same_loop))
             if path.startswith("/extender/"):
                 answer_path = path.replace("/extender/", "/extender-answer/")
                 answering = [
@@ -209,23 +221,24 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
         beside, side = median_run(beside_runs), median_run(side_runs)
         rss = peak_rss_mb(server.pid)
     finally:
-        for process in (server, floor):
-            process.terminate()
-            process.wait(timeout=30)
+        stop(server, floor, same_loop_floor)
         log_file.close()
+    print(f"limitguard serves on {serving_loop}; floor: aiohttp on asyncio's loop")
     print(
         f"{'scenario':<40} {'limitguard':>11} {'floor':>9} {'ratio':>6} {'rounds':>9} {'p50 ms':>7} "
-        f"{'p99 ms':>7} {'floor p99':>9} {'handler ms':>10} {'errors':>6}"
+        f"{'p99 ms':>7} {'floor p99':>9} {'handler ms':>10} {'errors':>6} {serving_loop + ' floor':>13} {'ratio':>6}"
     )
-    for name, ours, base, handler_ms, spread in rows:
+    for name, ours, base, handler_ms, spread, same_loop in rows:
         rounds_range = f"{spread[0]:.0%}-{spread[-1]:.0%}"
+        same_loop_text = f"{same_loop.rps:>13,.0f} {ours.rps / same_loop.rps:>6.0%}" if same_loop else ""
         print(
             f"{name:<40} {ours.rps:>11,.0f} {base.rps:>9,.0f} {ours.rps / base.rps:>6.0%} {rounds_range:>9} "
-            f"{ours.p50_ms:>7.2f} {ours.p99_ms:>7.2f} {base.p99_ms:>9.2f} {handler_ms:>10.3f} {ours.errors:>6}"
+            f"{ours.p50_ms:>7.2f} {ours.p99_ms:>7.2f} {base.p99_ms:>9.2f} {handler_ms:>10.3f} {ours.errors:>6} "
+            + same_loop_text
         )
     print("  (ratio: of the medians; rounds: the lowest and highest ratio of one limitguard run to the")
     print("   floor run right after it; handler ms: the server's own mean time per request, from its")
-    print("   duration histogram)")
+    print(f"   duration histogram; {serving_loop} floor: the same bare handler on limitguard's loop)")
     for name, floor_answering in answer_floors.items():
         ours = next(row[1] for row in rows if row[0] == name)
         print(
@@ -259,9 +272,12 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
                 "floor_p99_ms": base.p99_ms,
                 "handler_ms": handler_ms,
                 "errors": ours.errors,
+                "same_loop_floor_rps": same_loop.rps if same_loop else None,
+                "same_loop_ratio": ours.rps / same_loop.rps if same_loop else None,
             }
-            for name, ours, base, handler_ms, spread in rows
+            for name, ours, base, handler_ms, spread, same_loop in rows
         },
+        "event_loop": serving_loop,
         "answering_floors": {name: run.rps for name, run in answer_floors.items()},
         "beside": {"binding_p99_ms": beside_p99, "alone_p99_ms": alone_p99, "prioritize_rps": side.rps},
         "in_process_ms": figures,

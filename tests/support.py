@@ -6,11 +6,15 @@ re-exported here so a test imports everything it needs from one place.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
+from limitguard.http.eventloop import EVENT_LOOPS, EventLoopError, loop_factory
 from limitguard.testing.builders import (
     binding,
     container,
@@ -30,6 +34,21 @@ from limitguard.testing.server import HANG_GUARD_SECONDS  # the one hang guard (
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
+
+
+def _serving_loops() -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
+    loops = {}
+    for choice in EVENT_LOOPS[1:]:
+        with contextlib.suppress(EventLoopError):  # uvloop is not installed on every platform
+            name, factory = loop_factory(choice)
+            loops[name] = factory
+    return loops
+
+
+# Every event loop `limitguard serve` may run on here: the transport's tests (TLS, body limits and
+# timeouts, stalled connections, races, logs) run once on each, through the conftest hook
+# `pytest_asyncio_loop_factories` of their folder.
+SERVING_LOOPS = _serving_loops()
 
 
 def fixture(name: str) -> Any:

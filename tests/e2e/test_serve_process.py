@@ -12,9 +12,10 @@ import time
 
 import aiohttp
 import orjson
+import pytest
 from limitguard.testing.server import client_context
 
-from tests.support import HANG_GUARD_SECONDS, REPO
+from tests.support import HANG_GUARD_SECONDS, REPO, SERVING_LOOPS
 
 DEMO = REPO / "webhook" / "demo"
 
@@ -45,10 +46,12 @@ async def wait_ready(url: str, process: subprocess.Popen, cert_dir) -> None:
     raise AssertionError("hang guard: the server never became ready")
 
 
-async def test_sigterm_under_load_answers_what_it_accepted_then_exits_0(tmp_path):
+@pytest.mark.parametrize("event_loop", SERVING_LOOPS)
+async def test_sigterm_under_load_answers_what_it_accepted_then_exits_0(tmp_path, event_loop):
     """Clients keep sending when SIGTERM arrives: every request the server took gets a complete,
     well-formed answer; then the connections close, new ones are refused, and the exit code is 0.
-    (A body still arriving at that moment is not waited for beyond the 10 s body timeout.)"""
+    (A body still arriving at that moment is not waited for beyond the 10 s body timeout.)
+    On each event loop `serve --event-loop` offers here, which its start-up log line names."""
     cert_dir = tmp_path / "certs"
     port = free_port()
     process = subprocess.Popen(
@@ -67,6 +70,8 @@ async def test_sigterm_under_load_answers_what_it_accepted_then_exits_0(tmp_path
             "127.0.0.1",
             "--port",
             str(port),
+            "--event-loop",
+            event_loop,
         ],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
@@ -111,6 +116,8 @@ async def test_sigterm_under_load_answers_what_it_accepted_then_exits_0(tmp_path
             _, late = await asyncio.open_connection("127.0.0.1", port)
             late.close()
             raise AssertionError("still accepting connections after SIGTERM")
+        logged = [orjson.loads(line) for line in (tmp_path / "serve.log").read_text().splitlines()]
+        assert [line["eventLoop"] for line in logged if "eventLoop" in line] == [event_loop]
     finally:
         if process.poll() is None:
             process.kill()
@@ -152,3 +159,31 @@ def test_bad_configuration_exits_2_with_the_field_path(tmp_path):
 def test_unreadable_cluster_file_exits_2(tmp_path):
     completed = serve_once(tmp_path, "--cluster", str(tmp_path / "nope.yaml"))
     assert completed.returncode == 2 and "cannot read" in completed.stderr
+
+
+def test_demanding_uvloop_where_it_is_missing_exits_2(tmp_path):
+    """`--event-loop uvloop` without uvloop installed stops at start-up, before any certificate or
+    cluster work, and says how to fix it (`auto`, the default, would fall back to asyncio)."""
+    hide_uvloop = (
+        "import sys; sys.modules['uvloop'] = None; from limitguard.cli.main import main; sys.exit(main())"
+    )
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            hide_uvloop,
+            "serve",
+            "--event-loop",
+            "uvloop",
+            "--cert-dir",
+            str(tmp_path / "c"),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD_SECONDS,
+        check=False,
+    )
+    assert completed.returncode == 2
+    assert "uvloop is not installed (pip install uvloop)" in completed.stderr
+    assert not (tmp_path / "c").exists()

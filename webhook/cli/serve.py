@@ -26,6 +26,7 @@ from limitguard.clock import Clock
 from limitguard.core.config import Config, ConfigError
 from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
 from limitguard.http.app import ServerSettings, Services, create_app
+from limitguard.http.eventloop import EVENT_LOOPS, EventLoopError, loop_factory
 from limitguard.http.logs import configure as configure_logging
 from limitguard.http.metrics import Metrics
 from limitguard.http.metrics_http import create_metrics_app
@@ -52,6 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=ServerSettings.max_body_bytes,
         help="largest AdmissionReview body accepted, in bytes",
+    )
+    parser.add_argument(
+        "--event-loop",
+        default="auto",
+        choices=EVENT_LOOPS,
+        help="auto: uvloop where installed, else asyncio's own loop (docs/configuration.md)",
     )
     parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"], help="log level"
@@ -238,11 +245,11 @@ async def serve(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     configure_logging(args.log_level)
     try:
-        return asyncio.run(serve(args))
-    except MountError as error:
-        print(f"limitguard: {error}", file=sys.stderr)
-        return 2
-    except (ConfigError, ClusterFileError) as error:
+        loop_name, new_loop = loop_factory(args.event_loop)
+        log.info("event loop: " + loop_name, extra={"eventLoop": loop_name})
+        with asyncio.Runner(loop_factory=new_loop) as runner:
+            return runner.run(serve(args))
+    except (MountError, EventLoopError, ConfigError, ClusterFileError) as error:
         print(f"limitguard: {error}", file=sys.stderr)
         return 2
     except OSError as error:

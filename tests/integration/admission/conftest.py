@@ -1,0 +1,16 @@
+"""The admission transport tests (test_http.py: TLS versions, body limits, probes) run once per
+event loop `limitguard serve` may run on; the policy tests beside them on asyncio's loop only."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from tests.support import SERVING_LOOPS
+
+
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict:
+    if item.path.name == "test_http.py":
+        return SERVING_LOOPS
+    return {"asyncio": asyncio.new_event_loop}
