@@ -1,5 +1,6 @@
-"""The admission transport tests (test_http.py: TLS versions, body limits, probes) run once per
-event loop `limitguard serve` may run on; the policy tests beside them on asyncio's loop only."""
+"""The admission transport tests (test_http.py: TLS versions, body limits, probes; test_forward.py:
+a follower asking its leader over TLS) run once per event loop `limitguard serve` may run on; the
+policy tests beside them on asyncio's loop only."""
 
 from __future__ import annotations
 
@@ -11,6 +12,6 @@ from tests.support import SERVING_LOOPS
 
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict:
-    if item.path.name == "test_http.py":
+    if item.path.name in ("test_http.py", "test_forward.py"):
         return SERVING_LOOPS
     return {"asyncio": asyncio.new_event_loop}
