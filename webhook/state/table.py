@@ -356,10 +356,11 @@ class NodeTable:
         rows = np.fromiter((row for _, row in dirty), np.intp, len(dirty))
         self.terminating[rows] = [entry.terminating for entry in sums]
         self.nominated[rows] = [entry.nominated for entry in sums]
-        for resource, column in self.columns.items():
-            for field in _SUM_FIELDS:
-                values = [getattr(entry, field).get(resource, 0) for entry in sums]
-                if not all(exact(value) for value in values):
+        for field in _SUM_FIELDS:  # a burst of bindings leaves thousands of rows: C loops only
+            amounts_of_rows = [getattr(entry, field) for entry in sums]
+            for resource, column in self.columns.items():
+                values = [amounts.get(resource, 0) for amounts in amounts_of_rows]
+                if min(values) < -BOUND or max(values) > BOUND:  # not all exact()
                     column.wide = True
                     values = [0] * len(values)
                 getattr(column, field)[rows] = values

@@ -163,3 +163,19 @@ def test_ledger_entries_outlive_their_ttl_while_the_pod_feed_is_behind():
     assert ledger.held("n1") == {"cpu": 1000}
     ledger.caught_up()  # the feed is current again and has not shown the pod bound
     assert ledger.held("n1") == {}
+
+
+@pytest.mark.parametrize("nodes", [2, 8])  # copied row by row (<= 4 dirty rows), and in bulk
+@pytest.mark.parametrize(("memory", "wide"), [(2**53, False), (2**53 + 1, True)])
+def test_a_sum_past_2_53_makes_its_column_wide(nodes: int, memory: int, wide: bool) -> None:
+    """The table's int64 arithmetic is exact up to 2**53; a larger sum sends the resource's
+    queries to the per-node reference path, whichever way its rows were copied."""
+    state = ClusterState()
+    for index in range(nodes):
+        state.upsert_node(node(f"n{index}"))
+    state.upsert_pod(pod("big", node_name=f"n{nodes - 1}", memory=str(memory)))
+    table = state.node_table()
+    assert table.columns["memory"].wide is wide
+    assert not table.columns["cpu"].wide
+    if not wide:
+        assert int(table.columns["memory"].committed[table.rows[f"n{nodes - 1}"]]) == memory
