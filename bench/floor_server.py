@@ -1,9 +1,10 @@
 """The floor: a bare aiohttp handler that parses the review and answers allowed, same TLS as limitguard.
 
-Whatever limitguard costs above this is the cost of its policy and state work. The issue's floor runs
-on asyncio's own event loop (the default here); `--event-loop uvloop` gives the floor on the loop
-`limitguard serve` picks by default, so the policy's own share can be read apart from the loop's gain. The extender
-routes decode the same ExtenderArgs body with orjson and answer without scoring or filtering.
+Whatever limitguard costs above this is the cost of its policy and state work. The issue's floor
+runs on asyncio's own event loop (the default here); `--event-loop uvloop` puts the floor on the
+loop `limitguard serve` picks by default, so the policy's own share can be read apart from what
+the loop gives both. The extender routes decode the same ExtenderArgs body with orjson and answer
+without scoring or filtering.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from limitguard.http.eventloop import EVENT_LOOPS, EventLoopError, loop_factory
+from limitguard.http.eventloop import EventLoopError, loop_factory
 from limitguard.testing.builders import (
     binding,
     container,
@@ -36,19 +36,30 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
 
 
-def _serving_loops() -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
+LoopFactories = dict[str, Callable[[], asyncio.AbstractEventLoop]]
+
+
+def _serving_loops() -> LoopFactories:
     loops = {}
-    for choice in EVENT_LOOPS[1:]:
+    for choice in ("uvloop", "asyncio"):
         with contextlib.suppress(EventLoopError):  # uvloop is not installed on every platform
             name, factory = loop_factory(choice)
             loops[name] = factory
     return loops
 
 
-# Every event loop `limitguard serve` may run on here: the transport's tests (TLS, body limits and
-# timeouts, stalled connections, races, logs) run once on each, through the conftest hook
-# `pytest_asyncio_loop_factories` of their folder.
+# Every event loop `limitguard serve` may run on here: the tests of what crosses the loop (TLS, body
+# limits and timeouts, stalled connections, races, the live feed, forwarding, certificate rotation)
+# run once on each, through the `pytest_asyncio_loop_factories` hook of their folder's conftest.
 SERVING_LOOPS = _serving_loops()
+
+
+def serving_loops_for(item: Any, *file_names: str) -> LoopFactories:
+    """The hook's answer for a folder where only the tests in *file_names* cross the event loop:
+    every serving loop for those, asyncio's own for the rest."""
+    if item.path.name in file_names:
+        return SERVING_LOOPS
+    return {"asyncio": asyncio.new_event_loop}
 
 
 def fixture(name: str) -> Any:

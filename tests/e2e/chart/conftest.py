@@ -6,7 +6,6 @@ The machine may have an unrelated helm/kubectl on PATH; these tests only use the
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import os
 import shutil
@@ -20,7 +19,7 @@ import pytest
 import yaml
 from limitguard.certs import generate as certs
 
-from tests.support import HANG_GUARD_SECONDS, REPO, SERVING_LOOPS
+from tests.support import HANG_GUARD_SECONDS, REPO, LoopFactories, serving_loops_for
 
 CHART = REPO / "charts" / "limitguard"
 TOOLS = REPO / ".tools" / "bin"
@@ -28,12 +27,10 @@ RELEASE, NAMESPACE = "lg", "limitguard"
 FULLNAME = "lg-limitguard"
 
 
-def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict:
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> LoopFactories:
     """Certificate rotation under load runs once per event loop `limitguard serve` may run on: the
     reloader swaps the certificate inside the SSLContext each loop's TLS layer reads."""
-    if item.path.name == "test_chart_rotation.py":
-        return SERVING_LOOPS
-    return {"asyncio": asyncio.new_event_loop}
+    return serving_loops_for(item, "test_chart_rotation.py")
 
 
 def tool(name: str) -> Path:

@@ -4,14 +4,10 @@ policy tests beside them on asyncio's loop only."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
-from tests.support import SERVING_LOOPS
+from tests.support import LoopFactories, serving_loops_for
 
 
-def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict:
-    if item.path.name in ("test_http.py", "test_forward.py"):
-        return SERVING_LOOPS
-    return {"asyncio": asyncio.new_event_loop}
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> LoopFactories:
+    return serving_loops_for(item, "test_http.py", "test_forward.py")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import SERVING_LOOPS
+from tests.support import SERVING_LOOPS, LoopFactories
 
 
-def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict:
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> LoopFactories:
     return SERVING_LOOPS

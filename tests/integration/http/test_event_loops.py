@@ -1,4 +1,4 @@
-"""The transport tests (conftest's TRANSPORT_TESTS) really run once per event loop: a guard on the hook."""
+"""The tests of this folder really run once per serving event loop: a guard on the conftest hook."""
 
 from __future__ import annotations
 

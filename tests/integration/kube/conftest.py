@@ -16,10 +16,10 @@ from limitguard.testing.fakeapi import FakeApiServer
 
 from tests.integration.kube.helpers import FAST, TOKEN, Connected, eventually, write_kubeconfig
 from tests.integration.kube.replicaset import ReplicaSet
-from tests.support import SERVING_LOOPS
+from tests.support import SERVING_LOOPS, LoopFactories
 
 
-def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict:
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> LoopFactories:
     """The live feed, Leases and replicas run inside `limitguard serve`: once per loop it may run on."""
     return SERVING_LOOPS
 
