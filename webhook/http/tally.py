@@ -21,30 +21,6 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 
-class CounterTally(Collector):
-    """A labelled counter: `inc(label_values)`."""
-
-    def __init__(
-        self, name: str, documentation: str, labelnames: Sequence[str], registry: CollectorRegistry
-    ) -> None:
-        self.name, self.documentation, self.labelnames = name, documentation, tuple(labelnames)
-        self.counts: dict[tuple[str, ...], float] = {}
-        registry.register(self)
-
-    def inc(self, labels: tuple[str, ...], amount: float = 1) -> None:
-        counts = self.counts
-        counts[labels] = counts.get(labels, 0) + amount
-
-    def describe(self) -> Iterator[Metric]:
-        yield CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
-
-    def collect(self) -> Iterator[Metric]:
-        family = CounterMetricFamily(self.name, self.documentation, labels=self.labelnames)
-        for labels, value in dict(self.counts).items():
-            family.add_metric(labels, value)
-        yield family
-
-
 @dataclass(frozen=True)
 class CounterView:
     """A labelled counter derived from a `CounterViews` key: *labels* maps a key to its label values,
@@ -66,9 +42,9 @@ class CounterViews(Collector):
         self.counts: dict[tuple[Any, ...], float] = {}
         registry.register(self)
 
-    def inc(self, key: tuple[Any, ...]) -> None:
+    def inc(self, key: tuple[Any, ...], amount: float = 1) -> None:
         counts = self.counts
-        counts[key] = counts.get(key, 0) + 1
+        counts[key] = counts.get(key, 0) + amount
 
     def describe(self) -> Iterator[Metric]:
         for view in self.views:
@@ -86,6 +62,19 @@ class CounterViews(Collector):
             for labels, value in totals.items():
                 family.add_metric(labels, value)
             yield family
+
+
+def _itself(labels: tuple[str, ...]) -> tuple[str, ...]:
+    return labels
+
+
+class CounterTally(CounterViews):
+    """A labelled counter: `inc(label_values)`. One view, whose labels are the key itself."""
+
+    def __init__(
+        self, name: str, documentation: str, labelnames: Sequence[str], registry: CollectorRegistry
+    ) -> None:
+        super().__init__([CounterView(name, documentation, tuple(labelnames), _itself)], registry)
 
 
 class LatencySeries:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from limitguard.core.config import LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import NodeTraits
 from limitguard.core.fit import describe_node, shortfalls
-from limitguard.core.limitaware import no_room
+from limitguard.core.limitaware import effective_ratios, no_room
 
 CONFIG = LimitAwareConfig(default_ratios={"cpu": 150, "memory": 100}, unbound_pods=UnboundPolicy.DENY)
 
@@ -23,7 +23,7 @@ class Node:
 
 def sentence(pod: Mapping[str, int], node: Node, allocated: Mapping[str, int]) -> str:
     """What no_room says of its example, computed afresh."""
-    ratios = node.ratio_override if node.ratio_override is not None else CONFIG.default_ratios
+    ratios = effective_ratios(node, CONFIG)
     return describe_node(node.traits.name, shortfalls(pod, node.allocatable, allocated, ratios))
 
 
