@@ -107,7 +107,9 @@ class Validator:
             exempt_reason=exempt or "",
         )
         if verdict.allowed and not request.dry_run and limits and not already_counted:
-            self.state.ledger.reserve(node_name, pod_key, limits)
+            # node.name, not node_name: the record's shared string, so the ledger's and the node
+            # table's lookups of it match by identity instead of comparing the characters
+            self.state.ledger.reserve(node.name, pod_key, limits)
         return verdict
 
     def _exemption(self, controller: tuple[str, str] | None, mirror: bool) -> str | None:
@@ -248,7 +250,7 @@ class Validator:
         grown = grown_limits(old_limits, new_limits)
         growth = {r: amount - counted.get(r, 0) for r, amount in grown.items() if amount > counted.get(r, 0)}
         if verdict.allowed and growth and not request.dry_run:
-            self.state.ledger.reserve(node_name, key, {**held, **growth}, settles_at=grown)
+            self.state.ledger.reserve(node.name, key, {**held, **growth}, settles_at=grown)
         return verdict
 
     def node_write(self, request: AdmissionRequest) -> Response:

@@ -24,8 +24,9 @@ from limitguard.core.scoring import (
 )
 from limitguard.core.scoring.normalize import MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE, MIN_NODE_SCORE
 from limitguard.state.candidates import Candidates, names_key
+from limitguard.state.columns import exact
 from limitguard.state.scan import capacity, fit_failures
-from limitguard.state.table import NodeTable, exact
+from limitguard.state.table import NodeTable
 
 SAFE = 2**62  # a product whose magnitude stays below this cannot overflow int64
 

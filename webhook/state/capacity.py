@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from limitguard.state.table import Column, NodeTable
+    from limitguard.state.columns import Column
+    from limitguard.state.table import NodeTable
 
 SAFE_PRODUCT = 2**62  # allocatable x percent below this cannot overflow int64
 UNCHECKED_ROOM = np.iinfo(np.int64).max  # `room` of a node that does not check the resource

@@ -111,6 +111,11 @@ class BindingLedger:
         """What the ledger holds on *node* right now, without expiring anything."""
         return self._totals.get(node, {})
 
+    @property
+    def totals_by_node(self) -> Mapping[str, Mapping[str, int]]:
+        """Every node's total, live (the node table copies from it): read only."""
+        return self._totals
+
     def caught_up(self) -> None:
         """The pod feed has applied everything the apiserver sent until now.
 

@@ -16,8 +16,9 @@ from limitguard.core.eligibility import UNSCHEDULABLE_TAINT, Placement, Requirem
 from limitguard.core.limitaware import NodeLike, effective_ratios, no_room
 from limitguard.core.response import Response, allowed
 from limitguard.state.capacity import Capacity
+from limitguard.state.columns import exact
 from limitguard.state.store import ClusterState
-from limitguard.state.table import NodeTable, exact
+from limitguard.state.table import NodeTable
 
 LAYOUT_MEMO_LIMIT = 256  # distinct placements remembered between node changes
 

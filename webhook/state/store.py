@@ -13,6 +13,7 @@ from typing import Any
 
 from limitguard.clock import Clock
 from limitguard.core.podlimits import ResourceAmounts
+from limitguard.state.columns import SumSources
 from limitguard.state.ledger import BindingLedger
 from limitguard.state.records import (
     NamespaceRecord,
@@ -22,7 +23,7 @@ from limitguard.state.records import (
     node_record,
     pod_record,
 )
-from limitguard.state.table import NodeTable, RowSums
+from limitguard.state.table import NodeTable
 
 KINDS = ("nodes", "pods", "namespaces")
 
@@ -47,8 +48,16 @@ class ClusterState:
         self._scoring = _ScoringSums()
         self._nominated: dict[str, dict[str, PodRecord]] = {}  # node -> unbound pods nominated to it
         self._label_index: dict[tuple[str, str], set[str]] = {}  # (key, value) -> node names
-        self.table = NodeTable(self._row_sums)
-        self.ledger = BindingLedger(ledger_ttl_seconds, clock, on_change=self.table.mark)
+        self.table = NodeTable()
+        self.ledger = BindingLedger(ledger_ttl_seconds, clock, on_change=self.table.mark_held)
+        self._sum_sources = SumSources(
+            committed=self._allocated,
+            held=self.ledger.totals_by_node,
+            scoring=self._scoring.limits,
+            requested=self._scoring.requested,
+            terminating=self._scoring.terminating,
+            nominated=self._scoring.nominated,
+        )
         self._synced: set[str] = set()
         self._ready = False  # read on every admission: kept, not computed
 
@@ -132,21 +141,10 @@ class ClusterState:
         return self._scoring.nominated.get(node, 0)
 
     # -- the columnar mirror (limitguard.state.table) ---------------------------------------------
-    def _row_sums(self, node: str) -> RowSums:
-        scoring = self._scoring
-        return RowSums(
-            committed=self._allocated.get(node, {}),
-            held=self.ledger.totals(node),
-            scoring=scoring.limits.get(node, {}),
-            requested=scoring.requested.get(node, {}),
-            terminating=scoring.terminating.get(node, 0),
-            nominated=scoring.nominated.get(node, 0),
-        )
-
     def node_table(self) -> NodeTable:
         """The node table, current: expired ledger entries dropped, dirty rows copied."""
         self.ledger.expire()
-        self.table.sync()
+        self.table.sync(self._sum_sources)
         return self.table
 
     def counts(self) -> dict[str, int]:

@@ -4,17 +4,13 @@ The dict sums of ClusterState stay the source of truth (and the reference path);
 them so that a scan over every node (an unbound pod with no room, the extender's 5,000 candidates)
 is a handful of vector operations instead of a Python loop. It is never rebuilt per request:
 node events write their row at once, pod and ledger events only mark their node dirty, and the
-next query copies the dirty rows from the dicts (a relist of 150,000 pods costs one batched copy).
-
-Exactness: every value is an exact integer. int64 holds any value up to BOUND (2**53, 8 PiB in
-bytes) with room for the arithmetic done on it (sums of three, times 100); a column that ever
-holds a larger magnitude is marked `wide` and queries touching it use the reference path.
+next query copies the dirty rows from the dicts (a relist of 150,000 pods costs one batched copy;
+a burst of bindings, only the ledger's totals). The columns and their exactness rule: state.columns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
@@ -24,70 +20,20 @@ import orjson
 from limitguard.core.eligibility import Taint
 from limitguard.state.candidates import Candidates, names_key, unambiguous
 from limitguard.state.capacity import SAFE_PRODUCT, Capacity
+from limitguard.state.columns import FEW_ROWS, Column, DirtyRows, SumSources, copy_sums, exact, write_rows
 
 if TYPE_CHECKING:
     from limitguard.state.records import NodeRecord
 
-BOUND = 2**53
 _MASK_CACHE_MIN_ROWS = 64  # label pairs this common get their boolean mask cached
 _MASK_CACHE_SIZE = 256
 _SUM_FIELDS = ("committed", "held", "scoring", "requested")
+_COUNT_FIELDS = ("terminating", "nominated")
 _CANDIDATE_LISTS_KEPT = 4  # a filter's list and its passed names, for a scheduler profile or two
 
 
-def exact(value: int) -> bool:
-    """Can *value* be held and computed with in the table's int64 arrays?"""
-    return -BOUND <= value <= BOUND
-
-
-class Column:
-    """One resource: its arrays over the node rows."""
-
-    __slots__ = (
-        "allocatable",
-        "committed",
-        "held",
-        "override_cap",
-        "override_pct",
-        "requested",
-        "scoring",
-        "wide",
-    )
-    FIELDS = ("allocatable", "override_pct", "override_cap", "committed", "held", "scoring", "requested")
-
-    def __init__(self, size: int) -> None:
-        self.allocatable = np.zeros(size, np.int64)
-        self.override_pct = np.full(size, -1, np.int64)  # -1: the node's override has no ratio for it
-        self.override_cap = np.zeros(size, np.int64)  # allocatable x override percent // 100
-        self.committed = np.zeros(size, np.int64)  # limits of the bound active pods
-        self.held = np.zeros(size, np.int64)  # the binding ledger
-        self.scoring = np.zeros(size, np.int64)  # limits with the non-zero defaults (scoring)
-        self.requested = np.zeros(size, np.int64)  # requests with the non-zero defaults (scoring)
-        self.wide = False
-
-    def grow(self, size: int) -> None:
-        for name in self.FIELDS:
-            old = getattr(self, name)
-            new = np.full(size, -1 if name == "override_pct" else 0, np.int64)
-            new[: len(old)] = old
-            setattr(self, name, new)
-
-
-@dataclass(frozen=True, slots=True)
-class RowSums:
-    """What the table copies for one node from the state's dict sums."""
-
-    committed: Mapping[str, int]
-    held: Mapping[str, int]
-    scoring: Mapping[str, int]
-    requested: Mapping[str, int]
-    terminating: int
-    nominated: int
-
-
 class NodeTable:
-    def __init__(self, sums_of: Callable[[str], RowSums]) -> None:
-        self._sums_of = sums_of
+    def __init__(self) -> None:
         self.rows: dict[str, int] = {}
         self.names: list[str | None] = []
         # each row's name as JSON string content (orjson, without the quotes), for answers naming hosts
@@ -105,7 +51,8 @@ class NodeTable:
         self.terminating = np.zeros(0, np.int64)
         self.nominated = np.zeros(0, np.int64)
         self.columns: dict[str, Column] = {}
-        self._dirty: set[str] = set()
+        self._dirty: set[str] = set()  # nodes whose every sum may have changed (pod events, new rows)
+        self._held_dirty: set[str] = set()  # nodes whose ledger total alone changed (bindings)
         # label key -> value -> rows; the eligibility masks are built from it
         self._labels: dict[str, dict[str, set[int]]] = {}
         self._mask_cache: dict[tuple[str, str | None], np.ndarray] = {}
@@ -161,6 +108,11 @@ class NodeTable:
         """The dict sums of *node* changed: copy them before the next query."""
         if node:
             self._dirty.add(node)
+
+    def mark_held(self, node: str) -> None:
+        """The ledger's total on *node* changed: copy that one sum before the next query. A burst of
+        bindings dirties thousands of rows, and a quarter of the copying is then all there is to do."""
+        self._held_dirty.add(node)
 
     def upsert_node(self, record: NodeRecord) -> None:
         """Write the node's own facts now (labels, taints, allocatable, ratios); sums on the next sync."""
@@ -327,49 +279,41 @@ class NodeTable:
         return self._name_rank
 
     # -- sums -------------------------------------------------------------------------------
-    def sync(self) -> None:
-        """Copy the sums of every dirty node from the dicts (the only place sums are written)."""
-        if not self._dirty:
+    def sync(self, sources: SumSources) -> None:
+        """Copy the sums of every dirty node from *sources* (the only place sums are written)."""
+        if not (self._dirty or self._held_dirty):
             return
-        dirty = [(name, row) for name in self._dirty if (row := self.rows.get(name)) is not None]
+        every = self._dirty_rows(self._dirty)
+        held = self._dirty_rows(self._held_dirty - self._dirty)
         self._dirty.clear()
-        if not dirty:
-            return
-        sums = [self._sums_of(name) for name, _ in dirty]
-        resources: set[str] = set()
-        for entry in sums:
-            resources.update(entry.committed, entry.held, entry.scoring, entry.requested)
-        for resource in resources:
-            self.column(resource)
-        if len(dirty) <= 4:  # the steady state: a pod event or a ledger entry since the last query
-            for (_, row), entry in zip(dirty, sums, strict=True):
-                self.terminating[row] = entry.terminating
-                self.nominated[row] = entry.nominated
-                for resource, column in self.columns.items():
-                    for field in _SUM_FIELDS:
-                        value = getattr(entry, field).get(resource, 0)
-                        if not exact(value):
-                            column.wide, value = True, 0
-                        getattr(column, field)[row] = value
+        self._held_dirty.clear()
+        if every.rows:
+            for field in _COUNT_FIELDS:
+                self._copy(field, every, getattr(sources, field))
+            for field in _SUM_FIELDS:
+                copy_sums(self.columns, self._size, field, every, getattr(sources, field))
+        if held.rows:
+            copy_sums(self.columns, self._size, "held", held, sources.held)
+        changed = every.rows + held.rows
+        if len(changed) <= FEW_ROWS:
+            for row in changed:
                 self._refresh_capacities(row)
             return
-        rows = np.fromiter((row for _, row in dirty), np.intp, len(dirty))
-        self.terminating[rows] = [entry.terminating for entry in sums]
-        self.nominated[rows] = [entry.nominated for entry in sums]
-        for field in _SUM_FIELDS:  # a burst of bindings leaves thousands of rows: C loops only
-            amounts_of_rows = [getattr(entry, field) for entry in sums]
-            for resource, column in self.columns.items():
-                values = [amounts.get(resource, 0) for amounts in amounts_of_rows]
-                if min(values) < -BOUND or max(values) > BOUND:  # not all exact()
-                    column.wide = True
-                    values = [0] * len(values)
-                getattr(column, field)[rows] = values
+        index = np.array(changed, np.intp)
         for key, capacity in list(self._capacities.items()):
             column = self.columns[capacity.resource]
             if column.wide:
                 del self._capacities[key]
             else:
-                capacity.update_free(column, rows)
+                capacity.update_free(column, index)
+
+    def _dirty_rows(self, names: Iterable[str]) -> DirtyRows:
+        rows = self.rows
+        found = [(name, row) for name in names if (row := rows.get(name)) is not None]
+        return DirtyRows([name for name, _ in found], [row for _, row in found])
+
+    def _copy(self, field: str, dirty: DirtyRows, counts: Mapping[str, int]) -> None:
+        write_rows(getattr(self, field), dirty, [counts.get(name, 0) for name in dirty.names])
 
     def node_rows(self, names: Sequence[str]) -> np.ndarray:
         """The row of each name, -1 for a name not in the table (the lookups run in C)."""

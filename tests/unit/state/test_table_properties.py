@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import orjson
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from limitguard.admission.validating import Validator
@@ -22,9 +23,9 @@ from limitguard.extender.config import ExtenderConfig
 from limitguard.extender.protocol import ExtenderArgs, encode_priorities, encode_priority_columns
 from limitguard.extender.service import Extender
 from limitguard.state.capacity import Capacity
+from limitguard.state.columns import exact
 from limitguard.state.scan import over_ratio_names, screened_nodes, unbound_verdict
 from limitguard.state.store import ClusterState
-from limitguard.state.table import exact
 
 from tests.support import container
 from tests.unit.state.random_clusters import (
@@ -90,13 +91,16 @@ def assert_table_mirrors_state(state: ClusterState) -> None:
         st.tuples(pod_objects(bound=False), placements(), st.booleans()), min_size=1, max_size=4
     ),
     config=CONFIGS,
+    # queries between changes pick the dirty rows up: a few at a time (copied one by one) or, after
+    # many changes, most of the nodes at once (copied through index arrays, as after a burst)
+    sync_every=st.sampled_from([2, 5, 40]),
 )
-def test_unbound_scan_on_the_table_equals_the_reference(operations, queries, config):
+def test_unbound_scan_on_the_table_equals_the_reference(operations, queries, config, sync_every):
     state = synced_state()
     columnar, reference = Validator(state, config), Validator(state, config, columnar=False)
     for index, operation in enumerate(operations):
         apply(state, operation)
-        if index % 5 == 4:  # queries between changes: the dirty rows must be picked up
+        if index % sync_every == sync_every - 1:
             assert_table_mirrors_state(state)
             for pod, placement, daemonset in queries[:1]:
                 request = unbound_request(json.loads(json.dumps(pod)), placement, daemonset)
@@ -166,6 +170,33 @@ def test_a_deleted_node_row_is_reused_and_starts_from_the_state_sums():
     assert table.rows == {"b": row}
     assert int(table.columns["cpu"].committed[row]) == 1000
     assert int(table.columns["cpu"].allocatable[row]) == 4000
+
+
+@pytest.mark.parametrize("nodes", [3, 8])  # copied row by row (<= 4 dirty rows), and in bulk
+def test_a_binding_burst_copies_the_ledger_totals_and_pod_events_every_sum(nodes: int) -> None:
+    """Bindings change only a node's ledger total, so the table copies that sum alone for them; a
+    node that also had a pod event since the last query gets every sum copied."""
+    state = synced_state()
+    for index in range(nodes):
+        state.upsert_node({"metadata": {"name": f"n{index}"}, "status": {"allocatable": {"cpu": "8"}}})
+    state.node_table()
+    for index in range(nodes):
+        state.ledger.reserve(f"n{index}", f"default/b{index}", {"cpu": 1000 * (index + 1), "memory": 2**20})
+    state.upsert_pod(
+        {
+            "metadata": {"name": "running", "namespace": "default"},
+            "spec": {"nodeName": "n1", "containers": [container(limits={"cpu": "3"}, requests={"cpu": "1"})]},
+        }
+    )
+    table = state.node_table()
+    assert [int(table.columns["cpu"].held[table.rows[f"n{i}"]]) for i in range(nodes)] == [
+        1000 * (i + 1) for i in range(nodes)
+    ]
+    assert int(table.columns["cpu"].committed[table.rows["n1"]]) == 3000
+    assert_table_mirrors_state(state)
+    state.ledger.release("default/b1")  # seen bound: the ledger lets go, the cache counts it
+    state.remove_pod("default/running")
+    assert_table_mirrors_state(state)
 
 
 def test_the_columnar_scan_answers_a_plain_cluster_itself_with_the_reference_message():
