@@ -2,7 +2,8 @@
 
 `isinstance(value, Mapping)` goes through the ABC machinery (a Python-level `__instancecheck__`),
 which costs more than the rest of a binding's field reads. JSON decoding always gives plain dicts,
-so they are recognised by their exact type first; any other Mapping still passes.
+so they are recognised by their exact type first, and None (a missing field) at once; any other
+Mapping still passes.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ EMPTY: Mapping[str, Any] = {}
 
 
 def is_object(value: Any) -> bool:
-    """A JSON object (a dict, or any Mapping a caller built)."""
-    return type(value) is dict or isinstance(value, Mapping)
+    """A JSON object (a dict, or any Mapping a caller built). An absent field (None) is answered
+    before the ABC check too: most fields a parser asks for that are not objects are missing ones."""
+    return type(value) is dict or (value is not None and isinstance(value, Mapping))
 
 
 def object_or_empty(value: Any) -> Mapping[str, Any]:
