@@ -1,11 +1,12 @@
 """The floor: a bare aiohttp + orjson handler that answers allowed, on the same TLS certificate as
-limitguard. It runs none of limitguard's code per request: orjson decodes the review, the
-answer echoes its apiVersion and uid, orjson encodes it. Whatever limitguard costs above this
-is the cost of its own decoding, policy, state and metrics work (docs/benchmarks.md says since
-when: the floor used to decode with limitguard's `decode_review`). The issue's floor runs on asyncio's own event loop (the default here); `--event-loop
-uvloop` puts the floor on the loop `limitguard serve` picks by default, so the policy's own share
-can be read apart from what the loop gives both. The extender routes decode the same ExtenderArgs
-body with orjson and answer without scoring or filtering.
+limitguard. It runs none of limitguard's code per request: orjson decodes the review, the answer
+echoes its apiVersion and uid, orjson encodes it. Whatever limitguard costs above this is the cost
+of its own decoding, policy, state and metrics work (docs/benchmarks.md says since when: the floor
+used to decode with limitguard's `decode_review`). The issue's floor runs on asyncio's own event
+loop (the default here); `--event-loop uvloop` puts the floor on the loop `limitguard serve` picks
+by default, so the policy's own share can be read apart from what the loop gives both. The
+extender routes decode the same ExtenderArgs body with orjson and answer without scoring or
+filtering.
 """
 
 from __future__ import annotations
