@@ -47,6 +47,12 @@ def _requirement_mask(table: NodeTable, requirement: Requirement) -> np.ndarray:
     return table.values_mask(requirement.key, requirement.matches_value)  # Gt / Lt
 
 
+def any_set(mask: np.ndarray) -> bool:
+    """`mask.any()` for a bool array at a third of its cost: argmax stops at the first True, where
+    ndarray.any goes through numpy's Python-level reduction wrapper (~9,000 instructions a call)."""
+    return len(mask) > 0 and bool(mask[mask.argmax()])
+
+
 def eligible_mask(table: NodeTable, placement: Placement) -> np.ndarray:
     """Rows the scheduler would consider for the pod: Placement.rejection(node) is None."""
     mask = table.alive.copy()
@@ -143,7 +149,10 @@ def unbound_verdict(
     rows = table.high_water
     # With every node eligible no mask is needed: a row without a node has no room (Capacity.room).
     taken = None if eligible.everyone else eligible.mask[:rows]
+    fits = eligible.count > 0  # with no positive limit, any eligible node takes the pod
     for resource, amount in pod_limits.items():
+        if not fits:
+            break  # no eligible node has room for an earlier resource: the others cannot change that
         if amount <= 0:
             continue
         found = capacity(table, resource, config.default_ratios) if exact(amount) else None
@@ -151,11 +160,8 @@ def unbound_verdict(
             return None
         fitting = found.room[:rows] >= amount
         taken = fitting if taken is None else taken & fitting  # new arrays: the memo stays as it is
-        if not taken.any():
-            break  # no eligible node has room for this resource: the others cannot change that
-    if taken is None:  # no positive limit: any eligible node takes the pod
-        taken = eligible.mask[:rows]
-    if taken.any():
+        fits = any_set(taken)
+    if fits:
         return allowed("fits")
     # No eligible node has room: the reference builds the message from the first eligible node in
     # its iteration order.

@@ -98,3 +98,43 @@ def test_any_other_handler_gets_ordinary_records(stderr, caplog) -> None:
         ("admission", "x", "no-room")
     ]
     assert [line["uid"] for line in lines(stderr)] == ["x"]  # through the handler, formatted alike
+
+
+def test_a_queued_line_is_the_line_the_formatter_would_write(stderr) -> None:
+    """The queue path splices a cached head onto the encoded fields; the result must be the same
+    JSON object, key order included, as the merged-dict form: for plain fields, fields that
+    override a leading key, no fields, and values JSON cannot hold (written with str)."""
+    log = logging.getLogger("limitguard.http.app")
+
+    class Opaque:
+        def __str__(self) -> str:
+            return "opaque"
+
+    cases = [
+        {"webhook": "validate", "allowed": False, "ms": 0.25},
+        {"msg": "overridden", "uid": "u"},
+        {},
+        {"object": Opaque()},
+    ]
+    with alone():
+        for fields in cases:
+            logs.log_event(log, logging.INFO, "admission", fields)
+    raw = stderr.getvalue().splitlines()
+    assert [list(json.loads(line)) for line in raw] == [
+        ["ts", "level", "logger", "msg", "webhook", "allowed", "ms"],
+        ["ts", "level", "logger", "msg", "uid"],
+        ["ts", "level", "logger", "msg"],
+        ["ts", "level", "logger", "msg", "object"],
+    ]
+    for line, fields in zip(raw, cases, strict=True):
+        ts = json.loads(line)["ts"]
+        expected = logs._line(ts, "info", "limitguard.http.app", "admission", fields)
+        assert line.encode() == expected
+
+
+def test_timestamps_carry_the_milliseconds_of_the_event() -> None:
+    clock = logs._Clock()
+    assert clock.timestamp(0.0) == "1970-01-01T00:00:00.000Z"
+    assert clock.timestamp(1763883343.0469) == "2025-11-23T07:35:43.046Z"
+    assert clock.timestamp(1763883343.9999) == "2025-11-23T07:35:43.999Z"
+    assert clock.timestamp(1763883344.5) == "2025-11-23T07:35:44.500Z"
