@@ -1,14 +1,17 @@
 """Cluster state from a file: what `kubectl get namespaces,nodes,pods -A -o json|yaml` prints.
 
-JSON Lists are streamed item by item (ijson's C backend), so loading 150,000 pods never holds the
-whole parsed document: memory stays that of the state itself. YAML is parsed whole (PyYAML's C
+JSON Lists are parsed 64 KB of whole items at a time (`limitguard.kube.jsonlist`: orjson,
+after a vector scan for where the items end), so loading 150,000 pods never holds the whole parsed
+document: memory stays that of the state itself. A List whose items begin past the first megabyte
+is streamed item by item (ijson's C backend, ~3x slower). YAML is parsed whole (PyYAML's C
 loader); prefer `-o json` for large clusters.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator, Mapping
+import itertools
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -16,9 +19,11 @@ import ijson
 import orjson
 import yaml
 from limitguard.errors import LimitguardError
+from limitguard.kube.jsonlist import ListError, NotAList, list_items
 from limitguard.state.store import KINDS, ClusterState
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_NONE = object()
 _FREEZE_EVERY = 1000  # objects applied between gc.freeze() calls (the live feed: a 500-object page)
 
 
@@ -38,16 +43,27 @@ def _objects(document: Any) -> Iterator[Mapping[str, Any]]:
         yield document
 
 
-def _json_objects(stream: BinaryIO, path: Path) -> Iterator[Mapping[str, Any]]:
-    """Items of a JSON List one at a time; any other JSON document parsed whole."""
-    streamed = False
-    for item in ijson.items(stream, "items.item", use_float=True):
-        streamed = True
+def _listed(items: Iterable[Any]) -> Iterator[Mapping[str, Any]]:
+    for item in items:
         if type(item) is dict and "items" not in item and "kind" in item:
             yield item  # the common case, without a generator per object
         else:
             yield from _objects(item)
-    if not streamed:  # not a List (a single object), or an empty one
+
+
+def _json_objects(stream: BinaryIO, path: Path) -> Iterator[Mapping[str, Any]]:
+    """Items of a JSON List a run at a time; any other JSON document parsed whole."""
+    try:
+        for run in list_items(stream):
+            yield from _listed(run)
+        return
+    except NotAList:
+        stream.seek(0)
+    streamed = ijson.items(stream, "items.item", use_float=True)
+    first = next(streamed, _NONE)
+    if first is not _NONE:
+        yield from _listed(itertools.chain([first], streamed))
+    else:  # not a List (a single object), or an empty one
         stream.seek(0)
         yield from _objects(orjson.loads(stream.read()))
 
@@ -62,7 +78,7 @@ def read_objects(path: str | Path) -> Iterator[Mapping[str, Any]]:
             if head[:1] in (b"{", b"["):
                 try:
                     yield from _json_objects(stream, path)
-                except (ijson.JSONError, orjson.JSONDecodeError) as error:
+                except (ijson.JSONError, orjson.JSONDecodeError, ListError) as error:
                     raise ClusterFileError(f"{path}: not valid JSON: {error}") from None
                 return
             try:
