@@ -132,12 +132,14 @@ def _batch(run: bytes, first: bool, offset: int) -> list[Any]:
     return items  # type: ignore[no-any-return]
 
 
-def _check_rest(head: bytes, tail: bytes) -> None:
-    """The document around the items, parsed with an empty `items` in their place."""
+def _check_rest(head: bytes, tail: bytes, tail_at: int) -> None:
+    """The document around the items (*tail* starts at byte *tail_at*), parsed with an empty
+    `items` in their place."""
     try:
         document = orjson.loads(head + b"[]" + tail)
     except orjson.JSONDecodeError as error:
-        raise ListError(f"outside the items: {error}") from None
+        at = error.pos if error.pos < len(head) else tail_at + error.pos - len(head) - 2
+        raise ListError(f"{error.msg} at byte {at}") from None
     if document.get("items") != []:  # a second "items" key (an empty one is not seen: ijson's rule)
         raise ListError('the document has more than one top-level "items" key')
 
@@ -191,7 +193,7 @@ def list_items(
             if pending[end] != ord("]"):
                 raise ListError(f"the items array is closed by {chr(pending[end])!r} at byte {offset + end}")
             yield _batch(pending[:end], first, offset)
-            _check_rest(head, pending[end + 1 :] + held + stream.read())
+            _check_rest(head, pending[end + 1 :] + held + stream.read(), offset + end + 1)
             return
         item_ends = brackets[closes & (depths == 2)]
         if len(item_ends):
