@@ -34,6 +34,7 @@ from bench.admission import CONFIG as ADMISSION_CONFIG
 from bench.admission import binding_body, pod_body
 from bench.extender import EXTENDER_CONFIG
 from bench.extender import pod as extender_pod
+from bench.goals import print_goals
 from bench.harness import peak_rss_mb, start, start_floor, stop
 from bench.state_load import measure_state_load
 from bench.synthetic import write_cluster
@@ -308,6 +309,7 @@ def main() -> None:
         results = [
             bench_size(int(size), args.seconds, args.rounds, work, context) for size in args.sizes.split(",")
         ]
+        print_goals(results)
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=2))
     finally:
