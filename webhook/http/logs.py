@@ -20,9 +20,7 @@ import orjson
 
 _STANDARD = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
 _LEADING = frozenset({"ts", "level", "logger", "msg"})  # the keys every line starts with
-
-
-_MILLIS = [f".{ms:03d}Z" for ms in range(1000)]
+_MILLIS = [f".{ms:03d}Z" for ms in range(1000)]  # a timestamp's milliseconds, formatted once
 
 
 class _Clock:
