@@ -44,8 +44,13 @@ _ACTIVE, _TERMINATING, _DAEMONSET, _MIRROR = 1, 2, 4, 8
 _NO_AMOUNTS = PodAmounts({}, {}, {})
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class PodRecord:
+    """What the state keeps of a pod. Never modified once built: the state replaces a pod's record
+    on each event, and the nominated map holds the same object. Not a frozen dataclass: its
+    __init__ (nine fields through object.__setattr__) cost ~15,000 instructions, a fifth of a
+    pod's upsert, 2.3 billion at 150,000 pods."""
+
     key: str  # "namespace/name": the state's dict key, so each pod holds its name once
     namespace: str
     uid: str
@@ -182,15 +187,15 @@ def pod_record(pod: Mapping[str, Any]) -> PodRecord:
         | (_MIRROR if is_mirror_pod(metadata) else 0)
     )
     return PodRecord(
-        key=key,
-        namespace=namespace,
-        uid=str(metadata.get("uid") or ""),
-        node_name=shared_name(node_name) if node_name else "",
-        amounts=amounts,
-        flags=flags,
-        nominated_node="" if node_name else shared_name(str(status.get("nominatedNodeName") or "")),
-        controller=controller,
-        priority=_priority(spec.get("priority")),
+        key,
+        namespace,
+        str(metadata.get("uid") or ""),
+        shared_name(node_name) if node_name else "",
+        amounts,
+        flags,
+        "" if node_name else shared_name(str(status.get("nominatedNodeName") or "")),
+        controller,
+        _priority(spec.get("priority")),
     )
 
 
