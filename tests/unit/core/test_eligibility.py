@@ -118,3 +118,33 @@ def test_unschedulable_nodes_unless_tolerated():
 def test_malformed_constraints_are_reported(spec):
     with pytest.raises(PodSpecError):
         Placement(spec)
+
+
+def test_a_toleration_that_is_not_an_object_is_named_by_its_index():
+    with pytest.raises(PodSpecError, match=r"spec\.tolerations\[1\] is not an object"):
+        Placement({"tolerations": [{"operator": "Exists"}, "node.kubernetes.io/not-ready"]})
+
+
+def test_pods_with_equal_tolerations_share_a_placement_key():
+    """The layout memo is keyed by it: the two tolerations the apiserver gives every pod. Their
+    tolerationSeconds differ here and do not split the key: the scheduler's filter ignores them."""
+    defaults = [
+        {
+            "key": "node.kubernetes.io/not-ready",
+            "operator": "Exists",
+            "effect": "NoExecute",
+            "tolerationSeconds": 300,
+        },
+        {
+            "key": "node.kubernetes.io/unreachable",
+            "operator": "Exists",
+            "effect": "NoExecute",
+            "tolerationSeconds": 60,
+        },
+    ]
+    first, second = (
+        Placement({"tolerations": defaults}),
+        Placement({"tolerations": [dict(t) for t in defaults]}),
+    )
+    assert first.key == second.key and hash(first.key) == hash(second.key)
+    assert first.key != Placement({"tolerations": defaults[:1]}).key
