@@ -62,6 +62,23 @@ def serving_loops_for(item: Any, *file_names: str) -> LoopFactories:
     return {"asyncio": asyncio.new_event_loop}
 
 
+# What the apiserver's DefaultTolerationSeconds plugin gives every pod (copy before changing one).
+APISERVER_TOLERATIONS = (
+    {
+        "key": "node.kubernetes.io/not-ready",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    },
+    {
+        "key": "node.kubernetes.io/unreachable",
+        "operator": "Exists",
+        "effect": "NoExecute",
+        "tolerationSeconds": 300,
+    },
+)
+
+
 def fixture(name: str) -> Any:
     """A file from tests/fixtures (JSON or YAML), parsed."""
     text = (FIXTURES / name).read_text()
@@ -69,6 +86,7 @@ def fixture(name: str) -> Any:
 
 
 __all__ = [
+    "APISERVER_TOLERATIONS",
     "FIXTURES",
     "HANG_GUARD_SECONDS",
     "LEDGER_NEVER_EXPIRES",

@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from tests.support import APISERVER_TOLERATIONS
+
 
 def scheduler_pod(
     name: str = "pod5",
@@ -87,20 +89,7 @@ def scheduler_pod(
             "serviceAccount": "default",
             "securityContext": {},
             "schedulerName": "default-scheduler",
-            "tolerations": [
-                {
-                    "key": "node.kubernetes.io/not-ready",
-                    "operator": "Exists",
-                    "effect": "NoExecute",
-                    "tolerationSeconds": 300,
-                },
-                {
-                    "key": "node.kubernetes.io/unreachable",
-                    "operator": "Exists",
-                    "effect": "NoExecute",
-                    "tolerationSeconds": 300,
-                },
-            ],
+            "tolerations": [dict(toleration) for toleration in APISERVER_TOLERATIONS],
             "priority": 0,
             "enableServiceLinks": True,
             "preemptionPolicy": "PreemptLowerPriority",

@@ -2,6 +2,8 @@ import pytest
 from limitguard.core.eligibility import NodeTraits, Placement, Taint
 from limitguard.core.podlimits import PodSpecError
 
+from tests.support import APISERVER_TOLERATIONS
+
 LINUX_A = NodeTraits("node-a", {"kubernetes.io/os": "linux", "zone": "a", "gen": "5"})
 LINUX_B = NodeTraits("node-b", {"kubernetes.io/os": "linux", "zone": "b", "gen": "3"})
 
@@ -128,23 +130,10 @@ def test_a_toleration_that_is_not_an_object_is_named_by_its_index():
 def test_pods_with_equal_tolerations_share_a_placement_key():
     """The layout memo is keyed by it: the two tolerations the apiserver gives every pod. Their
     tolerationSeconds differ here and do not split the key: the scheduler's filter ignores them."""
-    defaults = [
-        {
-            "key": "node.kubernetes.io/not-ready",
-            "operator": "Exists",
-            "effect": "NoExecute",
-            "tolerationSeconds": 300,
-        },
-        {
-            "key": "node.kubernetes.io/unreachable",
-            "operator": "Exists",
-            "effect": "NoExecute",
-            "tolerationSeconds": 60,
-        },
-    ]
+    shorter = [dict(APISERVER_TOLERATIONS[0]), {**APISERVER_TOLERATIONS[1], "tolerationSeconds": 60}]
     first, second = (
-        Placement({"tolerations": defaults}),
-        Placement({"tolerations": [dict(t) for t in defaults]}),
+        Placement({"tolerations": list(APISERVER_TOLERATIONS)}),
+        Placement({"tolerations": shorter}),
     )
     assert first.key == second.key and hash(first.key) == hash(second.key)
-    assert first.key != Placement({"tolerations": defaults[:1]}).key
+    assert first.key != Placement({"tolerations": shorter[:1]}).key
