@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from limitguard.core.objects import is_object
 from limitguard.core.podlimits import PodSpecError
 
 UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
@@ -49,7 +50,7 @@ def _as_list(value: Any, where: str) -> list[Any]:
 def _as_map(value: Any, where: str) -> Mapping[str, Any]:
     if value is None:
         return {}
-    if not isinstance(value, Mapping):
+    if not is_object(value):  # a dict without the Mapping ABC check
         raise PodSpecError(f"{where} is not an object")
     return value
 
@@ -169,6 +170,7 @@ class Placement:
             )
         tolerations = []
         for index, raw in enumerate(_as_list(spec.get("tolerations"), "spec.tolerations")):
+            # the where-text only for the error: two tolerations on every pod, each formatted for nothing
             item = raw if type(raw) is dict else _as_map(raw, f"spec.tolerations[{index}]")
             get = item.get
             tolerations.append(
