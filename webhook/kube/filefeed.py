@@ -51,7 +51,7 @@ def _listed(items: Iterable[Any]) -> Iterator[Mapping[str, Any]]:
             yield from _objects(item)
 
 
-def _json_objects(stream: BinaryIO, path: Path) -> Iterator[Mapping[str, Any]]:
+def _json_objects(stream: BinaryIO) -> Iterator[Mapping[str, Any]]:
     """Items of a JSON List a run at a time; any other JSON document parsed whole."""
     try:
         for run in list_items(stream):
@@ -77,7 +77,7 @@ def read_objects(path: str | Path) -> Iterator[Mapping[str, Any]]:
             stream.seek(0)
             if head[:1] in (b"{", b"["):
                 try:
-                    yield from _json_objects(stream, path)
+                    yield from _json_objects(stream)
                 except (ijson.JSONError, orjson.JSONDecodeError, ListError) as error:
                     raise ClusterFileError(f"{path}: not valid JSON: {error}") from None
                 return
