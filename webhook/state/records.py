@@ -4,7 +4,8 @@ The cache holds up to hundreds of thousands of pods, so a record keeps limits as
 and drops the rest of the object, and shares what pods have in common: names of namespaces, nodes
 and controller kinds are interned (one string object however many pods name it), a pod's amounts
 come from pod_amounts' memo (one PodAmounts per pod template), and four booleans pack into one int.
-Records are frozen and the shared parts are never mutated, so sharing cannot leak between pods.
+Records are never modified once built (an event replaces the record) and the shared parts are
+never mutated, so sharing cannot leak between pods.
 """
 
 from __future__ import annotations
