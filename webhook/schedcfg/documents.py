@@ -123,9 +123,27 @@ def check_size(text: str) -> None:
 
 
 def _prescan(text: str) -> None:
+    """Enforce the depth and alias limits before anything is constructed.
+
+    The fast (libyaml) scanner runs first. When it fails, the pure-Python scanner runs again over the
+    same text, so the answer is limitguard's own (libyaml since PyYAML 6.0.4 refuses flow nesting past
+    1,000 levels with a message of its own, and its token look-ahead reaches that before our cap).
+    """
+    try:
+        _prescan_with(_BaseLoader, text)
+    except YamlInputError:
+        raise
+    except yaml.YAMLError:
+        if _BaseLoader is yaml.SafeLoader:
+            raise
+        _prescan_with(yaml.SafeLoader, text)
+        raise
+
+
+def _prescan_with(loader_class: type, text: str) -> None:
     """Stream the parser events (no recursion, no construction) to enforce depth and alias limits."""
     depth = aliases = 0
-    loader = _BaseLoader(text)
+    loader = loader_class(text)
     try:
         while loader.check_event():
             event = loader.get_event()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 from limitguard.schedcfg import documents, validate_text
 from limitguard.schedcfg.documents import YamlInputError, load_documents
 
@@ -53,9 +54,23 @@ def test_too_many_aliases_is_refused() -> None:
         load_documents(text)
 
 
-def test_deep_nesting_is_refused_before_parsing() -> None:
-    with pytest.raises(YamlInputError, match="nesting deeper"):
-        load_documents("[" * 100_000)
+@pytest.mark.parametrize("loader", ["CSafeLoader", "SafeLoader"])
+@pytest.mark.parametrize("text", ["[" * 100_000, "{a: " * 5_000, "[" * 65 + "]" * 65])
+def test_deep_nesting_is_refused_before_parsing(
+    monkeypatch: pytest.MonkeyPatch, loader: str, text: str
+) -> None:
+    """Our own answer whichever scanner runs first (libyaml refuses >1,000 flow levels by itself)."""
+    if not hasattr(yaml, loader):
+        pytest.skip(f"this PyYAML has no {loader}")
+    monkeypatch.setattr(documents, "_BaseLoader", getattr(yaml, loader))
+    with pytest.raises(YamlInputError, match="nesting deeper than 64 levels") as excinfo:
+        load_documents(text)
+    assert excinfo.value.rule == "yaml.too-deep"
+
+
+def test_a_syntax_error_keeps_the_parsers_message() -> None:
+    with pytest.raises(YamlInputError, match=r"expected the node content|did not find expected node content"):
+        load_documents("[" * 10)
 
 
 def test_recursive_alias_is_refused() -> None:
