@@ -37,7 +37,10 @@ def parse_config(raw: Any) -> Config:
         raise ConfigError([str(finding) if finding.path else f"<root>: {finding}" for finding in findings])
     validation = raw.get("schedulerConfigValidation") or {}
     try:
-        release_for(validation.get("kubernetesVersion"), validation.get("featureGates") or {})
+        # a configured release must be a supported one, with gates it accepts (a cluster's /version
+        # outside the range is clamped instead: the operator cannot choose it)
+        if validation.get("kubernetesVersion"):
+            release_for(validation["kubernetesVersion"], validation.get("featureGates") or {})
     except ReleaseError as error:
         raise ConfigError([f"schedulerConfigValidation.kubernetesVersion: {error}"]) from None
     config = config_from_mapping(raw)

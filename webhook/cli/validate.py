@@ -13,16 +13,10 @@ import json
 import sys
 from typing import Any, BinaryIO
 
+from limitguard.core.kubeversion import DEFAULT_MINOR, supported_text
 from limitguard.schedcfg.documents import MAX_INPUT_BYTES
 from limitguard.schedcfg.report import Finding, Report
-from limitguard.schedcfg.rules.releases import (
-    DEFAULT_MINOR,
-    KNOWN_GATES,
-    SUPPORTED_MINORS,
-    Release,
-    ReleaseError,
-    release_for,
-)
+from limitguard.schedcfg.rules.releases import KNOWN_GATES, Release, ReleaseError, release_for
 from limitguard.schedcfg.validator import validate_text
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -46,12 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also print informational notes (e.g. args of plugins limitguard does not know)",
     )
     parser.add_argument("--strict", action="store_true", help="treat warnings as errors (exit 1)")
-    supported = ", ".join(f"1.{m}" for m in SUPPORTED_MINORS)
     parser.add_argument(
         "--kubernetes-version",
         metavar="X.Y",
         default=f"1.{DEFAULT_MINOR}",
-        help=f"kube-scheduler release to validate for (default 1.{DEFAULT_MINOR}; supported: {supported})",
+        help=f"kube-scheduler release to validate for (default 1.{DEFAULT_MINOR}; supported: {supported_text()})",
     )
     parser.add_argument(
         "--feature-gates",

@@ -154,7 +154,9 @@ def test_unrendered_helm_template_gets_a_helm_hint_first(capsys: pytest.CaptureF
 
 def test_unsupported_kubernetes_version_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert run("--kubernetes-version", "1.30", VALID) == 2
-    assert "supported: 1.31, 1.32, 1.33, 1.34, 1.35" in capsys.readouterr().err
+    assert "supported: 1.31-1.37" in capsys.readouterr().err
+    assert run("--kubernetes-version", "1.38", VALID) == 2
+    assert "Kubernetes version '1.38' is not supported" in capsys.readouterr().err
 
 
 def test_the_version_changes_the_verdict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

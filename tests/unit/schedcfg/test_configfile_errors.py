@@ -46,7 +46,7 @@ def test_scheduler_config_validation_section(tmp_path: Path) -> None:
     assert config.scheduler_feature_gates == {"StorageCapacityScoring": True}
     assert problems(tmp_path, "schedulerConfigValidation: {kubernetesVersion: '1.20'}") == [
         "schedulerConfigValidation.kubernetesVersion: Kubernetes version '1.20' is not supported; "
-        "supported: 1.31, 1.32, 1.33, 1.34, 1.35"
+        "supported: 1.31-1.37"
     ]
     assert problems(tmp_path, "schedulerConfigValidation: {kubernetesVersoin: '1.33'}")[0].startswith(
         'schedulerConfigValidation.kubernetesVersoin: Forbidden: unknown field "kubernetesVersoin" '

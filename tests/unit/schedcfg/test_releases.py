@@ -1,4 +1,10 @@
-"""Per-release tables, feature gates, v1 defaulting and the args registry (issue 15)."""
+"""Per-release tables, feature gates, v1 defaulting and the args registry.
+
+Sources of the release facts (read, not copied): kubernetes/kube-scheduler config/v1/types.go and
+framework/interface.go at v0.35.7, v0.36.3 and v0.37.0-beta.0; kubernetes pkg/features (the scheduler's
+versioned gate specs, 1.38 development line, which keeps every step since each gate's alpha);
+pkg/scheduler/framework/plugins/registry.go and the plugins' interface assertions.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,12 @@ from limitguard.schedcfg import schemas
 from limitguard.schedcfg.args import ARGS_KINDS, PLUGIN_ARGS_KINDS
 from limitguard.schedcfg.rules.defaults import apply_defaults
 from limitguard.schedcfg.rules.framework import effective_point, merged_multipoint, near_miss
-from limitguard.schedcfg.rules.plugin_tables import default_plugins, in_tree_plugins
+from limitguard.schedcfg.rules.plugin_tables import (
+    default_plugins,
+    extension_points,
+    in_tree,
+    in_tree_plugins,
+)
 from limitguard.schedcfg.rules.releases import (
     Release,
     ReleaseError,
@@ -24,7 +35,7 @@ def test_versions_parse(text: str, minor: int) -> None:
     assert parse_version(text) == minor
 
 
-@pytest.mark.parametrize("text", ["1.30", "1.36", "2.0", "latest", ""])
+@pytest.mark.parametrize("text", ["1.30", "1.38", "2.0", "latest", ""])
 def test_unsupported_versions_are_refused(text: str) -> None:
     with pytest.raises(ReleaseError):
         parse_version(text)
@@ -44,6 +55,76 @@ def test_gate_defaults_follow_the_release() -> None:
     assert not Release(32).enabled("DRAResourceClaimDeviceStatus") and Release(33).enabled(
         "DRAResourceClaimDeviceStatus"
     )
+
+
+@pytest.mark.parametrize(
+    ("gate", "off_until", "on_from"),
+    [
+        ("DRADeviceBindingConditions", 35, 36),  # beta and on in 1.36
+        ("StorageCapacityScoring", 36, 37),  # beta and on in 1.37
+        ("NodeDeclaredFeatures", 35, 36),  # beta 1.36, GA 1.37
+    ],
+)
+def test_gates_turn_on_in_their_release(gate: str, off_until: int, on_from: int) -> None:
+    assert not Release(off_until).enabled(gate)
+    assert Release(on_from).enabled(gate) and Release(37).enabled(gate)
+
+
+def test_a_locked_gate_set_to_the_other_value_is_refused() -> None:
+    """component-base: "cannot set feature gate X to false, feature is locked to true"."""
+    assert not release_for("1.36", "DRAResourceClaimDeviceStatus=false").enabled(
+        "DRAResourceClaimDeviceStatus"
+    )
+    with pytest.raises(
+        ReleaseError, match="DRAResourceClaimDeviceStatus to false, feature is locked to true"
+    ):
+        release_for("1.37", "DRAResourceClaimDeviceStatus=false")
+    with pytest.raises(ReleaseError, match="NodeDeclaredFeatures to false"):
+        release_for("1.37", "NodeDeclaredFeatures=false")
+    with pytest.raises(ReleaseError, match="DynamicResourceAllocation"):
+        release_for("1.35", "DynamicResourceAllocation=false")
+    assert release_for("1.37", "DRAResourceClaimDeviceStatus=true").enabled("DRAResourceClaimDeviceStatus")
+
+
+def test_a_removed_gate_is_refused() -> None:
+    assert release_for("1.36", "GangScheduling=true").enabled("GangScheduling")
+    with pytest.raises(ReleaseError, match="unrecognized feature gate: GangScheduling"):
+        release_for("1.37", "GangScheduling=true")
+    with pytest.raises(ReleaseError, match="VolumeCapacityPriority"):
+        release_for("1.33", "VolumeCapacityPriority=true")
+
+
+def test_extension_points_per_release() -> None:
+    """kube-scheduler config/v1/types.go Plugins at v0.35.7, v0.36.3, v0.37.0-beta.0."""
+    base = extension_points(Release(35))
+    assert len(base) == 12 and "placementGenerate" not in base
+    assert extension_points(Release(36)) == (*base, "placementGenerate", "placementScore")
+    assert extension_points(Release(37)) == (
+        *base,
+        "placementGenerate",
+        "placementScore",
+        "podGroupPostFilter",
+    )
+    for minor in (31, 35, 36, 37):
+        assert "placementFeasible" not in extension_points(Release(minor))
+
+
+def test_plugin_points_change_by_release() -> None:
+    assert "score" not in (in_tree_plugins(Release(34))["DynamicResources"] or ())
+    assert "score" in (in_tree_plugins(Release(35))["DynamicResources"] or ())  # kubernetes PR #134711
+    assert "placementScore" not in (in_tree_plugins(Release(35))["NodeResourcesFit"] or ())
+    assert "placementScore" in (in_tree_plugins(Release(36))["NodeResourcesFit"] or ())
+    assert "TopologyPlacementGenerator" not in in_tree_plugins(Release(35))
+    assert in_tree_plugins(Release(36))["TopologyPlacementGenerator"] == {"placementGenerate"}
+    assert in_tree_plugins(Release(36))["PodGroupPodsCount"] == {"placementScore"}
+    assert in_tree_plugins(Release(35))["NodeDeclaredFeatures"] == {"preFilter", "filter"}
+
+
+def test_in_tree_tables_for_other_schedulers() -> None:
+    tables = in_tree(Release(37))
+    assert tables.extension_points == extension_points(Release(37))
+    assert tables.plugins == in_tree_plugins(Release(37))
+    assert tables.default_plugins == default_plugins(Release(37))
 
 
 def test_served_api_versions() -> None:
@@ -66,12 +147,16 @@ def test_default_plugins_per_release() -> None:
     assert weights["TaintToleration"] == 3 and weights["NodeAffinity"] == 2 and weights["ImageLocality"] == 1
 
 
-def test_every_default_plugin_is_registered_in_its_release() -> None:
-    for minor in (31, 32, 33, 34, 35):
-        assert set(names(minor)) <= set(in_tree_plugins(Release(minor)))
-    assert "CinderLimits" in in_tree_plugins(Release(31)) and "CinderLimits" not in in_tree_plugins(
-        Release(32)
-    )
+def test_default_plugins_follow_the_gates_of_1_36_and_1_37() -> None:
+    """NodeDeclaredFeatures joins the default set with its gate (on from 1.36); the workload plugins only
+    with TopologyAwareWorkloadScheduling (alpha, off), PodGroupPodsCount with weight 1."""
+    assert "NodeDeclaredFeatures" not in names(35) and "NodeDeclaredFeatures" in names(36)
+    assert "NodeDeclaredFeatures" in names(37)
+    assert "TopologyPlacementGenerator" not in names(37)
+    topology = default_plugins(Release(36, {"TopologyAwareWorkloadScheduling": True}))
+    assert {"name": "PodGroupPodsCount", "weight": 1} in topology
+    assert {"name": "TopologyPlacementGenerator"} in topology
+    assert "GangScheduling" in [p["name"] for p in default_plugins(Release(36, {"GangScheduling": True}))]
 
 
 def test_multipoint_merge_keeps_the_place_of_a_reconfigured_default() -> None:

@@ -208,15 +208,17 @@ def test_requested_to_capacity_ratio_param_required_and_forbidden() -> None:
 
 
 def test_volume_binding_shape_needs_a_feature_gate_and_must_increase() -> None:
-    # Issue 15: with StorageCapacityScoring off (the default) kube-scheduler rejects any shape (was a warning).
+    # With StorageCapacityScoring off (the default through 1.36) kube-scheduler rejects any shape, with one
+    # error on shape; on (the default from 1.37) the points are checked.
     args = {"shape": [{"utilization": 10, "score": 1}, {"utilization": 5, "score": 2}]}
-    report = check(with_args("VolumeBinding", args))
+    report = validate_text(json.dumps(with_args("VolumeBinding", args)), release=Release(36))
     assert paths(report) == [f"{ARGS0}.shape"]
     assert "StorageCapacityScoring" in report.errors[0].message
     gated = validate_text(
         json.dumps(with_args("VolumeBinding", args)), release=Release(35, {"StorageCapacityScoring": True})
     )
     assert paths(gated) == [f"{ARGS0}.shape[1].utilization"]
+    assert paths(check(with_args("VolumeBinding", args))) == [f"{ARGS0}.shape[1].utilization"]
     assert check(with_args("VolumeBinding", {"bindTimeoutSeconds": 0})).ok
     assert not check(with_args("VolumeBinding", {"bindTimeoutSeconds": -1})).ok
 

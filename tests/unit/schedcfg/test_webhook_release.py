@@ -35,22 +35,47 @@ def test_the_release_decides_the_admission_verdict() -> None:
 
 
 @pytest.mark.parametrize(
-    ("configured", "cluster", "minor", "why"),
+    ("configured", "cluster", "minor", "why", "note"),
     [
-        ("1.32", "v1.35.1", 32, "configured"),
-        (None, "v1.33.4", 33, "cluster v1.33.4"),
-        (None, "v1.29.0", 31, "nearest supported 1.31"),
-        (None, "v1.40.0", 35, "nearest supported 1.35"),
-        (None, None, 35, "default"),
-        (None, "garbage", 35, "unreadable"),
+        ("1.32", "v1.35.1", 32, "configured", None),
+        (None, "v1.33.4", 33, "cluster v1.33.4", None),
+        (None, "v1.36.2", 36, "cluster v1.36.2", None),
+        (None, "v1.29.0", 31, "nearest supported 1.31", "'v1.29.0' is outside the supported 1.31-1.37"),
+        (None, "v1.40.0", 37, "nearest supported 1.37", "applying the rules of 1.37"),
+        (None, None, 37, "default", None),
+        (None, "garbage", 37, "unreadable", "unreadable Kubernetes version 'garbage'"),
     ],
 )
 def test_scheduler_release_resolution(
-    configured: str | None, cluster: str | None, minor: int, why: str
+    configured: str | None, cluster: str | None, minor: int, why: str, note: str | None
 ) -> None:
     release, reason = scheduler_release(configured, {"StorageCapacityScoring": True}, cluster)
     assert release.minor == minor and why in reason
     assert release.enabled("StorageCapacityScoring")
+    assert (release.note is None) == (note is None)
+    assert note is None or note in (release.note or "")
+
+
+def test_a_clamped_release_warns_in_every_verdict() -> None:
+    """A cluster newer than 1.37 is validated as 1.37, and each ConfigMap verdict says so."""
+    release, _ = scheduler_release(None, {}, "v1.38.0")
+    allowed = configmap_check(configmap({**EBS, "profiles": [{}]}), release=release)
+    denied = configmap_check(configmap(EBS), release=release)
+    for response in (allowed, denied):
+        assert response is not None
+        assert any(
+            "outside the supported 1.31-1.37: applying the rules of 1.37" in w for w in response.warnings
+        )
+    assert allowed is not None and allowed.allowed and denied is not None and not denied.allowed
+
+
+def test_gates_the_release_refuses_are_left_out_with_a_warning() -> None:
+    """GangScheduling is gone in 1.37 and DRAResourceClaimDeviceStatus is locked on: a server drops them."""
+    release, _ = scheduler_release("1.37", {"GangScheduling": True, "DRAResourceClaimDeviceStatus": False})
+    assert dict(release.overrides) == {}
+    assert "GangScheduling" in (release.note or "") and "locked to true" in (release.note or "")
+    kept, _ = scheduler_release("1.36", {"GangScheduling": True})
+    assert dict(kept.overrides) == {"GangScheduling": True} and kept.note is None
 
 
 async def test_server_version_reads_git_version_over_http(aiohttp_server: Any) -> None:

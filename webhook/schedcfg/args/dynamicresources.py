@@ -1,8 +1,9 @@
 """DynamicResourcesArgs (Kubernetes 1.34+): filterTimeout and, from 1.35, bindingTimeout.
 
 Both fields are feature-gated: filterTimeout needs DRASchedulerFilterTimeout (beta, on) and must not be
-negative; bindingTimeout needs DRADeviceBindingConditions (alpha, off) and DRAResourceClaimDeviceStatus
-and must be at least 1s. Setting a field whose gate is off is an error, as in kube-scheduler.
+negative; bindingTimeout needs DRADeviceBindingConditions (alpha and off before 1.36, beta and on from
+1.36) and DRAResourceClaimDeviceStatus (on from 1.33, locked on from 1.37) and must be at least 1s.
+Setting a field whose gate is off is an error, as in kube-scheduler.
 """
 
 from __future__ import annotations
@@ -22,14 +23,10 @@ def _binding_gates(release: Release) -> bool:
 
 
 def default(args: dict[str, Any], _path: str, release: Release) -> list[Finding]:
+    """filterTimeout defaults to 10s with its gate on. An omitted bindingTimeout stays unset (the plugin
+    uses 10m when it starts), so validation never sees a default it would have to forbid."""
     if args.get("filterTimeout") is None and release.enabled("DRASchedulerFilterTimeout"):
         args["filterTimeout"] = "10s"
-    if (
-        release.minor >= 35
-        and args.get("bindingTimeout") is None
-        and release.enabled("DRADeviceBindingConditions")
-    ):
-        args["bindingTimeout"] = "10m0s"
     return []
 
 
@@ -47,7 +44,7 @@ def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]
         findings.append(
             forbidden(filter_path, "DRASchedulerFilterTimeout feature gate is disabled", "dra.filter-timeout")
         )
-    if release.minor < 35:
+    if not release.has("dra.binding-timeout-field"):
         if "bindingTimeout" in args:
             findings.append(
                 forbidden(

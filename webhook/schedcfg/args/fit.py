@@ -1,5 +1,7 @@
 """NodeResourcesFitArgs (validation_pluginargs.go ValidateNodeResourcesFitArgs, defaults.go).
 
+The requestedToCapacityRatio rules changed in 1.36 (kubernetes PR #132120): see ``_check_ratio``.
+
 kube-scheduler checks these args when the plugin starts, not when the file loads; the verdict is the same
 (it does not start). Resource names are never checked by kube-scheduler: a strange one is a warning.
 """
@@ -12,7 +14,7 @@ from typing import Any
 from limitguard.core.names import is_qualified_name
 from limitguard.core.paths import path_join
 
-from ..report import Finding, forbidden, invalid, required
+from ..report import Finding, forbidden, invalid, required, warning
 from ..rules.releases import Release
 from .common import as_dict, as_int, as_list, check_shape, replaced_zero, resource_name_warnings
 from .kind import ArgsKind
@@ -104,7 +106,7 @@ def check_weights(resources: list[Any], path: str) -> list[Finding]:
     return findings
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     findings = _check_ignored(args, path)
     strategy_path = path_join(path, "scoringStrategy")
     strategy = args.get("scoringStrategy")
@@ -112,19 +114,44 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
         return findings
     kind = strategy.get("type")  # unsupported or missing types are schema findings
     findings += check_weights(as_list(strategy.get("resources")), path_join(strategy_path, "resources"))
+    findings += _check_ratio(strategy, kind, strategy_path, release)
+    return findings
+
+
+def _check_ratio(strategy: dict[str, Any], kind: Any, strategy_path: str, release: Release) -> list[Finding]:
+    """requestedToCapacityRatio against the type. From 1.36 validation requires it for type
+    RequestedToCapacityRatio and forbids it otherwise; before, validation only checked a given shape, a
+    missing block crashed the plugin at start-up and an extra one was ignored."""
     ratio = strategy.get("requestedToCapacityRatio")
     ratio_path = path_join(strategy_path, "requestedToCapacityRatio")
-    if kind == "RequestedToCapacityRatio":
-        if ratio is None:
-            findings.append(
-                required(ratio_path, "must be specified when type is RequestedToCapacityRatio", "fit.ratio")
+    checks_type = release.has("fit.ratio-required-forbidden")
+    findings: list[Finding] = []
+    if kind == "RequestedToCapacityRatio" and ratio is None:
+        detail = "must be specified when type is RequestedToCapacityRatio"
+        if not checks_type:
+            detail += (
+                f" (kube-scheduler {release.name}'s validation lets it pass, then the NodeResourcesFit "
+                "plugin panics when it starts)"
             )
-        elif isinstance(ratio, dict) and "shape" in ratio:
-            findings += check_shape(ratio.get("shape"), path_join(ratio_path, "shape"))
-    elif ratio is not None and isinstance(kind, str):
+        return [required(ratio_path, detail, "fit.ratio")]
+    if ratio is None or not isinstance(kind, str):
+        return findings
+    if kind != "RequestedToCapacityRatio":
+        if checks_type:
+            return [
+                forbidden(ratio_path, "must be nil when type is not RequestedToCapacityRatio", "fit.ratio")
+            ]
         findings.append(
-            forbidden(ratio_path, "must be nil when type is not RequestedToCapacityRatio", "fit.ratio")
+            warning(
+                ratio_path,
+                f"ignored: type is {kind}, not RequestedToCapacityRatio (kube-scheduler 1.36 and later "
+                "refuse it)",
+                "fit.ratio",
+                kind,
+            )
         )
+    if isinstance(ratio, dict) and "shape" in ratio:
+        findings += check_shape(ratio.get("shape"), path_join(ratio_path, "shape"))
     return findings
 
 

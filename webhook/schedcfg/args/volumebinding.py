@@ -1,8 +1,9 @@
 """VolumeBindingArgs: ``shape`` exists only behind a feature gate.
 
-StorageCapacityScoring (1.33+; VolumeCapacityPriority before) is alpha and off by default in every
-supported release: with the gate off kube-scheduler rejects any ``shape``; with it on, the shape must be
-valid, and an empty one is replaced by the gate's default shape.
+StorageCapacityScoring (1.33+; VolumeCapacityPriority before) is alpha and off by default up to 1.36,
+beta and on from 1.37. With the gate off kube-scheduler rejects any ``shape`` with one error on ``shape``
+(it does not look at the points); with it on, the shape must be valid, and an empty one is replaced by
+the gate's default shape ({0, 10}, {100, 0} from 1.33: empty nodes score high).
 """
 
 from __future__ import annotations
@@ -12,19 +13,24 @@ from typing import Any
 from limitguard.core.paths import path_join
 
 from ..report import Finding, invalid
+from ..rules.gates import gate_step
 from ..rules.releases import Release
 from .common import check_shape
 from .kind import ArgsKind
 
 
 def capacity_gate(release: Release) -> str:
-    return "StorageCapacityScoring" if release.minor >= 33 else "VolumeCapacityPriority"
+    return (
+        "StorageCapacityScoring"
+        if release.has("volume-binding.storage-capacity-scoring")
+        else "VolumeCapacityPriority"
+    )
 
 
 def default(args: dict[str, Any], _path: str, release: Release) -> list[Finding]:
     args.setdefault("bindTimeoutSeconds", 600)
     if not args.get("shape") and release.enabled(capacity_gate(release)):
-        high_first = release.minor >= 33
+        high_first = release.has("volume-binding.storage-capacity-scoring")
         args["shape"] = [
             {"utilization": 0, "score": 10 if high_first else 0},
             {"utilization": 100, "score": 0 if high_first else 10},
@@ -38,12 +44,14 @@ def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]
     if release.enabled(gate):
         return check_shape(args.get("shape"), shape_path)
     if args.get("shape") is not None:
+        step = gate_step(gate, release.minor)
+        stage = "on" if step is not None and step.default else "off"
         return [
             invalid(
                 shape_path,
                 args["shape"],
                 f"unexpected field `shape`, remove it or turn on the feature gate {gate} "
-                f"(alpha, off by default in Kubernetes {release.name})",
+                f"({stage} by default in Kubernetes {release.name})",
                 "volume-binding.feature-gate",
             )
         ]

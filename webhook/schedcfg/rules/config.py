@@ -16,13 +16,14 @@ from ..api import GROUP
 from ..args.common import as_dict, as_int, as_list
 from ..report import Finding, duplicate, invalid, required
 from .durations import parse_go_duration
+from .fields import check_release_fields
 from .plugin_tables import invalid_in_v1
 from .releases import Release
 
 
 def check_config(config: dict[str, Any], release: Release) -> list[Finding]:
     """All config-level rules (``config`` is the defaulted copy; paths are those of the input)."""
-    findings: list[Finding] = []
+    findings = check_release_fields(config, release)
     findings += _check_backoff(config)
     findings += _check_leader_election(as_dict(config.get("leaderElection")))
     # clientConnection.burst >= 0 (ValidateClientConnectionConfiguration) is a schema range

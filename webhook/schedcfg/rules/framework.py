@@ -17,96 +17,41 @@ from limitguard.core.paths import path_join
 from ..args.common import as_dict, as_int, as_list
 from ..args.registry import ARGS_KINDS
 from ..report import Finding, duplicate, format_value, info, invalid, warning
+from .effective import (
+    effective_point,
+    effective_score_weights,
+    enabled_plugins,
+    merged_multipoint,
+    plugin_names,
+)
 from .plugin_tables import (
     OUT_OF_TREE_QUEUE_SORT,
     POINTS,
-    default_plugins,
+    UNCONFIRMED_POINTS,
+    WEIGHTED_POINTS,
+    added_in,
+    extension_points,
     in_tree_plugins,
     invalid_in_v1,
     removal_hint,
 )
 from .releases import Release
 
+__all__ = [
+    "KNOWN_OUT_OF_TREE",
+    "check_common_queue_sort",
+    "check_profile",
+    "effective_point",
+    "effective_score_weights",
+    "enabled_plugins",
+    "merged_multipoint",
+    "near_miss",
+]
+
 #: Out-of-tree plugins limitguard knows (its args registry, known queue sorts): a note, not a warning.
 KNOWN_OUT_OF_TREE = frozenset(
     {entry.plugin for entry in ARGS_KINDS.values() if not entry.in_tree} | OUT_OF_TREE_QUEUE_SORT
 )
-
-
-def _names(plugin_set: Any, key: str) -> list[str]:
-    return [
-        p["name"]
-        for p in as_list(as_dict(plugin_set).get(key))
-        if isinstance(p, dict) and isinstance(p.get("name"), str)
-    ]
-
-
-def merged_multipoint(profile: dict[str, Any], release: Release) -> list[dict[str, Any]]:
-    """mergePluginSet(defaults, profile's multiPoint): re-configured defaults keep their place."""
-    custom = as_dict(as_dict(profile.get("plugins")).get("multiPoint"))
-    disabled = set(_names(custom, "disabled"))
-    enabled = [
-        p for p in as_list(custom.get("enabled")) if isinstance(p, dict) and isinstance(p.get("name"), str)
-    ]
-    by_name = {p["name"]: i for i, p in enumerate(enabled)}
-    result: list[dict[str, Any]] = []
-    replaced: set[int] = set()
-    if "*" not in disabled:
-        for plugin in default_plugins(release):
-            if plugin["name"] in disabled:
-                continue
-            index = by_name.get(str(plugin["name"]))
-            if index is not None:
-                replaced.add(index)
-                plugin = enabled[index]
-            result.append(plugin)
-    result += [p for i, p in enumerate(enabled) if i not in replaced]
-    return result
-
-
-def _implements(name: str, point: str, table: dict[str, frozenset[str] | None]) -> bool:
-    if name in table:
-        points = table[name]
-        return points is not None and point in points
-    return point == "queueSort" and name in OUT_OF_TREE_QUEUE_SORT
-
-
-def effective_point(profile: dict[str, Any], point: str, release: Release) -> list[str]:
-    """Plugins the framework runs at ``point``: the point's own list, then multiPoint's that fit."""
-    point_set = as_dict(as_dict(profile.get("plugins")).get(point))
-    result = list(dict.fromkeys(_names(point_set, "enabled")))
-    disabled = set(_names(point_set, "disabled"))
-    if "*" in disabled:
-        return result
-    table = in_tree_plugins(release)
-    for plugin in merged_multipoint(profile, release):
-        name = plugin["name"]
-        if name not in disabled and name not in result and _implements(name, point, table):
-            result.append(name)
-    return result
-
-
-def enabled_plugins(profile: dict[str, Any], release: Release) -> set[str]:
-    """Every plugin the profile enables anywhere (its lists plus the defaults it keeps)."""
-    plugins = as_dict(profile.get("plugins"))
-    names = {
-        n
-        for point, plugin_set in plugins.items()
-        if point != "multiPoint"
-        for n in _names(plugin_set, "enabled")
-    }
-    return names | {p["name"] for p in merged_multipoint(profile, release)}
-
-
-def effective_score_weights(profile: dict[str, Any], release: Release) -> dict[str, int]:
-    """Score plugin -> weight as the framework uses it (an explicit score weight wins; 0 means 1)."""
-    weights: dict[str, int] = {}
-    for plugin in merged_multipoint(profile, release):
-        weights[plugin["name"]] = as_int(plugin.get("weight")) or 1
-    for plugin in as_list(as_dict(as_dict(profile.get("plugins")).get("score")).get("enabled")):
-        if isinstance(plugin, dict) and isinstance(plugin.get("name"), str):
-            weights[plugin["name"]] = as_int(plugin.get("weight")) or 1
-    return {n: weights.get(n, 1) for n in effective_point(profile, "score", release)}
 
 
 def near_miss(name: str, candidates: list[str]) -> str | None:
@@ -136,11 +81,12 @@ def check_profile(profile: dict[str, Any], path: str, release: Release) -> list[
     findings: list[Finding] = []
     table = in_tree_plugins(release)
     plugins = as_dict(profile.get("plugins"))
+    points = (*extension_points(release), "multiPoint")
     for point, plugin_set in plugins.items():
-        if point not in (*POINTS, "multiPoint"):
-            continue  # unknown extension points are schema errors
+        if point not in points:
+            continue  # unknown extension points are decoding errors (schema, rules.fields)
         findings += _check_enabled_list(plugin_set, path_join(path, "plugins", point), point, release, table)
-        for j, name in enumerate(_names(plugin_set, "disabled")):
+        for j, name in enumerate(plugin_names(plugin_set, "disabled")):
             hint = removal_hint(name, release) if name not in table else None
             if hint:
                 findings.append(
@@ -178,27 +124,38 @@ def _check_enabled_list(
         if name in table:
             points = table[name]
             if point != "multiPoint" and points is not None and point not in points:
-                findings.append(
-                    invalid(
-                        item,
-                        name,
-                        f"plugin {json.dumps(name)} does not extend the {point} extension point (it implements "
-                        f"{', '.join(p for p in POINTS if p in points)})",
-                        "plugins.extension-point",
-                    )
+                detail = (
+                    f"plugin {json.dumps(name)} does not extend the {point} extension point in Kubernetes "
+                    f"{release.name} (it implements {', '.join(p for p in POINTS if p in points)})"
                 )
+                if point in UNCONFIRMED_POINTS:
+                    findings.append(
+                        warning(
+                            item,
+                            f"{detail}, as far as limitguard knows: kube-scheduler refuses to start if so",
+                            "plugins.extension-point",
+                            name,
+                        )
+                    )
+                else:
+                    findings.append(invalid(item, name, detail, "plugins.extension-point"))
         else:
             findings += _unknown_plugin(name, item, point, release, table)
-        if "weight" in as_dict(plugin) and point not in ("score", "multiPoint"):
+        if "weight" in as_dict(plugin) and point not in (*WEIGHTED_POINTS, "multiPoint"):
             findings.append(
                 warning(
                     path_join(item, "weight"),
-                    f"weight is only used at the score extension point; ignored at {point}",
+                    f"weight is only used at the {' and '.join(_weighted(release))} extension "
+                    f"point(s); ignored at {point}",
                     "plugins.weight-outside-score",
                     as_dict(plugin).get("weight"),
                 )
             )
     return findings
+
+
+def _weighted(release: Release) -> list[str]:
+    return [p for p in extension_points(release) if p in WEIGHTED_POINTS]
 
 
 def _unknown_plugin(
@@ -211,6 +168,17 @@ def _unknown_plugin(
         return [
             invalid(
                 item, name, f"plugin does not exist in Kubernetes {release.name}: {hint}", "plugins.removed"
+            )
+        ]
+    since = added_in(name)
+    if since is not None and release.minor < since:
+        return [
+            invalid(
+                item,
+                name,
+                f"plugin {json.dumps(name)} is registered from Kubernetes 1.{since}; kube-scheduler "
+                f"{release.name} does not have it and refuses to start",
+                "plugins.unknown",
             )
         ]
     close = near_miss(name, sorted(table))
@@ -268,7 +236,9 @@ def _check_queue_sort_and_bind(profile: dict[str, Any], path: str, release: Rele
     queue_path = path_join(path, "plugins", "queueSort")
     if len(queue_sort) > 1:
         detail = "only one queue sort plugin can be enabled"
-        if "PrioritySort" in queue_sort and "PrioritySort" not in _names(plugins.get("queueSort"), "enabled"):
+        if "PrioritySort" in queue_sort and "PrioritySort" not in plugin_names(
+            plugins.get("queueSort"), "enabled"
+        ):
             detail += ' (PrioritySort is enabled by default: add disabled: [{name: "*"}] to queueSort)'
         findings.append(invalid(queue_path, queue_sort, detail, "queue-sort.exactly-one"))
     elif not queue_sort:
@@ -281,7 +251,7 @@ def _check_queue_sort_and_bind(profile: dict[str, Any], path: str, release: Rele
             )
         )
     table = in_tree_plugins(release)
-    user_multi = [n for n in _names(plugins.get("multiPoint"), "enabled") if n not in table]
+    user_multi = [n for n in plugin_names(plugins.get("multiPoint"), "enabled") if n not in table]
     if not user_multi and not effective_point(profile, "bind", release):
         findings.append(
             invalid(

@@ -1,56 +1,70 @@
-"""What a Kubernetes release's kube-scheduler knows: served API versions, feature gates, plugins.
+"""What a Kubernetes release's kube-scheduler knows: served API versions, feature gates, rule changes.
 
 limitguard validates for one chosen release (``--kubernetes-version``, default the newest supported
-minor). Sources (read at the release tags; facts only): pkg/scheduler/apis/config/v1/default_plugins.go,
-pkg/scheduler/apis/config/validation/validation.go (invalidPluginsByVersion),
-pkg/scheduler/framework/plugins/registry.go, pkg/features/kube_features.go and
-staging/src/k8s.io/kube-scheduler/config/v1/types.go.
+minor). The supported minors and version parsing are ``limitguard.core.kubeversion``'s (one table for
+every layer); the gates are in ``gates``, plugins and extension points in ``plugin_tables``. Sources
+(facts only): pkg/scheduler/apis/config/validation/*.go, pkg/scheduler/apis/config/v1/default_plugins.go,
+pkg/features/kube_features.go and kubernetes/kube-scheduler config/v1/types.go; docs/versions.md says
+which tag each rule was read at.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-SUPPORTED_MINORS: tuple[int, ...] = (31, 32, 33, 34, 35)
-DEFAULT_MINOR = SUPPORTED_MINORS[-1]
+from limitguard.core.kubeversion import (
+    DEFAULT_MINOR,
+    SUPPORTED_MINORS,
+    VersionError,
+    supported_minor,
+)
+
+from .gates import KNOWN_GATES, gate_default, gate_problems
+
+__all__ = [
+    "API_REMOVED_IN",
+    "DEFAULT_MINOR",
+    "DEFAULT_RELEASE",
+    "KNOWN_GATES",
+    "RULE_CHANGES",
+    "SUPPORTED_MINORS",
+    "Release",
+    "ReleaseError",
+    "gate_default",
+    "parse_feature_gates",
+    "parse_version",
+    "release_for",
+]
+
+#: An unsupported --kubernetes-version or a --feature-gates value kube-scheduler refuses.
+ReleaseError = VersionError
 
 #: Config API version -> first minor whose kube-scheduler no longer serves it.
 API_REMOVED_IN: dict[str, int] = {"v1beta2": 28, "v1beta3": 29}
 
-#: Feature gate -> [(first minor, default)], the gates the validation or defaulting depends on.
-_GATES: dict[str, tuple[tuple[int, bool], ...]] = {
-    "DynamicResourceAllocation": ((26, False), (34, True)),
-    "DRASchedulerFilterTimeout": ((34, True),),
-    "DRAResourceClaimDeviceStatus": ((32, False), (33, True)),
-    "DRADeviceBindingConditions": ((34, False),),
-    "VolumeCapacityPriority": ((21, False),),
-    "StorageCapacityScoring": ((33, False),),
-    "GangScheduling": ((35, False),),
+#: Rule change -> first minor with the new behaviour (validation_pluginargs.go, defaults.go, types.go).
+RULE_CHANGES: dict[str, int] = {
+    # DynamicResourcesArgs.bindingTimeout is a field (types_pluginargs.go)
+    "dra.binding-timeout-field": 35,
+    # VolumeCapacityPriority renamed StorageCapacityScoring; its default shape scores empty nodes high
+    "volume-binding.storage-capacity-scoring": 33,
+    # NodeResourcesFitArgs: requestedToCapacityRatio Required / Forbidden by type (kubernetes PR #132120)
+    "fit.ratio-required-forbidden": 36,
 }
-KNOWN_GATES = frozenset(_GATES)
-
-
-class ReleaseError(ValueError):
-    """An unsupported --kubernetes-version or a malformed --feature-gates value."""
-
-
-def gate_default(gate: str, minor: int) -> bool | None:
-    """Default of ``gate`` in release 1.<minor>; None when the gate does not exist there."""
-    value: bool | None = None
-    for since, default in _GATES.get(gate, ()):
-        if minor >= since:
-            value = default
-    return value
 
 
 @dataclass(frozen=True)
 class Release:
-    """One kube-scheduler release with its feature gates (defaults plus --feature-gates overrides)."""
+    """One kube-scheduler release with its feature gates (defaults plus --feature-gates overrides).
+
+    ``note`` says why this release was chosen when it is not the one asked for (a server clamps a
+    cluster version outside the supported range to the nearest one and says so in every verdict).
+    """
 
     minor: int = DEFAULT_MINOR
     overrides: Mapping[str, bool] = field(default_factory=dict)
+    note: str | None = None
 
     @property
     def name(self) -> str:
@@ -65,20 +79,17 @@ class Release:
         removed = API_REMOVED_IN.get(config_version)
         return removed is None or self.minor < removed
 
+    def has(self, change: str) -> bool:
+        """Whether this release has the behaviour RULE_CHANGES names ``change``."""
+        return self.minor >= RULE_CHANGES[change]
+
 
 DEFAULT_RELEASE = Release()
 
 
 def parse_version(text: str) -> int:
-    """The minor of ``1.33``, ``v1.33`` or ``v1.33.2`` (a /version gitVersion); ReleaseError otherwise."""
-    match = re.fullmatch(r"v?1\.(\d+)(?:\.\d+)?(?:[-+].*)?", text.strip())
-    supported = ", ".join(f"1.{m}" for m in SUPPORTED_MINORS)
-    if not match:
-        raise ReleaseError(f"invalid Kubernetes version {text!r}: expected X.Y such as 1.{DEFAULT_MINOR}")
-    minor = int(match.group(1))
-    if minor not in SUPPORTED_MINORS:
-        raise ReleaseError(f"Kubernetes version {text!r} is not supported; supported: {supported}")
-    return minor
+    """The minor of ``1.33``, ``v1.33`` or ``v1.33.2``; ReleaseError outside the supported range."""
+    return supported_minor(text)
 
 
 def parse_feature_gates(text: str | None) -> dict[str, bool]:
@@ -94,10 +105,19 @@ def parse_feature_gates(text: str | None) -> dict[str, bool]:
     return gates
 
 
-def release_for(version: str | None = None, feature_gates: str | Mapping[str, bool] | None = None) -> Release:
-    """A Release from CLI-style strings (None -> the default minor)."""
-    minor = parse_version(version) if version else DEFAULT_MINOR
+def release_with_gates(
+    minor: int, feature_gates: str | Mapping[str, bool] | None, note: str | None = None
+) -> Release:
+    """Release 1.<minor> with ``feature_gates``; ReleaseError for gates kube-scheduler 1.<minor> refuses."""
     gates = (
         parse_feature_gates(feature_gates) if isinstance(feature_gates, str | None) else dict(feature_gates)
     )
-    return Release(minor, gates)
+    problems = gate_problems(gates, minor)
+    if problems:
+        raise ReleaseError("; ".join(problems))
+    return Release(minor, gates, note)
+
+
+def release_for(version: str | None = None, feature_gates: str | Mapping[str, bool] | None = None) -> Release:
+    """A Release from CLI-style strings (None -> the default minor); ReleaseError when unsupported."""
+    return release_with_gates(supported_minor(version) if version else DEFAULT_MINOR, feature_gates)
