@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+from limitguard.schedcfg import Report, validate_text
+from limitguard.schedcfg.rules.releases import Release
 
 from tests.unit.schedcfg.helpers import check, config, messages, paths, with_args
 
@@ -254,3 +257,53 @@ def test_extender_managed_resources() -> None:
         "extenders[0].managedResources[0].name",
         "extenders[0].managedResources[2].name",
     ]
+
+
+# ------------------------------------------------------------------------------------------ by release
+def _profile_for(plugins: dict[str, Any], minor: int, gates: dict[str, bool] | None = None) -> Report:
+    document = config(profiles=[{"schedulerName": "s", "plugins": plugins}])
+    return validate_text(json.dumps(document), release=Release(minor, gates or {}))
+
+
+def test_weight_is_used_at_placement_score_from_1_36() -> None:
+    """kube-scheduler config/v1/types.go (v0.36.3): weight is used for Score and PlacementScore plugins."""
+    weighted = {"placementScore": {"enabled": [{"name": "PodGroupPodsCount", "weight": 3}]}}
+    assert _profile_for(weighted, 36).warnings == []
+    at_filter = _profile_for({"filter": {"enabled": [{"name": "NodePorts", "weight": 2}]}}, 37)
+    assert [f.rule for f in at_filter.warnings] == ["plugins.weight-outside-score"]
+    assert "placementScore" in at_filter.warnings[0].message
+    assert (
+        "placementScore"
+        not in _profile_for({"filter": {"enabled": [{"name": "NodePorts", "weight": 2}]}}, 35)
+        .warnings[0]
+        .message
+    )
+
+
+def test_unconfirmed_points_warn_instead_of_refusing() -> None:
+    """No in-tree PodGroupPostFilter plugin could be confirmed at v1.37.0-beta.0: a warning, not an error."""
+    report = _profile_for({"podGroupPostFilter": {"enabled": [{"name": "DefaultPreemption"}]}}, 37)
+    assert report.ok and [f.rule for f in report.warnings] == ["plugins.extension-point"]
+    assert not _profile_for({"placementScore": {"enabled": [{"name": "ImageLocality"}]}}, 37).ok
+
+
+def test_a_new_extension_point_is_an_unknown_field_for_older_releases_only() -> None:
+    plugins = {"placementGenerate": {"enabled": [{"name": "TopologyPlacementGenerator"}]}}
+    old = _profile_for(plugins, 35)
+    assert [(f.path, f.rule) for f in old.errors] == [
+        ("profiles[0].plugins.placementGenerate", "schema.unknown-field")
+    ]
+    assert (
+        "strict decoding error" in old.errors[0].message and "from Kubernetes 1.36" in old.errors[0].message
+    )
+    assert _profile_for(plugins, 36).ok
+
+
+def test_gang_scheduling_plugin_joins_the_defaults_only_with_its_gate() -> None:
+    """GangScheduling is registered from 1.35 (its gate alpha, removed in 1.37): listing it is valid then."""
+    enabled = {"multiPoint": {"enabled": [{"name": "GangScheduling"}]}}
+    assert _profile_for(enabled, 36, {"GangScheduling": True}).ok
+    assert _profile_for(enabled, 37).ok
+    assert (
+        "GangScheduling" in paths(_profile_for(enabled, 34), "error")[0] or not _profile_for(enabled, 34).ok
+    )

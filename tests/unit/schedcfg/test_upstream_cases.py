@@ -1,7 +1,8 @@
 """kube-scheduler's own test tables, translated into configuration files, get kube-scheduler's verdict.
 
 Each file under tests/fixtures/schedcfg-upstream/<Kubernetes version>/ is one case, translated by hand
-(facts, not code) from, at the release tag v<version>.0 of kubernetes/kubernetes:
+(facts, not code) from, at the release tag v<version>.0 of kubernetes/kubernetes (1.37: v1.37.0-beta.0,
+the newest tag readable; its config types were read at kubernetes/kube-scheduler v0.37.0-beta.0):
 
 * pkg/scheduler/apis/config/validation/validation_test.go (TestValidateKubeSchedulerConfigurationV1)
 * pkg/scheduler/apis/config/validation/validation_pluginargs_test.go (TestValidate*Args, *ScoringStrategy)
@@ -10,6 +11,10 @@ Each file under tests/fixtures/schedcfg-upstream/<Kubernetes version>/ is one ca
 
 plus the framework's start-up checks (pkg/scheduler/framework/runtime/framework.go) and the per-release
 plugin tables (validation.go invalidPluginsByVersion, v1/default_plugins.go) that those tests leave out.
+The 1.36 and 1.37 directories hold the 1.35 cases again, re-judged with each release's gate defaults
+(a case whose verdict turns on a gate default says so in a note and names the gate), plus the cases of
+what changed: extension points (config/v1/types.go), plugin registry and interfaces, NodeResourcesFitArgs
+ratio checks (kubernetes PR #132120). The same file appears under each release where its verdict differs.
 
 The Go tests mostly validate the *internal* configuration, after decoding and defaulting; a file goes
 through v1 defaulting first, so a few cases get a different verdict as a file (weight 0 -> 1, an empty
@@ -97,13 +102,17 @@ def _argv(case: Case, *extra: str) -> list[str]:
 
 
 def test_cases_cover_every_source_and_both_versions() -> None:
-    assert VERSIONS == ["1.31", "1.35"]
+    assert VERSIONS == ["1.31", "1.35", "1.36", "1.37"]
     for version in VERSIONS:
         groups = {c.path.parent.name for c in CASES if c.version == version}
         assert groups == {"validation", "pluginargs", "scheme", "options", "framework"}
     assert all(c.verdict in ("valid", "invalid") for c in CASES)
     assert all(bool(c.errors) == (c.verdict == "invalid") for c in CASES)
-    assert all(_header(c.path)["source"].endswith(f"(Kubernetes v{c.version}.0)") for c in CASES)
+    tags = {"1.37": "v1.37.0-beta.0"}
+    assert all(
+        _header(c.path)["source"].endswith(f"(Kubernetes {tags.get(c.version, f'v{c.version}.0')})")
+        for c in CASES
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)

@@ -52,6 +52,29 @@ def check_shape(shape: Any, path: str) -> list[Finding]:
     return []
 
 
+#: validateFunctionShape's ranges (MaxCustomPriorityScore is 10).
+SHAPE_RANGES: dict[str, tuple[int, int]] = {"utilization": (0, 100), "score": (0, 10)}
+
+
+def check_shape_ranges(shape: Any, path: str) -> list[Finding]:
+    """validateFunctionShape's per-point ranges, for args whose schema leaves them to the rules (a
+    gated shape: with the gate off kube-scheduler reports the shape, never its points)."""
+    findings: list[Finding] = []
+    for i, point in enumerate(as_list(shape)):
+        for name, (low, high) in SHAPE_RANGES.items():
+            value = as_int(as_dict(point).get(name))
+            if value is not None and not low <= value <= high:
+                findings.append(
+                    invalid(
+                        path_join(path, i, name),
+                        value,
+                        f"not in valid range [{low}, {high}]",
+                        f"shape.{name}-range",
+                    )
+                )
+    return findings
+
+
 def resource_name_errors(name: Any, path: str) -> list[Finding]:
     """Out-of-tree args: limitguard's own scorers need real resource names."""
     if isinstance(name, str) and not is_valid_resource_name(name):
