@@ -67,6 +67,14 @@ def test_shipped_configs_are_valid(name: str) -> None:
     assert report.ok, report.format()
 
 
+@pytest.mark.parametrize("name", VALID)
+def test_shipped_configs_are_valid_for_every_supported_release(name: str) -> None:
+    """None of them uses a field, plugin or gate that a supported release lacks."""
+    for minor in SUPPORTED_MINORS:
+        report = validate_text(fixture_text(name), name, release=Release(minor))
+        assert report.ok, (minor, report.format())
+
+
 @pytest.mark.parametrize("name", OLD_API)
 def test_configs_in_unserved_api_versions_fail_only_on_api_version(name: str) -> None:
     report = validate_text(fixture_text(name), name)
