@@ -32,9 +32,10 @@ def scheduler_release(
         except VersionError:
             clamp = f"unreadable Kubernetes version {text!r}: applying the rules of 1.{DEFAULT_MINOR}"
             why = f"unreadable cluster version {text!r}"
+        else:
+            why += f", nearest supported 1.{minor}" if clamp else ""
         if clamp:
             notes.append(clamp)
-            why += f", nearest supported 1.{minor}" if "unreadable" not in why else ""
     kept: dict[str, bool] = {}
     for gate, value in gates.items():
         problems = gate_problems({gate: value}, minor)
