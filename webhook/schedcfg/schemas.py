@@ -81,6 +81,11 @@ def args_validator(kind: str) -> Any:
     return _validator(args_schema_path(kind))
 
 
+def schema_validator(relative_path: str) -> Any:
+    """The strict validator of any schema under schemas/ (an args kind's ``schema_path``)."""
+    return _validator(relative_path)
+
+
 def validate(validator: Any, instance: Any, base_path: str = "") -> list[Finding]:
     """All schema findings for ``instance``, with paths below ``base_path``, in document order."""
     findings: list[Finding] = []
@@ -202,5 +207,6 @@ __all__ = [
     "config_validator",
     "format_value",
     "load_schema",
+    "schema_validator",
     "validate",
 ]

@@ -100,7 +100,7 @@ def check_plugin_args(
                 api_version,
             )
         )
-    findings += schemas.validate(schemas.args_validator(entry.kind), checked, path)
+    findings += schemas.validate(schemas.schema_validator(entry.schema_path), checked, path)
     defaulted = copy.deepcopy(args)
     findings += entry.default(defaulted, path, release)
     findings += entry.validate(defaulted, path, release)

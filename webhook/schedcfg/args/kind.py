@@ -29,10 +29,13 @@ class ArgsKind:
     default: Default = no_rules
     in_tree: bool = True
     since_minor: int = 0  # first Kubernetes minor whose scheme registers the kind
+    #: Folder of its schema under schemas/: out-of-tree projects get their own (two projects may
+    #: name a kind alike, e.g. CoschedulingArgs, with different fields).
+    schema_dir: str = "args"
 
     @property
     def schema_path(self) -> str:
-        return f"args/{self.kind}.schema.json"
+        return f"{self.schema_dir}/{self.kind}.schema.json"
 
     def exists_in(self, release: Release) -> bool:
         return release.minor >= self.since_minor
