@@ -26,6 +26,7 @@ from typing import Any
 
 from limitguard.core.objects import is_object
 from limitguard.core.quantity import to_units
+from limitguard.core.text import clip
 from limitguard.errors import LimitguardError
 
 ResourceAmounts = dict[str, int]
@@ -56,7 +57,7 @@ def parse_amounts(raw: Any, where: Callable[[], str]) -> ResourceAmounts:
         try:
             parsed[resource] = to_units(resource, quantity)
         except ValueError as error:
-            raise PodSpecError(f"{where()}[{resource}]: {error}") from None
+            raise PodSpecError(f"{where()}[{clip(str(resource))}]: {error}") from None
     return parsed
 
 

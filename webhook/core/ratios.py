@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from limitguard.core.names import RESOURCE_NAME_HINT, is_valid_resource_name
+from limitguard.core.text import clip
 from limitguard.errors import LimitguardError
 
 RATIO_ANNOTATION = "node.koordinator.sh/limit-to-allocatable"
@@ -17,6 +18,12 @@ ACCEPTED_FORMS = (
 )
 
 RatioMap = dict[str, int]
+
+#: Resource names one ratio map may name. A node's allocatable lists cpu, memory, ephemeral-storage,
+#: pods, two or three hugepage sizes and a few extended resources (GPUs, RDMA, SR-IOV functions), so 32
+#: leaves room for any real node while bounding what one annotation can add to every replica's node
+#: table (a 256 KiB annotation can otherwise name ~9,000 resources, each a column over all nodes).
+MAX_RATIO_RESOURCES = 32
 
 _PERCENT_STRING = re.compile(r"^([0-9]+)%$")
 _FORMS = 'must be an integer percent (150) or a percent string ("150%")'
@@ -52,10 +59,12 @@ def parse_ratio_map(raw: Any) -> RatioMap:
     """A validated ratio map; the error names the first offending entry."""
     if not isinstance(raw, Mapping):
         raise RatioError(f"expected a JSON object, got {type(raw).__name__}")
+    if len(raw) > MAX_RATIO_RESOURCES:
+        raise RatioError(f"names {len(raw)} resources; at most {MAX_RATIO_RESOURCES} are allowed")
     ratios: RatioMap = {}
     for resource, value in raw.items():
         if not is_valid_resource_name(resource):
-            raise RatioError(f"{resource!r} is not a valid resource name: {RESOURCE_NAME_HINT}")
+            raise RatioError(f"{clip(repr(resource))} is not a valid resource name: {RESOURCE_NAME_HINT}")
         try:
             ratios[resource] = parse_ratio_percent(value)
         except RatioError as error:

@@ -14,10 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from limitguard.core.config import Enforcement
+from limitguard.core.text import clip
 
 FORBIDDEN = 403
 BAD_REQUEST = 400
 MAX_WARNING_LENGTH = 120
+#: A denial names every resource that does not fit, with its numbers: a few hundred characters. Longer
+#: means the message repeats input (names, values) at a length the sender chose.
+MAX_MESSAGE_LENGTH = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,12 +85,25 @@ def allowed(reason: str, *warnings: str) -> Response:
 
 def denied(reason: str, message: str, *warnings: str) -> Response:
     """A policy violation (403 Forbidden)."""
-    return Response(False, reason, code=FORBIDDEN, message=message, warnings=_short(warnings), action="deny")
+    return Response(
+        False,
+        reason,
+        code=FORBIDDEN,
+        message=clip(message, MAX_MESSAGE_LENGTH),
+        warnings=_short(warnings),
+        action="deny",
+    )
 
 
 def warned(reason: str, message: str, brief: str, *warnings: str) -> Response:
     """Allowed, with *brief* shown to the user as an admission warning and *message* kept for logs."""
-    return Response(True, reason, message=message, warnings=_short((brief, *warnings)), action="warn")
+    return Response(
+        True,
+        reason,
+        message=clip(message, MAX_MESSAGE_LENGTH),
+        warnings=_short((brief, *warnings)),
+        action="warn",
+    )
 
 
 def patched(reason: str, patch: JsonPatch | Sequence[Mapping[str, Any]], *warnings: str) -> Response:
@@ -97,7 +114,7 @@ def patched(reason: str, patch: JsonPatch | Sequence[Mapping[str, Any]], *warnin
 
 def errored(reason: str, message: str, code: int = BAD_REQUEST) -> Response:
     """A request limitguard cannot judge because the object itself is malformed (400 by default)."""
-    return Response(False, reason, code=code, message=message, action="deny")
+    return Response(False, reason, code=code, message=clip(message, MAX_MESSAGE_LENGTH), action="deny")
 
 
 def enforce(reason: str, message: str, brief: str, enforcement: Enforcement, *warnings: str) -> Response:
@@ -106,4 +123,6 @@ def enforce(reason: str, message: str, brief: str, enforcement: Enforcement, *wa
         return denied(reason, message, *warnings)
     if enforcement is Enforcement.WARN:
         return warned(reason, message, brief, *warnings)
-    return Response(True, reason, message=message, warnings=_short(warnings), action="dryrun")
+    return Response(
+        True, reason, message=clip(message, MAX_MESSAGE_LENGTH), warnings=_short(warnings), action="dryrun"
+    )

@@ -7,7 +7,7 @@ import pytest
 from limitguard.admission.review import decode_review
 from limitguard.admission.validating import Validator
 from limitguard.core.config import Config, Enforcement, LimitAwareConfig, NotReadyPolicy, UnboundPolicy
-from limitguard.core.ratios import RATIO_ANNOTATION
+from limitguard.core.ratios import MAX_RATIO_RESOURCES, RATIO_ANNOTATION
 from limitguard.state.store import ClusterState
 from limitguard.testing.examples import config, worked_example
 
@@ -314,3 +314,20 @@ def test_resize_on_a_node_the_cache_does_not_know():
     assert ask(validator, resize(old, pod("ghost", node_name="node9", cpu="1"))).reason == "lowered"
     grown = ask(validator, resize(old, pod("ghost", node_name="node9", cpu="3")))
     assert grown.allowed and grown.reason == "state-incomplete"
+
+
+def test_a_ratio_annotation_over_the_resource_cap():
+    """Refused on write with the cap in the message; already stored, the node falls back to the
+    cluster default with a warning, like any malformed annotation."""
+    names = {f"example.com/r{i}": 150 for i in range(MAX_RATIO_RESOURCES + 1)}
+    huge = orjson.dumps(names).decode()
+    validator = Validator(worked_example(), config())
+    refused = ask(validator, node_write(node("n", annotations={RATIO_ANNOTATION: huge})))
+    assert not refused.allowed and refused.code == 400
+    assert f"at most {MAX_RATIO_RESOURCES} are allowed" in refused.message
+
+    state = worked_example()
+    state.upsert_node(node("node2", annotations={RATIO_ANNOTATION: huge}))
+    assert state.node("node2").ratio_override is None
+    response = ask(Validator(state, config()), binding("pod5", "node2"))
+    assert response.allowed and any("malformed" in w for w in response.warnings)

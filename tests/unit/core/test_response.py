@@ -1,5 +1,7 @@
+import pytest
 from limitguard.core.config import Enforcement
 from limitguard.core.response import (
+    MAX_MESSAGE_LENGTH,
     MAX_WARNING_LENGTH,
     Response,
     allowed,
@@ -10,6 +12,7 @@ from limitguard.core.response import (
     warned,
     warning,
 )
+from limitguard.core.text import VALUE_LENGTH, clip
 
 
 def test_long_warnings_are_cut_below_the_limit():
@@ -40,3 +43,19 @@ def test_constructors_build_the_answers_of_each_kind():
     assert (answer.patch.operations(), answer.action) == (patch, "mutate")
     answer.patch.operations()[0]["value"]["a"] = "changed"  # a fresh copy each time: nothing shared
     assert answer.patch.operations() == patch and patched("again", answer.patch).patch is answer.patch
+
+
+def test_clip_keeps_short_text_and_says_how_much_it_cut():
+    assert clip("500m") == "500m"
+    for size in (VALUE_LENGTH + 1, 1000, 10**7):
+        clipped = clip("x" * size)
+        kept = clipped.index(".")
+        assert clipped == "x" * kept + f"... ({size - kept} more characters)"
+        assert VALUE_LENGTH - 10 < len(clipped) <= VALUE_LENGTH
+
+
+@pytest.mark.parametrize("build", [lambda m: denied("r", m), lambda m: errored("r", m)])
+def test_messages_are_bounded_whatever_they_echo(build):
+    response = build("pod " + "n" * 1_000_000)
+    assert len(response.message) <= MAX_MESSAGE_LENGTH
+    assert response.message.startswith("pod nnn")
