@@ -39,6 +39,8 @@ limitAware:
   enforcement: Deny
   unboundPods: Warn
 excludedNamespaces: [kube-system]
+# The synthetic namespaces carry no opt-in label: every best-effort pod is defaulted, as before.
+bestEffortDefaults: {requireNamespaceLabel: false}
 """
 
 

@@ -1,4 +1,9 @@
-"""The mutating webhook: defaults for best-effort pods (Pod CREATE only)."""
+"""The mutating webhook: defaults for best-effort pods (Pod CREATE only).
+
+Defaults are opted into per namespace (label `limitguard.io/defaults: enabled`, unless the
+configuration says `requireNamespaceLabel: false`); inside an opted-in namespace the annotation
+`limitguard.io/skip-defaults: "true"` on the namespace or the pod still opts out.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from limitguard.core.defaults import (
     NotAPod,
     best_effort_patch,
     namespace_defaults,
+    opted_in,
     patch_shape,
     skips_defaults,
 )
@@ -49,6 +55,13 @@ class Mutator:
             return allowed("excluded")
         warnings: tuple[str, ...] = ()
         namespace_record = self.state.namespace(namespace)
+        if defaults.require_namespace_label:
+            # Opt-in: nothing is changed unasked, so a namespace not (yet) in the cache gets nothing.
+            if namespace_record is None:
+                log.info("not defaulting: namespace %s is not in the cache yet", namespace)
+                return allowed("namespace-unknown")
+            if not opted_in(namespace_record.labels):
+                return allowed("namespace-not-opted-in")
         if namespace_record is not None:
             if skips_defaults(namespace_record.annotations):
                 return allowed("namespace-opt-out")

@@ -87,6 +87,9 @@ class BestEffortDefaults:
     enabled: bool = True
     limits: Mapping[str, str] = field(default_factory=lambda: {"cpu": "500m", "memory": "512Mi"})
     requests: Mapping[str, str] = field(default_factory=lambda: {"cpu": "100m", "memory": "200Mi"})
+    # Mutation is opted into: only namespaces labelled limitguard.io/defaults=enabled are defaulted
+    # (False: every namespace not excluded or opted out by annotation).
+    require_namespace_label: bool = True
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,9 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
         enabled=bool(defaults_raw.get("enabled", base_defaults.enabled)),
         limits={**base_defaults.limits, **(defaults_raw.get("limits") or {})},
         requests={**base_defaults.requests, **(defaults_raw.get("requests") or {})},
+        require_namespace_label=bool(
+            defaults_raw.get("requireNamespaceLabel", base_defaults.require_namespace_label)
+        ),
     )
     problems += defaults_problems(
         {"limits": best_effort.limits, "requests": best_effort.requests}, "bestEffortDefaults"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from limitguard.core.config import BestEffortDefaults, defaults_problems
@@ -20,6 +21,8 @@ from limitguard.errors import LimitguardError
 DEFAULTED_ANNOTATION = "limitguard.io/defaulted"
 SKIP_ANNOTATION = "limitguard.io/skip-defaults"
 NAMESPACE_DEFAULTS_ANNOTATION = "limitguard.io/default-limits"
+# A namespace opts into defaults with this label (the chart's namespaceSelector matches the same).
+OPT_IN_LABEL, OPT_IN_VALUE = "limitguard.io/defaults", "enabled"
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 DEFAULTED_RESOURCES = ("cpu", "memory")
 _CONTAINER_FIELDS = ("containers", "initContainers")  # ephemeral containers take no resources
@@ -42,6 +45,11 @@ def pointer(*parts: str | int) -> str:
 
 def skips_defaults(annotations: Mapping[str, Any]) -> bool:
     return str(annotations.get(SKIP_ANNOTATION, "")).lower() == "true"
+
+
+def opted_in(labels: Mapping[str, Any]) -> bool:
+    """The namespace asked for defaults (label `limitguard.io/defaults: enabled`, exact as a selector)."""
+    return labels.get(OPT_IN_LABEL) == OPT_IN_VALUE
 
 
 def namespace_defaults(
@@ -68,7 +76,7 @@ def namespace_defaults(
     problems = defaults_problems(merged, NAMESPACE_DEFAULTS_ANNOTATION)
     if problems:
         return base, "; ".join(problems)
-    return BestEffortDefaults(base.enabled, merged["limits"], merged["requests"]), None
+    return replace(base, limits=merged["limits"], requests=merged["requests"]), None
 
 
 def _containers(spec: Mapping[str, Any], field: str) -> list[Mapping[str, Any]]:

@@ -46,14 +46,17 @@ def node(
     return {"apiVersion": "v1", "kind": "Node", "metadata": metadata, "spec": spec, "status": status}
 
 
-def namespace(name: str) -> dict[str, Any]:
+def namespace(
+    name: str, *, labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None
+) -> dict[str, Any]:
     """A Namespace as the apiserver serves it (the name label is set by the namespace controller)."""
-    return {
-        "kind": "Namespace",
-        "apiVersion": "v1",
-        "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
-        "status": {"phase": "Active"},
+    metadata: dict[str, Any] = {
+        "name": name,
+        "labels": {**(labels or {}), "kubernetes.io/metadata.name": name},
     }
+    if annotations:
+        metadata["annotations"] = dict(annotations)
+    return {"kind": "Namespace", "apiVersion": "v1", "metadata": metadata, "status": {"phase": "Active"}}
 
 
 def container(

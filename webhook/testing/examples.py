@@ -9,8 +9,9 @@ import math
 from typing import Any
 
 from limitguard.core.config import Config, LimitAwareConfig
+from limitguard.core.defaults import OPT_IN_LABEL, OPT_IN_VALUE
 from limitguard.state.store import ClusterState
-from limitguard.testing.builders import node, pod
+from limitguard.testing.builders import namespace, node, pod
 
 # Ledger TTL for states whose verdicts are not about expiry: an approved binding is then held
 # until the cache shows the pod, however long the test takes. Expiry itself is tested with an
@@ -26,10 +27,12 @@ def config(**limit_aware: Any) -> Config:
 
 
 def worked_example() -> ClusterState:
-    """SPEC 2: node1 8 cpu with pods 6 + 4 (full at 125%), node2 with 3 + 2; pod5 (4) pending."""
+    """SPEC 2: node1 8 cpu with pods 6 + 4 (full at 125%), node2 with 3 + 2; pod5 (4) pending;
+    namespace "default" opted into best-effort defaults."""
     state = ClusterState(ledger_ttl_seconds=LEDGER_NEVER_EXPIRES)
     state.replace_nodes([node("node1"), node("node2")])
-    state.replace_namespaces([])
+    # "default" asked for best-effort defaults (the mutating webhook's opt-in label).
+    state.replace_namespaces([namespace("default", labels={OPT_IN_LABEL: OPT_IN_VALUE})])
     state.replace_pods(
         [
             pod("pod1", node_name="node1", cpu="6"),

@@ -85,6 +85,16 @@ namespaceSelector:
       values: {{ include "limitguard.excludedNamespaces" . }}
 {{- end -}}
 
+{{/* The mutating webhook: the excluded namespaces, and only those that opted in unless
+     config.bestEffortDefaults.requireNamespaceLabel is false (the server applies the same rule). */}}
+{{- define "limitguard.defaultsNamespaceSelector" -}}
+{{ include "limitguard.namespaceSelector" . }}
+{{- if .Values.config.bestEffortDefaults.requireNamespaceLabel }}
+  matchLabels:
+    limitguard.io/defaults: enabled
+{{- end }}
+{{- end -}}
+
 {{/* The configmaps webhook may opt kube-system back in (webhooks.configmaps.checkKubeSystem). */}}
 {{- define "limitguard.configmapsNamespaceSelector" -}}
 {{- if .Values.webhooks.configmaps.checkKubeSystem -}}

@@ -5,11 +5,12 @@ import copy
 
 import jsonpatch
 import orjson
-from limitguard.core.defaults import DEFAULTED_ANNOTATION
+from limitguard.core.config import BestEffortDefaults, Config
+from limitguard.core.defaults import DEFAULTED_ANNOTATION, OPT_IN_LABEL, OPT_IN_VALUE, SKIP_ANNOTATION
 from limitguard.core.podlimits import pod_limits
 from limitguard.state.store import ClusterState
 
-from tests.support import fixture, pod, pod_create, review
+from tests.support import fixture, namespace, pod, pod_create, review
 
 REAL_BEST_EFFORT = (
     "admissionreview-v1-pod-create-gke-no-resources.kube-rs.json",
@@ -17,14 +18,19 @@ REAL_BEST_EFFORT = (
 )
 
 
+OPTED_IN = {OPT_IN_LABEL: OPT_IN_VALUE}
+# The namespaces of the REAL_BEST_EFFORT payloads and of the builders' pods, opted in.
+FIXTURE_NAMESPACES = ("colin-coder", "webhook", "default")
+
+
 def state_with_namespaces(*namespaces: dict) -> ClusterState:
     state = ClusterState()
-    state.replace_namespaces(list(namespaces))
+    state.replace_namespaces([*(opted_in(name) for name in FIXTURE_NAMESPACES), *namespaces])
     return state
 
 
-def namespace(name: str, **annotations: str) -> dict:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "annotations": annotations}}
+def opted_in(name: str, **annotations: str) -> dict:
+    return namespace(name, labels=OPTED_IN, annotations=annotations)
 
 
 def patched(body: dict, answer: dict) -> dict:
@@ -70,9 +76,9 @@ async def test_v1beta1_pod_with_extended_resources_only_memory_cpu_count(start_s
 
 async def test_namespace_override_and_opt_out_come_from_the_state(start_server):
     state = state_with_namespaces(
-        namespace("big", **{"limitguard.io/default-limits": '{"limits": {"cpu": "2", "memory": "4Gi"}}'}),
-        namespace("quiet", **{"limitguard.io/skip-defaults": "true"}),
-        namespace("broken", **{"limitguard.io/default-limits": "{nope"}),
+        opted_in("big", **{"limitguard.io/default-limits": '{"limits": {"cpu": "2", "memory": "4Gi"}}'}),
+        opted_in("quiet", **{"limitguard.io/skip-defaults": "true"}),
+        opted_in("broken", **{"limitguard.io/default-limits": "{nope"}),
     )
     server = await start_server(state)
     big = pod_create(pod("a", namespace="big", containers=[{"name": "c", "image": "x"}]))
@@ -123,3 +129,43 @@ async def test_the_validating_webhook_then_sees_the_injected_limits(start_server
     _, validation = await server.post("/validate", body)
     assert validation["response"]["allowed"] is False  # node1 is full; 500m no longer fits
     assert "cpu limit 500m exceeds remaining 0" in validation["response"]["status"]["message"]
+
+
+async def test_by_default_only_namespaces_labelled_for_defaults_are_mutated(start_server):
+    """A default configuration changes nothing unasked: a namespace without the label
+    `limitguard.io/defaults: enabled`, one with another value, and one not in the cache yet all get
+    no patch; the labelled one does, and there the opt-out annotation on the pod still wins."""
+    state = ClusterState()
+    state.replace_namespaces(
+        [
+            namespace("plain"),
+            namespace("other-value", labels={OPT_IN_LABEL: "true"}),
+            namespace("asked", labels=OPTED_IN),
+        ]
+    )
+    server = await start_server(state)
+    bare = [{"name": "c", "image": "x"}]
+    for name in ("plain", "other-value", "never-seen"):
+        _, answer = await server.post("/mutate", pod_create(pod("p", namespace=name, containers=bare)))
+        assert answer["response"]["allowed"] and "patch" not in answer["response"], name
+    asked = pod_create(pod("p", namespace="asked", containers=bare))
+    _, answer = await server.post("/mutate", asked)
+    assert pod_limits(patched(asked, answer)["spec"]) == {"cpu": 500, "memory": 512 * 1024**2}
+    declined = pod("d", namespace="asked", containers=bare)
+    declined["metadata"]["annotations"] = {SKIP_ANNOTATION: "true"}
+    _, answer = await server.post("/mutate", pod_create(declined))
+    assert answer["response"]["allowed"] and "patch" not in answer["response"]
+
+
+async def test_without_the_label_requirement_every_namespace_not_excluded_is_mutated(start_server):
+    state = ClusterState()
+    state.replace_namespaces([namespace("plain")])
+    everywhere = Config(best_effort_defaults=BestEffortDefaults(require_namespace_label=False))
+    server = await start_server(state, everywhere)
+    bare = [{"name": "c", "image": "x"}]
+    for name in ("plain", "never-seen"):
+        body = pod_create(pod("p", namespace=name, containers=bare))
+        _, answer = await server.post("/mutate", body)
+        assert pod_limits(patched(body, answer)["spec"]) == {"cpu": 500, "memory": 512 * 1024**2}, name
+    _, answer = await server.post("/mutate", pod_create(pod("s", namespace="kube-system", containers=bare)))
+    assert "patch" not in answer["response"]

@@ -116,7 +116,7 @@ def defaults(draw):
         "cpu": draw(st.sampled_from(["10m", "100m"])),
         "memory": draw(st.sampled_from(["64Mi", "200Mi"])),
     }
-    return BestEffortDefaults(True, limits, requests)
+    return BestEffortDefaults(True, limits, requests, require_namespace_label=False)
 
 
 def _written_values(pod_object: dict) -> list[tuple]:
