@@ -1,0 +1,72 @@
+"""The JSON Schemas of the scheduler-plugins args kinds: one per registered kind, strict, described for
+editors, and naming the kind and API version the scheduler decodes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from limitguard.schedcfg import schemas
+
+from tests.support import REPO
+from tests.unit.schedcfg.sigs_helpers import BY_KIND, errors
+
+FOLDER = REPO / "schemas" / "args" / "scheduler-plugins"
+
+
+def _objects(node: Any) -> list[dict[str, Any]]:
+    """Every object schema with properties (nullable ones included: their type is a list)."""
+    found = []
+    if isinstance(node, dict):
+        kinds = node.get("type")
+        if "properties" in node and (kinds == "object" or (isinstance(kinds, list) and "object" in kinds)):
+            found.append(node)
+        for value in node.values():
+            found += _objects(value)
+    elif isinstance(node, list):
+        for value in node:
+            found += _objects(value)
+    return found
+
+
+def test_one_schema_per_registered_kind() -> None:
+    assert {p.name for p in FOLDER.glob("*.json")} == {f"{kind}.schema.json" for kind in BY_KIND}
+    assert {entry.schema_path for entry in BY_KIND.values()} == {
+        f"args/scheduler-plugins/{kind}.schema.json" for kind in BY_KIND
+    }
+
+
+@pytest.mark.parametrize("kind", sorted(BY_KIND))
+def test_schema_is_strict_described_and_names_its_kind(kind: str) -> None:
+    schema = json.loads((FOLDER / f"{kind}.schema.json").read_text())
+    assert schema["$id"] == f"https://limitguard.io/schemas/args/scheduler-plugins/{kind}.schema.json"
+    assert schema["title"] == kind and schema["description"]
+    assert schema["properties"]["kind"]["const"] == kind
+    assert schema["properties"]["apiVersion"]["enum"] == ["kubescheduler.config.k8s.io/v1"]
+    objects = _objects(schema)
+    assert schema in objects
+    for obj in objects:
+        assert obj.get("additionalProperties") is False, obj.get("title")
+        for name, prop in obj["properties"].items():
+            assert "description" in prop or "$ref" in prop, f"{kind}: {obj.get('title')}.{name}"
+
+
+@pytest.mark.parametrize("kind", sorted(BY_KIND))
+def test_schema_loads_through_the_package(kind: str) -> None:
+    validator = schemas.schema_validator(BY_KIND[kind].schema_path)
+    assert schemas.validate(validator, {"noSuchField": 1}, "args")[0].rule == "schema.unknown-field"
+
+
+def test_null_is_accepted_where_go_accepts_it() -> None:
+    """encoding/json (and sigs.k8s.io/json, which kube-scheduler's codec uses) leaves a value at its zero
+    for null: a null field is unset, a null list item or map value is a zero value."""
+    assert errors("CoschedulingArgs", {"podGroupBackoffSeconds": None}) == []
+    assert errors("TargetLoadPackingArgs", {"defaultRequests": {"cpu": None}, "metricProvider": None}) == []
+    assert errors("TopologicalSortArgs", {"namespaces": [None]}) == []
+    assert errors("NodeResourcesAllocatableArgs", {"resources": [None]}) == [
+        "args.resources[0].weight: Invalid value: 0: resource weight of  should be a positive value"
+    ]
+    assert errors("NodeResourcesAllocatableArgs", {"resources": [{"name": "cpu", "weight": None}]}) == [
+        "args.resources[0].weight: Invalid value: 0: resource weight of cpu should be a positive value"
+    ]

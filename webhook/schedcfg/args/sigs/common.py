@@ -1,0 +1,79 @@
+"""What the scheduler-plugins args kinds share: null handling, replaced-value warnings, enum warnings.
+
+Two stages, as the scheduler-plugins scheduler has them: decoding (the schema: types, unknown fields,
+int32/int64 ranges) fails start-up whatever the profiles enable; the plugin's own checks (each module's
+``validate``) run in the plugin's constructor, so only when a profile enables the plugin.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...report import Finding, warning
+
+#: How the findings name the reading scheduler.
+SCHEDULER = "the scheduler-plugins scheduler"
+
+
+def drop_nulls(obj: Any) -> None:
+    """Go's decoder leaves a struct field at its zero value for ``null``: the same as leaving it out.
+
+    For the fields of one struct only: a null map value or list item stays (Go keeps the key or the item,
+    holding a zero value), so callers name each nested struct.
+    """
+    if isinstance(obj, dict):
+        for key in [k for k, v in obj.items() if v is None]:
+            del obj[key]
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def replaced(path: str, value: Any, default: Any, why: str) -> Finding:
+    """A value the scheduler's defaulting silently replaces; ``why`` names the rule it breaks."""
+    return warning(
+        path,
+        f"{json.dumps(value)} is replaced by the default {json.dumps(default)} ({why}; {SCHEDULER} "
+        "does not refuse it)",
+        "sigs.defaults-replaced",
+        value,
+    )
+
+
+def unknown_value(path: str, value: Any, known: tuple[str, ...], consequence: str) -> Finding:
+    """A string the plugin compares against its constants without checking: it starts, then acts as
+    ``consequence`` says."""
+    listed = ", ".join(json.dumps(k) for k in known)
+    return warning(
+        path,
+        f"{json.dumps(value)} is none of {listed}: the plugin accepts it and {consequence}",
+        "sigs.unknown-value",
+        value,
+    )
+
+
+def empty_list_defaulted(path: str, default: list[str]) -> Finding:
+    return warning(
+        path,
+        f"an empty list is replaced by the default {json.dumps(default)}, it does not mean all namespaces",
+        "sigs.defaults-replaced",
+        [],
+    )
+
+
+#: Folder of these kinds' schemas under schemas/.
+SCHEMA_DIR = "args/scheduler-plugins"
+
+
+def as_go_int(value: Any, bits: int = 64) -> int | None:
+    """An integer that decodes into a Go int of ``bits``; None otherwise (the schema reports overflow, and
+    the plugin never sees a value its decoder refused)."""
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and -(2 ** (bits - 1)) <= value < 2 ** (bits - 1)
+    ):
+        return value
+    return None
