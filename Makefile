@@ -44,6 +44,11 @@ lint-tools:
 image:
 	bash scripts/build-image.sh $(IMAGE)
 
+# Build, then run the image as its non-root user: --version, /healthz and one review (podman or buildah,
+# no daemon needed). Not part of `make test`: building takes minutes and needs a builder.
+image-test: $(BIN)/limitguard
+	LIMITGUARD=$(CURDIR)/$(BIN)/limitguard bash scripts/image-test.sh $(IMAGE)
+
 $(TOOLS)/helm $(TOOLS)/kubectl: scripts/fetch-tools.sh
 	bash scripts/fetch-tools.sh $(TOOLS)
 

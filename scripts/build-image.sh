@@ -3,8 +3,14 @@
 # (BUILDER=docker|podman|buildah picks one). `make image` runs this; docs/install.md explains the
 # rest (loading the image into kind, installing the chart with it).
 #
+# The base: PYTHON_IMAGE=... when set; else the Dockerfile's pinned python:3.11-slim when it can be
+# pulled; else (a machine that reaches Debian's archive but no registry) a base built from Debian's
+# packages by scripts/debian-base.sh, tagged $DEBIAN_BASE and reused by later builds.
+# pip inside the build trusts the CA bundle pip is configured with here (PIP_CERT or pip's `cert`
+# setting), passed as the build secret `pipcert`, for machines behind a TLS-inspecting proxy.
+#
 # usage: scripts/build-image.sh [IMAGE]     (default IMAGE: limitguard.local/limitguard:dev)
-# exit:  0 built; 3 no usable builder (the message says what to install); other: the build failed
+# exit:  0 built; 3 no usable builder or base (the message says what to install); other: the build failed
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -56,16 +62,43 @@ if [ -z "$chosen" ]; then
     exit 3
 fi
 
-args=(-t "$IMAGE" -f "$ROOT/Dockerfile"
+# -- the base ----------------------------------------------------------------------------------------
+DEFAULT_BASE="$(sed -n 's/^ARG PYTHON_IMAGE=//p' "$ROOT/Dockerfile" | head -1)"
+DEBIAN_BASE="${DEBIAN_BASE:-limitguard.local/python:3.11-bookworm}"
+have_image() {
+    case "$chosen" in
+        buildah) buildah inspect --type image "$1" >/dev/null 2>&1 ;;
+        *) "$chosen" image inspect "$1" >/dev/null 2>&1 ;;
+    esac
+}
+base="${PYTHON_IMAGE:-}"
+if [ -z "$base" ]; then
+    if have_image "$DEFAULT_BASE" || "$chosen" pull -q "$DEFAULT_BASE" >/dev/null 2>&1; then
+        base="$DEFAULT_BASE"
+    elif have_image "$DEBIAN_BASE"; then
+        echo "build-image: $DEFAULT_BASE cannot be pulled here; using $DEBIAN_BASE (built from Debian's packages)"
+        base="$DEBIAN_BASE"
+    else
+        echo "build-image: $DEFAULT_BASE cannot be pulled here; building a base from Debian's packages"
+        bash "$ROOT/scripts/debian-base.sh" "$chosen" "$DEBIAN_BASE"
+        base="$DEBIAN_BASE"
+    fi
+fi
+
+args=(-t "$IMAGE" -f "$ROOT/Dockerfile" --build-arg "PYTHON_IMAGE=$base"
       --build-arg "VERSION=$version" --build-arg "REVISION=$revision" --build-arg "CREATED=$created")
-echo "build-image: building $IMAGE with $chosen (version $version, revision $revision)"
+pip_cert="${PIP_CERT:-$(python3 -m pip config get global.cert 2>/dev/null || true)}"
+[ -n "$pip_cert" ] && [ -s "$pip_cert" ] && args+=(--secret "id=pipcert,src=$pip_cert")
+echo "build-image: building $IMAGE on $base with $chosen (version $version, revision $revision)"
 case "$chosen" in
     docker) DOCKER_BUILDKIT=1 docker build "${args[@]}" "$ROOT" ;;
     podman) podman build "${args[@]}" "$ROOT" ;;
-    buildah) buildah build "${args[@]}" "$ROOT" ;;
+    # chroot isolation: no OCI runtime needed, so it builds inside unprivileged containers too.
+    buildah) buildah build --isolation "${BUILDAH_ISOLATION:-chroot}" "${args[@]}" "$ROOT" ;;
 esac
 
-echo "build-image: built $IMAGE"
+size="$("$chosen" images --format '{{.Size}}' "$IMAGE" 2>/dev/null | head -1 || true)"
+echo "build-image: built $IMAGE${size:+ ($size)}"
 echo "Load it into a kind cluster (docs/install.md):"
 case "$chosen" in
     docker) echo "  kind load docker-image $IMAGE" ;;

@@ -61,14 +61,21 @@ def test_dockerfile_is_multi_stage_slim_non_root_with_limitguard_entrypoint(
     assert builder[0][1] == "${PYTHON_IMAGE} AS builder"
     assert final[0][1] == "${PYTHON_IMAGE}"  # the final stage starts again from the slim base
     builder_runs = " ".join(a for kw, a in builder if kw == "RUN")
-    assert "pip wheel" in builder_runs and "/wheels" in builder_runs
+    # The builder installs the project at the pinned versions into a virtualenv, drops pip and prunes.
+    assert "python3 -m venv /opt/limitguard" in builder_runs
+    assert "PIP_CONSTRAINT=/src/constraints.txt /opt/limitguard/bin/pip install" in builder_runs
+    assert "pip uninstall --quiet -y pip setuptools" in builder_runs
+    assert '"$site/kubernetes/aio"' in builder_runs
     final_runs = " ".join(a for kw, a in final if kw == "RUN")
     assert (
-        "--no-index" in final_runs and "--find-links=/wheels" in final_runs and "from=builder" in final_runs
+        not BUILD_TOOLS.search(final_runs) and "apt-get install" not in final_runs and "pip" not in final_runs
     )
-    assert "pip uninstall -y pip setuptools wheel" in final_runs
-    assert not BUILD_TOOLS.search(final_runs) and "apt-get install" not in final_runs
-    assert not [a for kw, a in final if kw in ("COPY", "ADD")]  # nothing from the source tree in the image
+    # Nothing from the source tree in the image: only the builder's virtualenv.
+    assert [a for kw, a in final if kw in ("COPY", "ADD")] == [
+        "--from=builder /opt/limitguard /opt/limitguard"
+    ]
+    (env,) = [a for kw, a in final if kw == "ENV"]
+    assert "PATH=/opt/limitguard/bin:$PATH" in env
     (user,) = [a for kw, a in final if kw == "USER"]
     uid, _, gid = user.partition(":")
     assert uid.isdigit() and int(uid) != 0 and gid.isdigit() and int(gid) != 0
@@ -91,7 +98,7 @@ def test_dockerfile_copies_what_the_wheel_build_needs_and_dockerignore_lets_it_t
     for keyword, arguments in builder:
         if keyword == "COPY":
             sources += shlex.split(arguments)[:-1]
-    assert set(sources) == {"pyproject.toml", "README.md", "LICENSE", "schemas", "webhook"}
+    assert set(sources) == {"pyproject.toml", "README.md", "LICENSE", "constraints.txt", "schemas", "webhook"}
     for source in sources:
         assert (REPO / source).exists(), source
     pyproject = (REPO / "pyproject.toml").read_text()

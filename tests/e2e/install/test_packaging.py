@@ -63,7 +63,11 @@ def test_docs_only_ever_install_our_distribution() -> None:
     for document in DOCUMENTS:
         for target in install_targets(document.read_text()):
             seen += 1
-            ok = target in (".", "pip") or target.startswith(
+            ok = target in (
+                ".",
+                "/src",
+                "pip",
+            ) or target.startswith(  # /src: the Dockerfile's copy of this tree
                 (".[", OURS, "git+https://github.com/limitguard/")
             )
             assert ok, f"{document.relative_to(REPO)} suggests installing {target!r}, which is not {OURS}"
@@ -110,8 +114,8 @@ def test_image_carries_oci_labels_from_build_arguments() -> None:
     final_stage = text[text.rindex("\nFROM ") :]
     assert re.search(r"^ARG PYTHON_IMAGE$", final_stage, re.M)
     assert labels["org.opencontainers.image.base.name"] == "${PYTHON_IMAGE}"
-    # The final stage installs the distribution by its real name.
-    assert "pip install --no-index --find-links=/wheels kube-limitguard" in text
+    # The builder installs the distribution from the source tree, at the pinned versions.
+    assert "PIP_CONSTRAINT=/src/constraints.txt /opt/limitguard/bin/pip install --quiet /src" in text
     # The default command's mounts are named in the Dockerfile and explained by `serve` itself.
     assert "/etc/limitguard/config.yaml" in text and "/etc/limitguard/tls" in text
 
