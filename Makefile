@@ -6,7 +6,7 @@ TOOLS  := .tools/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8443
 
-.PHONY: run test test-latest constraints lint bench bench-python wrk tools lint-tools image image-test clean
+.PHONY: run test test-latest constraints lint bench bench-python wild wrk tools lint-tools image image-test clean
 
 # Installs resolve to the versions pinned in constraints.txt (PIP_CONSTRAINT reaches pip's isolated
 # build of limitguard too); pyproject.toml keeps the ranges users install from.
@@ -80,6 +80,11 @@ constraints:
 # 15,000 nodes, plus the in-process policy figures (docs/benchmarks.md). BENCH_ARGS="--sizes 5000".
 bench: $(VENV)/.test-deps wrk
 	$(BIN)/python -m bench.wrk_bench $(BENCH_ARGS)
+
+# Real payloads other projects captured (../shared/fixtures/wild beside this repository, when it
+# exists: never copied in) against a real `limitguard serve`; not part of `make test`.
+wild: $(VENV)/.test-deps
+	$(BIN)/python -m bench.wild $(WILD_ARGS)
 
 # The earlier benchmark with a Python (aiohttp) client in this process.
 bench-python: $(VENV)/.test-deps
