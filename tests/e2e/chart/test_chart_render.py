@@ -87,6 +87,7 @@ def test_expected_objects_per_mode(render: Render) -> None:
         "MutatingWebhookConfiguration",
         "Pod",
         "PodDisruptionBudget",
+        "ResourceQuota",
         "Role",
         "RoleBinding",
         "Service",
@@ -134,7 +135,7 @@ def test_every_pod_meets_restricted_pod_security(render: Render, mode: str) -> N
 
 
 def test_deployment_availability(render: Render) -> None:
-    objects = render("default", "priorityClassName=system-cluster-critical")
+    objects = render("default")
     deployment = one(objects, "Deployment")
     spec = deployment["spec"]
     assert spec["replicas"] == 2
@@ -153,7 +154,10 @@ def test_deployment_availability(render: Render) -> None:
         in hard["template"]["spec"]["affinity"]["podAntiAffinity"]
     )
     assert hard["strategy"]["rollingUpdate"] == {"maxSurge": 0, "maxUnavailable": 1}
-    assert "priorityClassName" not in one(render("default"), "Deployment")["spec"]["template"]["spec"]
+    assert (
+        "priorityClassName"
+        not in one(render("default", "priorityClassName="), "Deployment")["spec"]["template"]["spec"]
+    )
     assert not find(render("default", "replicaCount=1"), "PodDisruptionBudget")  # it would block every drain
 
 
@@ -233,7 +237,7 @@ def test_generate_mode_hooks(render: Render) -> None:
             f"--service={FULLNAME}",
             f"--namespace={NAMESPACE}",
             "--out=/tmp/certs",
-            "--days=3650",
+            "--days=365",
         ]
         assert f"--secret={FULLNAME}-tls" in args
         assert job["spec"]["template"]["spec"]["serviceAccountName"] == f"{FULLNAME}-certs"
