@@ -174,14 +174,23 @@ def test_trimaran_prometheus_skips_tls_verification_unless_told(kind: str) -> No
         ("1.5x", False),
         ("", False),
         (" 1.5", False),
-        ("1_0", False),
+        ("1_000.5", True),
+        ("1__0", False),
+        ("_1", False),
+        ("0x1", False),
+        ("0x1p2000", False),
+        ("1e", False),
+        ("1" * 400, False),  # 1e399 overflows float64
+        ("0." + "0" * 5000 + "1", True),  # underflows to 0 without an error
+        ("0x" + "1" * 5000, False),
         ("1e400", False),
         ("-nan", False),
     ],
 )
 def test_target_load_packing_multiplier_must_parse_as_go_float(multiplier: str, parses: bool) -> None:
     """pkg/trimaran/targetloadpacking New: strconv.ParseFloat(args.DefaultRequestsMultiplier, 64) failing
-    (syntax or range) stops the scheduler."""
+    (syntax or range) stops the scheduler. Go's strconv/atof.go readFloat takes underscores between digits
+    (underscoreOK) and needs a p exponent after a hex mantissa."""
     found = errors("TargetLoadPackingArgs", {"defaultRequestsMultiplier": multiplier})
     assert (found == []) is parses, found
 

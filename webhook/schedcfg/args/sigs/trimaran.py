@@ -19,21 +19,65 @@ from .common import SCHEDULER, drop_nulls
 
 PROVIDERS = ("KubernetesMetricsServer", "Prometheus", "SignalFx")
 
-# strconv.ParseFloat's grammar: decimal, hexadecimal with a p exponent, inf/infinity (signed), nan.
-_DECIMAL = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
-_HEX = re.compile(r"^[+-]?0[xX](?:[0-9a-fA-F_]+\.?[0-9a-fA-F_]*|\.[0-9a-fA-F_]+)[pP][+-]?\d+$")
 _SPECIAL = re.compile(r"^(?:[+-]?(?:inf|infinity)|nan)$", re.IGNORECASE)
+_HEX_DIGITS = frozenset("0123456789abcdef")
+_DEC_DIGITS = frozenset("0123456789")
+
+
+def _digits_ok(part: str, digits: frozenset[str], point: bool) -> bool:
+    """Digits and underscores, at least one digit, and (``point``) at most one '.'."""
+    if point and part.count(".") > 1:
+        return False
+    chars = set(part) - {"_", "."} if point else set(part) - {"_"}
+    return bool(chars) and chars <= digits
+
+
+def _underscores_ok(text: str) -> bool:
+    """Go's strconv underscoreOK: an underscore only between digits (a base prefix counts as one)."""
+    body = text[1:] if text[:1] in "+-" else text
+    hex_prefix = body[:2].lower() == "0x"
+    saw, rest = ("0", body[2:]) if hex_prefix else ("^", body)
+    for char in rest.lower():
+        if char in _DEC_DIGITS or (hex_prefix and char in _HEX_DIGITS):
+            saw = "0"
+        elif char == "_":
+            if saw != "0":
+                return False
+            saw = "_"
+        elif saw == "_":
+            return False
+        else:
+            saw = "!"
+    return saw != "_"
 
 
 def parses_as_go_float(text: str) -> bool:
-    """Whether Go's strconv.ParseFloat(text, 64) succeeds (an overflow to infinity is an error there)."""
+    """Whether Go's strconv.ParseFloat(text, 64) succeeds: decimal or hexadecimal (with a p exponent)
+    literals, underscores between digits, inf/infinity (signed) and nan; an overflow is an error there.
+    Linear in the length of ``text`` (it comes from the network)."""
     if _SPECIAL.match(text):
         return True
-    if _HEX.match(text):
-        return True
-    if not _DECIMAL.match(text):
+    body = text[1:] if text[:1] in "+-" else text
+    hex_form = body[:2].lower() == "0x"
+    if hex_form:
+        body = body[2:]
+    mantissa, marker, exponent = body.lower().partition("p" if hex_form else "e")
+    if not _digits_ok(mantissa, _HEX_DIGITS if hex_form else _DEC_DIGITS, point=True):
         return False
-    return abs(float(text)) != float("inf")
+    if hex_form and not marker:
+        return False
+    if marker and not _digits_ok(
+        exponent[1:] if exponent[:1] in "+-" else exponent, _DEC_DIGITS, point=False
+    ):
+        return False
+    if "_" in text and not _underscores_ok(text):
+        return False
+    plain = text.replace("_", "")
+    try:
+        value = float.fromhex(plain) if hex_form else float(plain)
+    except (OverflowError, ValueError):
+        return False
+    return abs(value) != float("inf")
 
 
 def watcher_address(args: dict[str, Any]) -> str:
