@@ -215,6 +215,10 @@ def test_target_load_packing_target_and_default_requests() -> None:
         'args.defaultRequests.cpu: Invalid value: "1.5x": must be a Kubernetes quantity (e.g. 500m, 2, 1.5Gi, 1e3)'
     ]
     assert run("TargetLoadPackingArgs", {"defaultRequests": {"cpu": 2}})[0] == []
+    for zero in (None, "0", 0, "0m"):
+        assert [
+            w.split(":")[0] for w in warnings("TargetLoadPackingArgs", {"defaultRequests": {"cpu": zero}})
+        ] == ["args.defaultRequests"]
 
 
 def test_load_variation_negative_values_are_replaced() -> None:

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from limitguard.core.paths import path_join
+from limitguard.core.quantity import QuantityError, parse_quantity
 
 from ...report import Finding, invalid, warning
 from ...rules.releases import Release
@@ -32,6 +33,14 @@ def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]
         )
         args["targetUtilization"] = DEFAULT_TARGET
     return findings
+
+
+def _zero_cpu(value: Any) -> bool:
+    """DefaultRequests.Cpu() is zero: cpu absent, null or a zero quantity (a bad one is a schema error)."""
+    try:
+        return value is None or parse_quantity(value) == 0
+    except QuantityError:
+        return False
 
 
 def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
@@ -60,11 +69,11 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
     requests = args.get("defaultRequests")
     if isinstance(requests, dict):
         requests_path = path_join(path, "defaultRequests")
-        if "cpu" not in requests:
+        if _zero_cpu(requests.get("cpu")):
             findings.append(
                 warning(
                     requests_path,
-                    "has no cpu: best-effort pods are predicted to use no CPU (the default 1 cpu applies only "
+                    "gives no cpu: best-effort pods are predicted to use no CPU (the default 1 cpu applies only "
                     "when defaultRequests is omitted)",
                     "sigs.targetloadpacking.default-requests",
                 )
