@@ -10,6 +10,7 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
+from limitguard.core.text import clip
 from limitguard.errors import LimitguardError
 
 # The grammar of resource.Quantity (k8s.io/apimachinery/pkg/api/resource/quantity.go).
@@ -31,7 +32,7 @@ class QuantityError(LimitguardError, ValueError):
 def parse_quantity(value: object) -> Fraction:
     """Parse a quantity string (or a JSON number) exactly."""
     if isinstance(value, bool):
-        raise QuantityError(f"quantity must be a string or number, not {value!r}")
+        raise QuantityError(f"quantity must be a string or number, not {value!r}")  # True or False
     if isinstance(value, int):
         return Fraction(value)
     if isinstance(value, float):
@@ -47,13 +48,13 @@ def parse_quantity(value: object) -> Fraction:
 def _parse_text(text: str) -> Fraction:
     match = _QUANTITY.match(text) if len(text) <= 64 else None
     if match is None:
-        raise QuantityError(f"{text[:64]!r} is not a valid quantity (e.g. 500m, 2, 1.5Gi, 1e3)")
+        raise QuantityError(f"{clip(repr(text))} is not a valid quantity (e.g. 500m, 2, 1.5Gi, 1e3)")
     number = Fraction(match["number"])
     if match["binary"]:
         return number * 1024 ** _BINARY[match["binary"]]
     exponent = int(match["exponent"][1:]) if match["exponent"] else _DECIMAL.get(match["decimal"] or "", 0)
     if abs(exponent) > _MAX_EXPONENT:
-        raise QuantityError(f"{text!r} is out of range")
+        raise QuantityError(f"{clip(repr(text))} is out of range")
     return number * Fraction(10) ** exponent
 
 

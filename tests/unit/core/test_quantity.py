@@ -70,3 +70,14 @@ def test_no_float_drift_over_many_sums():
 )
 def test_format_units(resource, units, text):
     assert format_units(resource, units) == text
+
+
+@pytest.mark.parametrize("text", ["9" * 100_000 + "x", "1" + "Gi" * 50_000, "1e" + "9" * 70])
+def test_a_malformed_quantity_is_clipped_in_its_error(text):
+    """Anyone can send a pod whose limit is a 1 MB string; the error echoes its start and the count cut."""
+    with pytest.raises(QuantityError) as raised:
+        parse_quantity(text)
+    message = str(raised.value)
+    assert len(message) < 200
+    assert message.startswith(repr(text)[:20])
+    assert "more characters" in message
