@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support import REPO
-from tests.unit.schedcfg.sigs_helpers import BY_KIND, run
+from tests.unit.schedcfg.sigs_helpers import BY_KIND, UNRELEASED, run
 
 
 def _field_names(node: Any) -> set[str]:
@@ -49,9 +49,13 @@ JSON = st.recursive(
 
 
 @settings(max_examples=300, deadline=None)
-@given(kind=st.sampled_from(sorted(BY_KIND)), args=st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=6))
-def test_rules_never_raise(kind: str, args: dict[str, Any]) -> None:
+@given(
+    kind=st.sampled_from(sorted(UNRELEASED)),
+    released=st.booleans(),
+    args=st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=6),
+)
+def test_rules_never_raise(kind: str, released: bool, args: dict[str, Any]) -> None:
     before = json.dumps(args, sort_keys=True)
-    findings, _ = run(kind, args)
+    findings, _ = run(kind, args, BY_KIND if released and kind in BY_KIND else UNRELEASED)
     assert all(f.severity in ("error", "warning", "info") and f.path.startswith("args") for f in findings)
     assert json.dumps(args, sort_keys=True) == before  # the caller's args are never changed

@@ -10,7 +10,7 @@ import pytest
 from limitguard.schedcfg import schemas
 
 from tests.support import REPO
-from tests.unit.schedcfg.sigs_helpers import BY_KIND, errors
+from tests.unit.schedcfg.sigs_helpers import BY_KIND, UNRELEASED, errors
 
 FOLDER = REPO / "schemas" / "args" / "scheduler-plugins"
 
@@ -30,17 +30,28 @@ def _objects(node: Any) -> list[dict[str, Any]]:
     return found
 
 
+#: Every schema path the released and the unreleased kinds use.
+PATHS = sorted({e.schema_path for e in BY_KIND.values()} | {e.schema_path for e in UNRELEASED.values()})
+
+
 def test_one_schema_per_registered_kind() -> None:
     assert {p.name for p in FOLDER.glob("*.json")} == {f"{kind}.schema.json" for kind in BY_KIND}
     assert {entry.schema_path for entry in BY_KIND.values()} == {
         f"args/scheduler-plugins/{kind}.schema.json" for kind in BY_KIND
     }
+    unreleased = {
+        p.relative_to(FOLDER.parent.parent).as_posix() for p in (FOLDER / "master-branch").glob("*.json")
+    }
+    assert unreleased == {e.schema_path for e in UNRELEASED.values()} - {
+        e.schema_path for e in BY_KIND.values()
+    }
 
 
-@pytest.mark.parametrize("kind", sorted(BY_KIND))
-def test_schema_is_strict_described_and_names_its_kind(kind: str) -> None:
-    schema = json.loads((FOLDER / f"{kind}.schema.json").read_text())
-    assert schema["$id"] == f"https://limitguard.io/schemas/args/scheduler-plugins/{kind}.schema.json"
+@pytest.mark.parametrize("path", PATHS)
+def test_schema_is_strict_described_and_names_its_kind(path: str) -> None:
+    schema = json.loads((FOLDER.parent.parent / path).read_text())
+    kind = path.rsplit("/", 1)[1].removesuffix(".schema.json")
+    assert schema["$id"] == f"https://limitguard.io/schemas/{path}"
     assert schema["title"] == kind and schema["description"]
     assert schema["properties"]["kind"]["const"] == kind
     assert schema["properties"]["apiVersion"]["enum"] == ["kubescheduler.config.k8s.io/v1"]
@@ -52,9 +63,9 @@ def test_schema_is_strict_described_and_names_its_kind(kind: str) -> None:
             assert "description" in prop or "$ref" in prop, f"{kind}: {obj.get('title')}.{name}"
 
 
-@pytest.mark.parametrize("kind", sorted(BY_KIND))
-def test_schema_loads_through_the_package(kind: str) -> None:
-    validator = schemas.schema_validator(BY_KIND[kind].schema_path)
+@pytest.mark.parametrize("path", PATHS)
+def test_schema_loads_through_the_package(path: str) -> None:
+    validator = schemas.schema_validator(path)
     assert schemas.validate(validator, {"noSuchField": 1}, "args")[0].rule == "schema.unknown-field"
 
 

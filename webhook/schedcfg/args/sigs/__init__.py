@@ -3,7 +3,11 @@
 Read at tag v0.34.7 (built on Kubernetes 1.34): the kinds apis/config/v1/register.go adds to
 kube-scheduler's scheme, the plugins cmd/scheduler/main.go registers, and the extension points each
 plugin's type implements. CapacityScheduling, PodState and QOSSort have no args kind: args given to them
-are never decoded and the plugins ignore them. NodeMetadata exists only after v0.34 (master), not here.
+are never decoded and the plugins ignore them. v0.35.4-devel has the same kinds and plugins.
+
+The master branch (commit 903da7df, August 2026, built on Kubernetes 1.35) is in no release yet; it adds
+the NodeMetadata plugin and kind and NodeResourceTopologyMatch's preemptionMode (and PreFilter point):
+``UNRELEASED_KINDS`` and ``UNRELEASED_PLUGINS`` describe it.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from . import (
     loadvariation,
     lowrisk,
     networkoverhead,
+    nodemetadata,
     peaks,
     preemptiontoleration,
     sysched,
@@ -58,4 +63,24 @@ PLUGINS: dict[str, frozenset[str]] = {
     "QOSSort": frozenset({"queueSort"}),
 }
 
-__all__ = ["KINDS", "KUBERNETES_MINOR", "PLUGINS", "RELEASE"]
+UNRELEASED = "master@903da7df"
+UNRELEASED_KUBERNETES_MINOR = 35
+UNRELEASED_KINDS: tuple[ArgsKind, ...] = (
+    *(topologymatch.UNRELEASED_ARGS if entry is topologymatch.ARGS else entry for entry in KINDS),
+    nodemetadata.ARGS,
+)
+UNRELEASED_PLUGINS: dict[str, frozenset[str]] = PLUGINS | {
+    "NodeResourceTopologyMatch": PLUGINS["NodeResourceTopologyMatch"] | {"preFilter"},
+    "NodeMetadata": frozenset({"score"}),
+}
+
+__all__ = [
+    "KINDS",
+    "KUBERNETES_MINOR",
+    "PLUGINS",
+    "RELEASE",
+    "UNRELEASED",
+    "UNRELEASED_KINDS",
+    "UNRELEASED_KUBERNETES_MINOR",
+    "UNRELEASED_PLUGINS",
+]

@@ -77,3 +77,8 @@ def as_go_int(value: Any, bits: int = 64) -> int | None:
     ):
         return value
     return None
+
+
+#: Schemas of kinds as the project's master branch has them (not in a release yet); a folder name that is
+#: no Python identifier, so packaging treats it as data of its parent.
+UNRELEASED_SCHEMA_DIR = "args/scheduler-plugins/master-branch"

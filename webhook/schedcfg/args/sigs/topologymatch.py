@@ -17,7 +17,7 @@ from ...report import Finding, invalid, warning
 from ...rules.releases import Release
 from ..common import as_dict, as_list, resource_name_warnings
 from ..kind import ArgsKind
-from .common import SCHEMA_DIR, as_go_int, drop_nulls, replaced, unknown_value
+from .common import SCHEMA_DIR, UNRELEASED_SCHEMA_DIR, as_go_int, drop_nulls, replaced, unknown_value
 
 STRATEGIES = ("MostAllocated", "BalancedAllocation", "LeastAllocated", "LeastNUMANodes")
 DEFAULT_RESOURCES = ({"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1})
@@ -136,4 +136,39 @@ ARGS = ArgsKind(
     default,
     in_tree=False,
     schema_dir=SCHEMA_DIR,
+)
+
+
+PREEMPTION_MODES = ("Disabled", "Enabled")
+
+
+def default_unreleased(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+    """master (903da7df) adds preemptionMode, defaulted to Disabled."""
+    findings = default(args, path, release)
+    args.setdefault("preemptionMode", "Disabled")
+    return findings
+
+
+def validate_unreleased(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+    findings = validate(args, path, release)
+    mode = args.get("preemptionMode")
+    if isinstance(mode, str) and mode not in PREEMPTION_MODES:
+        findings.append(
+            invalid(
+                path_join(path, "preemptionMode"),
+                mode,
+                "invalid PreemptionMode",
+                "sigs.topologymatch.preemption",
+            )
+        )
+    return findings
+
+
+UNRELEASED_ARGS = ArgsKind(
+    "NodeResourceTopologyMatchArgs",
+    "NodeResourceTopologyMatch",
+    validate_unreleased,
+    default_unreleased,
+    in_tree=False,
+    schema_dir=UNRELEASED_SCHEMA_DIR,
 )
