@@ -1,0 +1,437 @@
+"""Koordinator's own validation tables, translated: limitguard's verdict on each args kind equals
+koord-scheduler v1.8.0's (an error exactly where the plugin's constructor refuses the args, so the scheduler
+does not start).
+
+The tables come from koordinator-sh/koordinator pkg/scheduler/apis/config/validation/
+validation_pluginargs_test.go, which arrived on main after v1.8.0 (PR #3025, commit c7068c6d). The
+functions it tests are v1.8.0's, except the ReservationArgs ignoredResources/ignoredResourceGroups rules
+(PR #3067, main only): for v1.8.0 those fields are unknown, so every such case is an error here, whatever
+main would say. The Go tests pass internal (already defaulted) args; these give the same args as a user
+writes them, so where defaulting changes the outcome the case says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.unit.schedcfg.koord_helpers import errors, run
+
+Case = tuple[str, dict[str, Any], list[str]]
+
+# validation_pluginargs_test.go @ c7068c6d (main), TestValidateLoadAwareSchedulingArgs.
+LOADAWARE_CASES: list[Case] = [
+    ("empty args", {}, []),
+    ("valid nodeMetricExpirationSeconds", {"nodeMetricExpirationSeconds": 180}, []),
+    (
+        "zero nodeMetricExpirationSeconds",
+        {"nodeMetricExpirationSeconds": 0},
+        [
+            "args.nodeMetricExpirationSeconds: Invalid value: 0: nodeMetricExpiredSeconds should be a positive value"
+        ],
+    ),
+    (
+        "negative nodeMetricExpirationSeconds",
+        {"nodeMetricExpirationSeconds": -1},
+        [
+            "args.nodeMetricExpirationSeconds: Invalid value: -1: nodeMetricExpiredSeconds should be a positive value"
+        ],
+    ),
+    (
+        "valid resource weights",
+        {"resourceWeights": {"cpu": 1, "memory": 1}, "estimatedScalingFactors": {"cpu": 85, "memory": 70}},
+        [],
+    ),
+    (
+        "resource weight zero",
+        {"resourceWeights": {"cpu": 0}, "estimatedScalingFactors": {"cpu": 85}},
+        [
+            "args.resourceWeights.cpu: Invalid value: 0: resource Weight of cpu should be a positive value, got 0"
+        ],
+    ),
+    (
+        "resource weight exceeds 100",
+        {"resourceWeights": {"cpu": 101}, "estimatedScalingFactors": {"cpu": 85}},
+        [
+            "args.resourceWeights.cpu: Invalid value: 101: resource Weight of cpu should be less than 100, got 101"
+        ],
+    ),
+    (
+        "dominantResourceWeight negative",
+        {"dominantResourceWeight": -1},
+        [
+            "args.dominantResourceWeight: Invalid value: -1: dominantResourceWeight should not be a negative value"
+        ],
+    ),
+    (
+        "dominantResourceWeight exceeds 100",
+        {"dominantResourceWeight": 101},
+        ["args.dominantResourceWeight: Invalid value: 101: dominantResourceWeight should be less than 100"],
+    ),
+    ("valid dominantResourceWeight boundary", {"dominantResourceWeight": 100}, []),
+    (
+        "usageThreshold negative",
+        {"usageThresholds": {"cpu": -1}},
+        [
+            "args.usageThresholds.cpu: Invalid value: -1: resource Threshold of cpu should be a positive value, got -1"
+        ],
+    ),
+    (
+        "usageThreshold exceeds 100",
+        {"usageThresholds": {"cpu": 101}},
+        [
+            "args.usageThresholds.cpu: Invalid value: 101: resource Threshold of cpu should be less than 100, got 101"
+        ],
+    ),
+    (
+        "estimatedScalingFactor zero",
+        {"estimatedScalingFactors": {"cpu": 0}},
+        [
+            "args.estimatedScalingFactors.cpu: Invalid value: 0: estimated resource ScalingFactor of cpu should be "
+            "a positive value, got 0"
+        ],
+    ),
+    (
+        "estimatedScalingFactor exceeds 100",
+        {"estimatedScalingFactors": {"cpu": 101}},
+        [
+            "args.estimatedScalingFactors.cpu: Invalid value: 101: estimated resource ScalingFactor of cpu should "
+            "be less than 100, got 101"
+        ],
+    ),
+    # The Go case gives internal args {cpu: 1} / {} and expects an error; written by a user, the empty map
+    # gets cpu 85 and memory 70 from SetDefaults_LoadAwareSchedulingArgs first, so cpu is found.
+    (
+        "resourceWeight missing estimatedScalingFactor (cpu is defaulted)",
+        {"resourceWeights": {"cpu": 1}, "estimatedScalingFactors": {}},
+        [],
+    ),
+    (
+        "resourceWeight missing estimatedScalingFactor (a resource without a default)",
+        {"resourceWeights": {"nvidia.com/gpu": 1}, "estimatedScalingFactors": {}},
+        [
+            'args.estimatedScalingFactors: Not found: "nvidia.com/gpu" (every resource in resourceWeights needs an '
+            "estimated scaling factor)"
+        ],
+    ),
+    (
+        "valid aggregated args",
+        {
+            "aggregated": {
+                "usageAggregationType": "p95",
+                "usageAggregatedDuration": "1m",
+                "scoreAggregationType": "p90",
+                "scoreAggregatedDuration": "1m",
+            }
+        },
+        [],
+    ),
+    (
+        "invalid aggregation type",
+        {"aggregated": {"usageAggregationType": "invalid"}},
+        [
+            'args.aggregated.usageAggregationType: Invalid value: "invalid": supported values: "avg", "p50", '
+            '"p90", "p95", "p99"'
+        ],
+    ),
+    (
+        "negative aggregated duration",
+        {"aggregated": {"usageAggregatedDuration": "-1m"}},
+        ['args.aggregated.usageAggregatedDuration: Invalid value: "-1m": duration must be >= 0'],
+    ),
+]
+
+# Same file, TestValidateElasticQuotaArgs.
+ELASTICQUOTA_CASES: list[Case] = [
+    ("empty args", {}, []),
+    ("valid defaultQuotaGroupMax", {"defaultQuotaGroupMax": {"cpu": "10", "memory": "20Gi"}}, []),
+    (
+        "negative defaultQuotaGroupMax",
+        {"defaultQuotaGroupMax": {"cpu": "-1"}},
+        [
+            'args.defaultQuotaGroupMax.cpu: Invalid value: "-1": elasticQuotaArgs error, defaultQuotaGroupMax '
+            "should be a positive value, resourceName:cpu"
+        ],
+    ),
+    (
+        "negative systemQuotaGroupMax",
+        {"systemQuotaGroupMax": {"memory": "-1Gi"}},
+        [
+            'args.systemQuotaGroupMax.memory: Invalid value: "-1Gi": elasticQuotaArgs error, systemQuotaGroupMax '
+            "should be a positive value, resourceName:memory"
+        ],
+    ),
+    (
+        "negative delayEvictTime",
+        {"delayEvictTime": "-1s"},
+        [
+            'args.delayEvictTime: Invalid value: "-1s": elasticQuotaArgs error, DelayEvictTime should be a positive value'
+        ],
+    ),
+    (
+        "negative revokePodInterval",
+        {"revokePodInterval": "-1s"},
+        [
+            'args.revokePodInterval: Invalid value: "-1s": elasticQuotaArgs error, RevokePodCycle should be a positive value'
+        ],
+    ),
+    ("valid durations", {"delayEvictTime": "1m", "revokePodInterval": "1s"}, []),
+]
+
+# Same file, TestValidateCoschedulingArgs.
+COSCHEDULING_CASES: list[Case] = [
+    ("valid args", {"defaultTimeout": "10m", "controllerWorkers": 1}, []),
+    (
+        "negative defaultTimeout",
+        {"defaultTimeout": "-1s", "controllerWorkers": 1},
+        ['args.defaultTimeout: Invalid value: "-1s": coeSchedulingArgs DefaultTimeoutSeconds invalid'],
+    ),
+    (
+        "controllerWorkers zero",
+        {"controllerWorkers": 0},
+        ["args.controllerWorkers: Invalid value: 0: coeSchedulingArgs ControllerWorkers invalid"],
+    ),
+    (
+        "controllerWorkers negative",
+        {"controllerWorkers": -1},
+        ["args.controllerWorkers: Invalid value: -1: coeSchedulingArgs ControllerWorkers invalid"],
+    ),
+]
+
+# Same file, TestValidateDeviceShareArgs. The Go test calls the validation function alone, whose strategy
+# may lack a type; the plugin's constructor then finds no scorer for "" (deviceshare/plugin.go New), so a
+# strategy as the test writes it stops koord-scheduler - these cases name the type.
+DEVICESHARE_CASES: list[Case] = [
+    ("nil scoring strategy (defaulted)", {}, []),
+    (
+        "valid scoring strategy",
+        {
+            "scoringStrategy": {
+                "type": "LeastAllocated",
+                "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 100}],
+            }
+        },
+        [],
+    ),
+    (
+        "resource weight zero",
+        {"scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 0}]}},
+        [
+            "args.scoringStrategy.resources[0].weight: Invalid value: 0: resource weight of cpu not in valid range (0, 100]"
+        ],
+    ),
+    (
+        "resource weight exceeds 100",
+        {"scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 101}]}},
+        [
+            "args.scoringStrategy.resources[0].weight: Invalid value: 101: resource weight of cpu not in valid "
+            "range (0, 100]"
+        ],
+    ),
+    (
+        "the Go test's strategy without a type",
+        {"scoringStrategy": {"resources": [{"name": "cpu", "weight": 1}]}},
+        [
+            'args.scoringStrategy.type: Invalid value: "": scoring strategy  is not supported (supported: '
+            '"LeastAllocated", "MostAllocated")'
+        ],
+    ),
+]
+
+# Same file, TestValidateReservationArgs: the cases v1.8.0 and main agree on.
+RESERVATION_CASES: list[Case] = [
+    (
+        "valid defaults",
+        {
+            "minCandidateNodesPercentage": 10,
+            "minCandidateNodesAbsolute": 100,
+            "gcDurationSeconds": 86400,
+            "gcIntervalSeconds": 60,
+            "resyncIntervalSeconds": 60,
+        },
+        [],
+    ),
+    (
+        "zero values are valid",
+        {
+            "minCandidateNodesPercentage": 0,
+            "minCandidateNodesAbsolute": 0,
+            "gcDurationSeconds": 0,
+            "gcIntervalSeconds": 0,
+            "resyncIntervalSeconds": 0,
+        },
+        [],
+    ),
+    (
+        "minCandidateNodesPercentage negative",
+        {"minCandidateNodesPercentage": -1},
+        ["args.minCandidateNodesPercentage: Invalid value: -1: must be in the range [0, 100]"],
+    ),
+    (
+        "minCandidateNodesPercentage exceeds 100",
+        {"minCandidateNodesPercentage": 101},
+        ["args.minCandidateNodesPercentage: Invalid value: 101: must be in the range [0, 100]"],
+    ),
+    (
+        "minCandidateNodesAbsolute negative",
+        {"minCandidateNodesAbsolute": -1},
+        ["args.minCandidateNodesAbsolute: Invalid value: -1: must be non-negative"],
+    ),
+    (
+        "gcDurationSeconds negative",
+        {"gcDurationSeconds": -1},
+        ["args.gcDurationSeconds: Invalid value: -1: must be non-negative"],
+    ),
+    (
+        "gcIntervalSeconds negative",
+        {"gcIntervalSeconds": -1},
+        ["args.gcIntervalSeconds: Invalid value: -1: must be non-negative"],
+    ),
+    (
+        "resyncIntervalSeconds negative",
+        {"resyncIntervalSeconds": -1},
+        ["args.resyncIntervalSeconds: Invalid value: -1: must be non-negative"],
+    ),
+]
+
+# Same file, TestValidateReservationArgs, the ignoredResources / ignoredResourceGroups cases (PR #3067, after
+# v1.8.0): main's verdict, then v1.8.0's - every one refused as an unknown field.
+RESERVATION_MAIN_ONLY_CASES: list[tuple[str, dict[str, Any], bool]] = [
+    (
+        "valid ignoredResourceGroups",
+        {"ignoredResources": ["example.com/gpu"], "ignoredResourceGroups": ["example.com"]},
+        False,
+    ),
+    ("ignoredResourceGroups contains slash", {"ignoredResourceGroups": ["example.com/invalid"]}, True),
+    ("ignoredResources with invalid label name", {"ignoredResources": ["-invalid/gpu"]}, True),
+    ("ignoredResourceGroups with invalid label name", {"ignoredResourceGroups": ["-invalid"]}, True),
+    (
+        "empty ignoredResources and ignoredResourceGroups",
+        {"ignoredResources": [], "ignoredResourceGroups": []},
+        False,
+    ),
+    ("native resource cpu rejected from ignoredResources", {"ignoredResources": ["cpu"]}, True),
+    ("native resource memory rejected from ignoredResources", {"ignoredResources": ["memory"]}, True),
+    ("native resource pods rejected from ignoredResources", {"ignoredResources": ["pods"]}, True),
+    ("native resource ephemeral-storage rejected", {"ignoredResources": ["ephemeral-storage"]}, True),
+    ("hugepages-2Mi rejected from ignoredResources", {"ignoredResources": ["hugepages-2Mi"]}, True),
+    ("kubernetes.io-prefixed name rejected", {"ignoredResources": ["kubernetes.io/gpu"]}, True),
+    ("kubernetes.io rejected as ignoredResourceGroup", {"ignoredResourceGroups": ["kubernetes.io"]}, True),
+]
+
+# Same file, TestValidateNodeNUMAResourceArgs. validStrategy there has no type (see DeviceShare above): here
+# it is LeastAllocated. The two "nil strategy" cases cannot be written: an omitted or null strategy is
+# defaulted before validation, so a user's args never reach the Required error.
+VALID_STRATEGY = {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 1}]}
+NUMA_CASES: list[Case] = [
+    (
+        "valid args with empty bind policy",
+        {
+            "defaultCPUBindPolicy": "",
+            "scoringStrategy": VALID_STRATEGY,
+            "numaScoringStrategy": VALID_STRATEGY,
+        },
+        [],
+    ),
+    (
+        "valid FullPCPUs bind policy",
+        {
+            "defaultCPUBindPolicy": "FullPCPUs",
+            "scoringStrategy": VALID_STRATEGY,
+            "numaScoringStrategy": VALID_STRATEGY,
+        },
+        [],
+    ),
+    (
+        "valid SpreadByPCPUs bind policy",
+        {
+            "defaultCPUBindPolicy": "SpreadByPCPUs",
+            "scoringStrategy": VALID_STRATEGY,
+            "numaScoringStrategy": VALID_STRATEGY,
+        },
+        [],
+    ),
+    (
+        "invalid CPU bind policy",
+        {
+            "defaultCPUBindPolicy": "InvalidPolicy",
+            "scoringStrategy": VALID_STRATEGY,
+            "numaScoringStrategy": VALID_STRATEGY,
+        },
+        [
+            'args.defaultCPUBindPolicy: Invalid value: "InvalidPolicy": must specified CPU bind policy FullPCPUs or SpreadByPCPUs'
+        ],
+    ),
+    ("nil ScoringStrategy (defaulted)", {"scoringStrategy": None, "numaScoringStrategy": VALID_STRATEGY}, []),
+    ("nil NUMAScoringStrategy (defaulted)", {"scoringStrategy": VALID_STRATEGY}, []),
+    (
+        "invalid resource weight in ScoringStrategy",
+        {
+            "scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "cpu", "weight": 0}]},
+            "numaScoringStrategy": VALID_STRATEGY,
+        },
+        [
+            "args.scoringStrategy.resources[0].weight: Invalid value: 0: resource weight of cpu not in valid range (0, 100]"
+        ],
+    ),
+]
+
+# Same file, TestValidateSchedulingHintArgs.
+SCHEDULINGHINT_CASES: list[Case] = [
+    ("valid maxHintNodes", {"maxHintNodes": 100}, []),
+    ("maxHintNodes one", {"maxHintNodes": 1}, []),
+    (
+        "maxHintNodes zero",
+        {"maxHintNodes": 0},
+        ["args.maxHintNodes: Invalid value: 0: must be a positive value"],
+    ),
+    (
+        "maxHintNodes negative",
+        {"maxHintNodes": -1},
+        ["args.maxHintNodes: Invalid value: -1: must be a positive value"],
+    ),
+]
+
+TABLES = {
+    "LoadAwareSchedulingArgs": LOADAWARE_CASES,
+    "ElasticQuotaArgs": ELASTICQUOTA_CASES,
+    "CoschedulingArgs": COSCHEDULING_CASES,
+    "DeviceShareArgs": DEVICESHARE_CASES,
+    "ReservationArgs": RESERVATION_CASES,
+    "NodeNUMAResourceArgs": NUMA_CASES,
+    "SchedulingHintArgs": SCHEDULINGHINT_CASES,
+}
+CASES = [(kind, *case) for kind, cases in TABLES.items() for case in cases]
+
+
+@pytest.mark.parametrize(("kind", "name", "args", "expected"), CASES, ids=[f"{c[0]}: {c[1]}" for c in CASES])
+def test_upstream_case(kind: str, name: str, args: dict[str, Any], expected: list[str]) -> None:
+    assert errors(kind, args) == expected, name
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "main_refuses"),
+    RESERVATION_MAIN_ONLY_CASES,
+    ids=[c[0] for c in RESERVATION_MAIN_ONLY_CASES],
+)
+def test_fields_after_v1_8_are_unknown_to_v1_8(name: str, args: dict[str, Any], main_refuses: bool) -> None:
+    """v1.8.0's strict decoder refuses these fields whatever main's rules say (main refuses
+    ``main_refuses`` of them); a note per field says a newer build knows it."""
+    findings, _ = run("ReservationArgs", args)
+    assert [str(f) for f in findings if f.severity == "error"] == [
+        f'args.{field}: Forbidden: unknown field "{field}"' for field in args
+    ], (name, main_refuses)
+    notes = [f for f in findings if f.severity == "info"]
+    assert [f.path for f in notes] == [f"args.{field}" for field in args]
+    assert all("after v1.8.0" in f.message and "#3067" in f.message for f in notes)
+
+
+def test_reservation_selector_index_is_main_only_too() -> None:
+    """reservationSelectorIndex: Koordinator PR #3009 (main, after v1.8.0)."""
+    findings, _ = run("ReservationArgs", {"reservationSelectorIndex": {"enabled": True, "keys": ["tenant"]}})
+    assert [(f.severity, f.rule) for f in findings] == [
+        ("error", "schema.unknown-field"),
+        ("info", "koord.newer-field"),
+    ]
+    assert "#3009" in findings[1].message
