@@ -183,21 +183,28 @@ class Reflector:
             except ApiError as error:
                 if error.status == 410:
                     need_list = True
-                    await self._wait(f"{error}, relisting", None)
+                    await self._wait(f"{error}, relisting", None, error)
                 else:
-                    await self._wait(str(error), error.retry_after)
+                    await self._wait(str(error), error.retry_after, error)
             except (aiohttp.ClientError, TimeoutError, ProtocolError, OSError, ValueError) as error:
-                await self._wait(f"{type(error).__name__}: {error}", None)
+                await self._wait(_describe(error), None, error)
             except Exception as error:
                 # A bug must not silently end the feed while /readyz keeps saying ok.
                 log.exception("list/watch loop failed", extra={"kind": self.kind})
-                await self._wait(f"{type(error).__name__}: {error}", None)
+                await self._wait(_describe(error), None, error)
 
-    async def _wait(self, why: str, at_least: float | None) -> None:
+    async def _wait(self, why: str, at_least: float | None, error: BaseException | None = None) -> None:
         delay = max(self._backoff.next_delay(), at_least or 0.0)
+        base_url = getattr(self.client, "base_url", "")
         log.warning(
             "list/watch problem, retrying",
-            extra={"kind": self.kind, "error": why, "retry_in_s": round(delay, 3)},
+            extra={
+                "kind": self.kind,
+                "url": f"{base_url}{self.path}",
+                "error": why,
+                "check": what_to_check(error, self.kind),
+                "retry_in_s": round(delay, 3),
+            },
         )
         await self.clock.sleep(delay)
 
@@ -354,3 +361,32 @@ class Reflector:
             for event_type, count in counts.items():
                 self.metrics.watch_events.labels(self.kind, event_type).inc(count)
         counts.clear()
+
+
+def _describe(error: BaseException) -> str:
+    """The error's type and text; a bare timeout says what it was."""
+    text = str(error) or ("no answer in time" if isinstance(error, TimeoutError) else "")
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def what_to_check(error: BaseException | None, kind: str) -> str:
+    """What an operator should look at for this failure, in one line."""
+    if isinstance(error, ApiError):
+        if error.status == 401:
+            return "the credentials: the apiserver does not accept this token or client certificate"
+        if error.status == 403:
+            return f"RBAC: this identity needs get, list and watch on {kind} (kubectl auth can-i list {kind} --as=...)"
+        if error.status == 404:
+            return "the server address: something answers there, but not a Kubernetes apiserver with this API"
+        if error.status == 410:
+            return "nothing: the watch history was compacted and a relist follows"
+        return "the apiserver's health and logs: it answered with an error"
+    if isinstance(error, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):
+        return "the CA: the apiserver's certificate is not trusted by the kubeconfig's or the ServiceAccount's CA"
+    if isinstance(error, TimeoutError):  # before OSError, its base class
+        return "that the apiserver is up and reachable: the connection or the answer timed out"
+    if isinstance(error, aiohttp.ClientConnectorError | OSError):
+        return (
+            "the server address and the path to it: DNS, routes, NetworkPolicy egress, the apiserver running"
+        )
+    return "the apiserver's logs and this server's logs above"
