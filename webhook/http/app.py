@@ -29,6 +29,7 @@ from limitguard.extender.verbs import (
     prioritize_reply,
 )
 from limitguard.http.endpoint import Endpoint, add_endpoint
+from limitguard.http.limits import BodyBudget, ServingLimits
 from limitguard.http.logs import log_event
 from limitguard.http.metrics import FAIL_OPEN_REASONS, Metrics
 from limitguard.state.store import ClusterState
@@ -54,6 +55,7 @@ class ServerSettings:
     body_timeout_seconds: float = DEFAULT_BODY_TIMEOUT_SECONDS
     extender_max_body_bytes: int = DEFAULT_EXTENDER_MAX_BODY_BYTES
     extender_prefix: str = DEFAULT_PREFIX
+    limits: ServingLimits = field(default_factory=ServingLimits)  # connections, deadlines, bodies in flight
 
 
 @dataclass
@@ -193,18 +195,19 @@ def create_app(services: Services) -> web.Application:
     app = web.Application()  # bodies are read by each endpoint, with its own limit
     app[SERVICES] = services
     timeout = services.settings.body_timeout_seconds
+    budget = BodyBudget(services.settings.limits)  # one for every route: the bytes are the process's
     for name, handler in services.handlers.items():
-        add_endpoint(app, f"/{name}", admission_endpoint(name, handler, services), timeout)
+        add_endpoint(app, f"/{name}", admission_endpoint(name, handler, services), timeout, budget)
     if services.leader_handler is not None:
         leader = admission_endpoint(
             "leader", services.leader_handler, services, lambda review, response: encode_decision(response)
         )
-        add_endpoint(app, LEADER_PATH, leader, timeout)
+        add_endpoint(app, LEADER_PATH, leader, timeout, budget)
     extender_config = services.extender_config or ExtenderConfig(services.config.scorers)
     extender = Extender(services.state, services.config, extender_config)
     prefix = "/" + services.settings.extender_prefix.strip("/")
     for verb in VERBS:
-        add_endpoint(app, f"{prefix}/{verb}", extender_endpoint(verb, extender, services), timeout)
+        add_endpoint(app, f"{prefix}/{verb}", extender_endpoint(verb, extender, services), timeout, budget)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics_endpoint)

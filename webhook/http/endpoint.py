@@ -3,6 +3,8 @@
 Admission and extender endpoints differ only in their protocol (an `Endpoint`'s functions); the
 transport rules are the same for all of them and live here once:
 - a body over its limit is 413, slower than the body timeout 408, undecodable 400 - each a JSON error;
+- a body being received counts in the server's `BodyBudget` (limitguard.http.limits): 503 when its
+  peer, or the server, holds too many bytes in flight already;
 - a bug in the answering code never becomes a 500 that could block the cluster: it is logged and
   answered by the endpoint's fail-open answer;
 - every answer is timed and handed to the endpoint's observer (metrics, logs).
@@ -21,15 +23,12 @@ from typing import Any, Generic, TypeVar
 import orjson
 from aiohttp import web
 from limitguard.errors import LimitguardError, StatusError
+from limitguard.http.limits import BodyBudget, BodyError, Reservation
 
 log = logging.getLogger(__name__)
 
 Request = TypeVar("Request")
 Answer = TypeVar("Answer")
-
-
-class BodyError(StatusError):
-    """A body that cannot be read within the limits (413, 408)."""
 
 
 @dataclass(frozen=True)
@@ -60,42 +59,75 @@ def json_error(status: int, message: str) -> web.Response:
     )
 
 
-async def _read(request: web.Request, limit: int) -> bytes:
-    if request.content_length is not None and request.content_length > limit:
-        raise BodyError(413, f"body of {request.content_length} bytes exceeds the limit of {limit} bytes")
-    chunks: list[bytes] = []
-    size = 0
+def _too_large(length: int, limit: int) -> BodyError:
+    return BodyError(413, f"body of {length} bytes exceeds the limit of {limit} bytes")
+
+
+async def _read(
+    request: web.Request, limit: int, budget: BodyBudget | None, held: Reservation | None
+) -> bytes:
+    """The body, counted in *budget* as it arrives: its declared length up front, chunked ones as they grow.
+
+    One buffer grows in place (no list of chunks and a join: one copy of the body, not two)."""
+    length = request.content_length
+    if budget is not None and held is not None and length is not None:
+        budget.grow(held, length)
+    body = bytearray()
     async for chunk in request.content.iter_chunked(1 << 16):  # also bounds chunked bodies
-        size += len(chunk)
+        size = len(body) + len(chunk)
         if size > limit:
             raise BodyError(413, f"body exceeds the limit of {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+        if budget is not None and held is not None and (length is None or size > length):
+            budget.grow(held, size)
+        body += chunk
+    return body  # orjson and every decoder read a bytearray as they read bytes
 
 
-async def read_body(request: web.Request, limit: int, timeout: float) -> bytes:
-    """The whole body, or BodyError: 413 past *limit* bytes, 408 when slower than *timeout* seconds."""
+async def read_body(
+    request: web.Request, limit: int, timeout: float, budget: BodyBudget | None = None
+) -> bytes:
+    """The whole body, or BodyError: 413 past *limit* bytes, 408 when slower than *timeout* seconds,
+    503 when *budget* has no room for it (or gave its room to a smaller holder meanwhile)."""
+    if request.content_length is not None and request.content_length > limit:
+        raise _too_large(request.content_length, limit)
     if request.content.is_eof():
         # Already received in full (the usual case for an admission review): nothing to wait for,
-        # so no timer, no task (wait_for wraps its coroutine in one) and no chunk iterator.
-        if request.content_length is not None and request.content_length > limit:
-            raise BodyError(413, f"body of {request.content_length} bytes exceeds the limit of {limit} bytes")
+        # so no timer, no task and no chunk iterator; the bytes are held already, by aiohttp.
         body = request.content.read_nowait()
         if len(body) > limit:
             raise BodyError(413, f"body exceeds the limit of {limit} bytes")
         return body
+    loop = asyncio.get_running_loop()
+    evicted: asyncio.Future[None] = loop.create_future()
+    held = None
+    if budget is not None:
+        held = budget.open(request.remote or "", lambda: evicted.done() or evicted.set_result(None))
+    reader = loop.create_task(_read(request, limit, budget, held))
     try:
-        return await asyncio.wait_for(_read(request, limit), timeout)
-    except TimeoutError:
-        raise BodyError(408, f"body not received within {timeout:g}s") from None
+        done, _ = await asyncio.wait((reader, evicted), timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        if reader in done:
+            return reader.result()
+        if evicted.done():
+            raise BodyError(503, "body dropped to make room for other clients' requests; retry later")
+        raise BodyError(408, f"body not received within {timeout:g}s")
+    finally:
+        if not reader.done():
+            reader.cancel()  # its buffer goes with it
+        if budget is not None and held is not None:
+            budget.close(held)
 
 
-def _refused(endpoint: Endpoint[Any, Any], status: int, message: str) -> web.Response:
+def _refused(endpoint: Endpoint[Any, Any], status: int, message: str, close: bool = False) -> web.Response:
     endpoint.rejected(status)
-    return json_error(status, message)
+    response = json_error(status, message)
+    if close:  # the rest of an unread body is not worth waiting for
+        response.force_close()
+    return response
 
 
-def endpoint_handler(endpoint: Endpoint[Any, Any], body_timeout: float) -> Handler:
+def endpoint_handler(
+    endpoint: Endpoint[Any, Any], body_timeout: float, budget: BodyBudget | None = None
+) -> Handler:
     """The aiohttp handler of one Endpoint: the one transport every POST route shares.
 
     A plain route handler, not an aiohttp middleware: a middleware runs its wrapper chain (and
@@ -118,7 +150,9 @@ def endpoint_handler(endpoint: Endpoint[Any, Any], body_timeout: float) -> Handl
                 endpoint, 400, f"expected Content-Type application/json, got {request.content_type!r}"
             )
         try:
-            decoded = decode(await read_body(request, limit, body_timeout))
+            decoded = decode(await read_body(request, limit, body_timeout, budget))
+        except BodyError as error:
+            return _refused(endpoint, error.status, error.message, close=True)
         except StatusError as error:
             return _refused(endpoint, error.status, error.message)
         except LimitguardError as error:
@@ -138,5 +172,11 @@ def endpoint_handler(endpoint: Endpoint[Any, Any], body_timeout: float) -> Handl
     return serve
 
 
-def add_endpoint(app: web.Application, path: str, endpoint: Endpoint[Any, Any], body_timeout: float) -> None:
-    app.router.add_post(path, endpoint_handler(endpoint, body_timeout))
+def add_endpoint(
+    app: web.Application,
+    path: str,
+    endpoint: Endpoint[Any, Any],
+    body_timeout: float,
+    budget: BodyBudget | None = None,
+) -> None:
+    app.router.add_post(path, endpoint_handler(endpoint, body_timeout, budget))

@@ -20,6 +20,7 @@ from limitguard.certs import generate as certs
 from limitguard.cli.serve import build_services
 from limitguard.core.config import Config
 from limitguard.http.app import ServerSettings, Services, create_app
+from limitguard.http.limits import LimitedSite
 from limitguard.http.tls import CertificateReloader, server_context
 from limitguard.state.store import ClusterState
 
@@ -68,7 +69,9 @@ async def serving(
     runner = web.AppRunner(create_app(services), access_log=None)
     await runner.setup()
     try:
-        site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=context, backlog=backlog)
+        site = LimitedSite(
+            runner, "127.0.0.1", 0, limits=services.settings.limits, ssl_context=context, backlog=backlog
+        )
         await site.start()
         if reloader is not None:
             reloader.start()

@@ -1,0 +1,335 @@
+"""What any client can make the server hold: connections, time before a request, body bytes.
+
+Anyone on the pod network can open a TLS connection and trickle bytes. Each open connection costs
+tens of kilobytes (TLS buffers, the protocol's state) and each body in flight up to its route's
+limit, so every one of them is bounded here, by time and by count, per peer address and in total:
+
+- **header deadline**: a connection must finish the TLS handshake, and a request's line and headers
+  must arrive, within `header_timeout_seconds` of the connection opening (first request) or of the
+  request's first byte (later ones). aiohttp has no such option; `BoundedRequestHandler` adds it.
+- **idle timeout**: a keep-alive connection with no request is closed after `idle_timeout_seconds`
+  (aiohttp's keep-alive timer). It is longer than the clients' own idle timeout (Go's HTTP client,
+  which the apiserver and kube-scheduler use, drops idle connections after 90 s), so the client,
+  not the server, closes idle connections, and a POST never races a server-side close.
+- **connections**: at most `max_connections_per_peer` from one address and `max_connections` in
+  all. Past the total, a new connection displaces the oldest connection that is waiting for a
+  request (idle or still sending headers) of the peer holding the most connections, when that
+  peer holds more than the newcomer's; otherwise the newcomer is closed.
+- **body bytes in flight**: `BodyBudget` counts the bytes of bodies being received, per peer and
+  in total, with the same rule: past the total, the largest holder yields to a smaller one.
+
+The displacement rule is max-min fairness: a peer that holds no more than its even share of the
+total is never displaced, so no number of other clients can lock out the apiserver, whose own
+addresses are few and whose requests are small and quick.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
+from limitguard.errors import StatusError
+
+# Go's net/http.DefaultTransport IdleConnTimeout, which k8s.io/apimachinery's SetTransportDefaults keeps
+# for the apiserver's webhook client and kube-scheduler's extender client.
+CLIENT_IDLE_TIMEOUT_SECONDS = 90.0
+HEADERS_END = b"\r\n\r\n"
+
+CallLater = Callable[[float, Callable[[], None]], asyncio.TimerHandle]
+
+
+@dataclass(frozen=True)
+class ServingLimits:
+    """The bounds of docs/configuration.md (`serve` flags), with the reasons for each default there."""
+
+    header_timeout_seconds: float = 10.0
+    idle_timeout_seconds: float = CLIENT_IDLE_TIMEOUT_SECONDS + 30.0
+    # One apiserver holds one HTTP/1.1 connection per concurrent webhook call, at most its
+    # in-flight limit (--max-requests-inflight 400 + --max-mutating-requests-inflight 200).
+    max_connections_per_peer: int = 1024
+    max_connections: int = 4096
+    max_body_bytes_per_peer: int = 96 * 1024 * 1024  # a full-NodeList extender body (docs/extender.md)
+    max_body_bytes: int = 192 * 1024 * 1024
+
+
+class BodyError(StatusError):
+    """A body that cannot be read within the limits: 413 too large, 408 too slow, 503 no room now."""
+
+
+# -- connections -------------------------------------------------------------------------------------
+
+
+class PeerConnections:
+    """Open connections by peer address, oldest first, and which may be displaced."""
+
+    def __init__(self, limits: ServingLimits, call_later: CallLater | None = None) -> None:
+        self.limits = limits
+        self.call_later = call_later  # the header deadlines' timer (tests drive it); None: the loop's
+        self.by_peer: dict[str, dict[BoundedRequestHandler, None]] = {}
+        self.total = 0
+        self.refused = 0  # connections closed on arrival
+        self.displaced = 0  # waiting connections closed to make room
+        self.timed_out = 0  # connections closed by the header deadline
+
+    def admit(self, handler: BoundedRequestHandler, peer: str) -> bool:
+        """Count *handler* in, displacing another when full; False: close it instead."""
+        held = self.by_peer.get(peer)
+        count = len(held) if held else 0
+        if count >= self.limits.max_connections_per_peer:
+            self.refused += 1
+            return False
+        if self.total >= self.limits.max_connections and not self._displace_for(peer, count):
+            self.refused += 1
+            return False
+        if held is None:
+            held = self.by_peer[peer] = {}
+        held[handler] = None
+        self.total += 1
+        return True
+
+    def _displace_for(self, peer: str, count: int) -> bool:
+        """Close the oldest waiting connection of the peer holding the most, when it holds more."""
+        ranked = sorted(self.by_peer.items(), key=lambda item: len(item[1]), reverse=True)
+        for other, handlers in ranked:
+            if len(handlers) <= count + 1:
+                return False
+            if other == peer:
+                continue
+            victim = next((handler for handler in handlers if handler.waiting), None)
+            if victim is not None:
+                self.displaced += 1
+                victim.abort()  # connection_lost -> release
+                return True
+        return False
+
+    def release(self, handler: BoundedRequestHandler, peer: str) -> None:
+        held = self.by_peer.get(peer)
+        if held is None or held.pop(handler, 0) is not None:
+            return
+        self.total -= 1
+        if not held:
+            del self.by_peer[peer]
+
+
+class BoundedRequestHandler(RequestHandler):
+    """aiohttp's connection protocol with a header deadline and a place in `PeerConnections`.
+
+    The deadline runs from the connection's opening (its first request) or a request's first byte
+    until the blank line that ends its headers. Whether the connection is between requests is
+    aiohttp's own state: its request loop waits on `_waiter` exactly then (aiohttp is pinned in
+    constraints.txt; tests/unit/http/test_limits.py fails if that changes).
+    """
+
+    __slots__ = (
+        "_call_later",
+        "_connections",
+        "_deadline",
+        "_header_timeout",
+        "_in_headers",
+        "_peer",
+        "_tail",
+    )
+
+    def __init__(self, manager: web.Server, connections: PeerConnections, **kwargs: Any) -> None:
+        limits = connections.limits
+        super().__init__(manager, keepalive_timeout=limits.idle_timeout_seconds, **kwargs)
+        self._connections = connections
+        self._peer: str | None = None
+        self._header_timeout = limits.header_timeout_seconds
+        self._call_later = connections.call_later or self._loop.call_later
+        self._deadline: asyncio.TimerHandle | None = None
+        self._in_headers = True  # a new connection is before its first request's headers
+        self._tail = b""
+
+    @property
+    def waiting(self) -> bool:
+        """Between requests: idle, or receiving a request's line and headers."""
+        waiter = self._waiter
+        return self._in_headers or (waiter is not None and not waiter.done())
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        peername = transport.get_extra_info("peername")
+        peer = str(peername[0]) if isinstance(peername, (tuple, list)) else str(peername)
+        if not self._connections.admit(self, peer):
+            transport.abort()  # before aiohttp knows it: nothing to undo
+            return
+        self._peer = peer
+        super().connection_made(transport)
+        self._deadline = self._call_later(self._header_timeout, self._header_deadline)
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        if self._peer is None:
+            return  # refused in connection_made
+        self._connections.release(self, self._peer)
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if not self._in_headers:
+            waiter = self._waiter
+            if waiter is None or waiter.done():
+                super().data_received(data)  # a body: the endpoint's body timeout bounds it
+                return
+            # the request loop waits for the next request: this is its first byte
+            self._in_headers = True
+            self._deadline = self._call_later(self._header_timeout, self._header_deadline)
+        seen = self._tail + data
+        if HEADERS_END in seen:
+            self._in_headers = False
+            self._tail = b""
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+        else:
+            self._tail = seen[-3:]
+        super().data_received(data)
+
+    def _header_deadline(self) -> None:
+        self._deadline = None
+        if self._in_headers:
+            self._connections.timed_out += 1
+            self.abort()
+
+    def abort(self) -> None:
+        """Drop the connection now: a TLS close would wait on a peer that may not read."""
+        transport = self.transport
+        if transport is not None:
+            transport.abort()
+
+
+class LimitedSite(web.BaseSite):
+    """aiohttp's TCPSite with `BoundedRequestHandler` connections and a TLS handshake deadline."""
+
+    __slots__ = ("_host", "_kwargs", "_port", "connections")
+
+    def __init__(
+        self,
+        runner: web.BaseRunner,
+        host: str,
+        port: int,
+        *,
+        limits: ServingLimits,
+        ssl_context: Any = None,
+        backlog: int = 128,
+        call_later: CallLater | None = None,
+        **handler_kwargs: Any,
+    ) -> None:
+        super().__init__(runner, ssl_context=ssl_context, backlog=backlog)
+        self._host, self._port = host, port
+        self.connections = PeerConnections(limits, call_later)
+        self._kwargs = handler_kwargs
+
+    @property
+    def name(self) -> str:
+        return f"https://{self._host}:{self._port}"
+
+    async def start(self) -> None:
+        await super().start()
+        loop = asyncio.get_running_loop()
+        server = self._runner.server
+        assert server is not None  # BaseSite checked: the runner is set up
+        connections, kwargs = self.connections, {"access_log": None, **self._kwargs}
+
+        def protocol() -> BoundedRequestHandler:
+            return BoundedRequestHandler(server, connections, loop=loop, **kwargs)
+
+        tls = (
+            {"ssl_handshake_timeout": connections.limits.header_timeout_seconds} if self._ssl_context else {}
+        )
+        self._server = await loop.create_server(
+            protocol,
+            self._host,
+            self._port,
+            ssl=self._ssl_context,
+            backlog=self._backlog,
+            reuse_address=True,
+            **tls,
+        )
+
+
+# -- body bytes --------------------------------------------------------------------------------------
+
+
+class Reservation:
+    """Body bytes one request holds; `evicted` is set when a smaller holder needed the room."""
+
+    __slots__ = ("_on_evict", "evicted", "peer", "size")
+
+    def __init__(self, peer: str, on_evict: Callable[[], None]) -> None:
+        self.peer = peer
+        self.size = 0
+        self.evicted = False
+        self._on_evict = on_evict
+
+    def evict(self) -> None:
+        self.evicted = True
+        self._on_evict()
+
+
+class BodyBudget:
+    """Bytes of request bodies being received, per peer and in total (ServingLimits)."""
+
+    def __init__(self, limits: ServingLimits) -> None:
+        self.per_peer_limit = limits.max_body_bytes_per_peer
+        self.limit = limits.max_body_bytes
+        self.by_peer: dict[str, dict[Reservation, None]] = {}
+        self.held_by_peer: dict[str, int] = {}
+        self.total = 0
+        self.refused = 0
+        self.evicted = 0
+
+    def open(self, peer: str, on_evict: Callable[[], None]) -> Reservation:
+        reservation = Reservation(peer, on_evict)
+        self.by_peer.setdefault(peer, {})[reservation] = None
+        self.held_by_peer.setdefault(peer, 0)
+        return reservation
+
+    def grow(self, reservation: Reservation, size: int) -> None:
+        """Hold *size* bytes in all for *reservation*, or BodyError (503) and hold no more."""
+        extra = size - reservation.size
+        if extra <= 0 or reservation.evicted:
+            return
+        peer = reservation.peer
+        held = self.held_by_peer[peer]
+        if held + extra > self.per_peer_limit:
+            self.refused += 1
+            raise BodyError(
+                503, f"too many body bytes in flight from {peer} (limit {self.per_peer_limit}); retry later"
+            )
+        while self.total + extra > self.limit:
+            if not self._evict_for(peer, held + extra):
+                self.refused += 1
+                raise BodyError(503, "too many body bytes in flight; retry later")
+        reservation.size = size
+        self.held_by_peer[peer] = held + extra
+        self.total += extra
+
+    def _evict_for(self, peer: str, wanted: int) -> bool:
+        """Evict the largest body of the peer holding the most bytes, when it holds more than *wanted*."""
+        other = max(self.held_by_peer, key=self.held_by_peer.__getitem__)
+        if other == peer or self.held_by_peer[other] <= wanted:
+            return False
+        victim = max(self.by_peer[other], key=lambda reservation: reservation.size)
+        self.close(victim)
+        self.evicted += 1
+        victim.evict()
+        return True
+
+    def close(self, reservation: Reservation) -> None:
+        """Return what *reservation* holds (once; again is a no-op)."""
+        held = self.by_peer.get(reservation.peer)
+        if held is None or held.pop(reservation, 0) is not None:
+            return
+        self.total -= reservation.size
+        remaining = self.held_by_peer[reservation.peer] - reservation.size
+        reservation.size = 0
+        if held:
+            self.held_by_peer[reservation.peer] = remaining
+        else:
+            del self.by_peer[reservation.peer], self.held_by_peer[reservation.peer]
