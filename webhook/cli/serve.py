@@ -27,6 +27,7 @@ from limitguard.core.config import Config, ConfigError
 from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
 from limitguard.http.app import ServerSettings, Services, create_app
 from limitguard.http.eventloop import EVENT_LOOPS, EventLoopError, loop_factory
+from limitguard.http.limits import LimitedSite, ServingLimits
 from limitguard.http.logs import configure as configure_logging
 from limitguard.http.metrics import Metrics
 from limitguard.http.metrics_http import create_metrics_app
@@ -54,6 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=ServerSettings.max_body_bytes,
         help="largest AdmissionReview body accepted, in bytes",
     )
+    add_limit_arguments(parser)
     parser.add_argument(
         "--event-loop",
         default="auto",
@@ -92,6 +94,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--peer-server-name",
         help="name the serving certificate carries (e.g. the Service's DNS name); default: the leader's IP",
     )
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """What any client can make the server hold (docs/configuration.md#connection-and-body-limits)."""
+    limits = parser.add_argument_group("connection and body limits")
+    defaults = ServingLimits()
+    for flag, field, kind, text in (
+        ("--header-timeout", "header_timeout_seconds", float, "seconds for TLS handshake + headers"),
+        ("--idle-timeout", "idle_timeout_seconds", float, "seconds an idle keep-alive connection stays"),
+        ("--max-connections-per-peer", "max_connections_per_peer", int, "open connections from one address"),
+        ("--max-connections", "max_connections", int, "open connections in all"),
+        ("--max-body-bytes-per-peer", "max_body_bytes_per_peer", int, "body bytes in flight per address"),
+        ("--max-body-bytes-in-flight", "max_body_bytes", int, "body bytes in flight in all"),
+    ):
+        limits.add_argument(flag, dest=field, type=kind, default=getattr(defaults, field), help=text)
+
+
+def serving_limits(args: argparse.Namespace) -> ServingLimits:
+    return ServingLimits(**{name: getattr(args, name) for name in ServingLimits.__dataclass_fields__})
 
 
 def build_services(
@@ -184,7 +205,7 @@ async def start_serve(
     services = build_services(
         config,
         state,
-        ServerSettings(max_body_bytes=args.max_body_bytes),
+        ServerSettings(max_body_bytes=args.max_body_bytes, limits=serving_limits(args)),
         args.node_ratio_series_limit,
         cluster_version,
     )
@@ -210,7 +231,9 @@ async def start_serve(
     reloader = CertificateReloader(context, cert_file, key_file)
     runner = web.AppRunner(create_app(services), shutdown_timeout=SHUTDOWN_GRACE_SECONDS, access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, args.host, args.port, ssl_context=context, backlog=1024)
+    site = LimitedSite(
+        runner, args.host, args.port, limits=services.settings.limits, ssl_context=context, backlog=1024
+    )
     await site.start()
     port = runner.addresses[0][1] if args.port == 0 else args.port
     metrics_runner = None
