@@ -12,6 +12,12 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator
 from limitguard.core.config import Config, ConfigError, config_from_mapping
+from limitguard.core.paths import path_join
+from limitguard.core.ratios import RatioError, parse_ratio_percent
+
+RATIO_FIELD = "limitAware.defaultLimitToAllocatableRatio"
+RATIO_EXAMPLE = 'e.g. {cpu: 150, memory: "120%"}'
+RATIO_FORMS = f'accepted: an integer percent (150) or a percent string ("150%"), {RATIO_EXAMPLE}'
 
 SCHEMA_DIR = Path(str(resources.files("limitguard") / "_schemas"))
 
@@ -34,7 +40,15 @@ def parse_config(raw: Any) -> Config:
 
     findings = schedcfg_schemas.validate(schema_validator("limitguard-config.schema.json"), raw)
     if findings:
-        raise ConfigError([str(finding) if finding.path else f"<root>: {finding}" for finding in findings])
+        # A ratio the schema refuses is explained by the one ratio parser (the node annotation's),
+        # with the accepted forms, instead of "is not valid under any of the given schemas".
+        ratios = ratio_problems(raw)
+        raise ConfigError(
+            [
+                ratios.get(finding.path) or (str(finding) if finding.path else f"<root>: {finding}")
+                for finding in findings
+            ]
+        )
     validation = raw.get("schedulerConfigValidation") or {}
     try:
         # a configured release must be a supported one, with gates it accepts (a cluster's /version
@@ -53,6 +67,25 @@ def parse_config(raw: Any) -> Config:
     except ExtenderConfigError as error:
         raise ConfigError(error.problems) from None
     return dataclasses.replace(config, scorers=extender.scorers)
+
+
+def ratio_problems(raw: Any) -> dict[str, str]:
+    """Field path -> `path: what is wrong; the accepted forms` for each malformed ratio value."""
+    limit_aware = raw.get("limitAware") if isinstance(raw, dict) else None
+    if not isinstance(limit_aware, dict) or "defaultLimitToAllocatableRatio" not in limit_aware:
+        return {}
+    ratios = limit_aware["defaultLimitToAllocatableRatio"]
+    if not isinstance(ratios, dict):
+        return {RATIO_FIELD: f"{RATIO_FIELD}: expected a map of resource name to percent; {RATIO_FORMS}"}
+    problems = {}
+    for resource, value in ratios.items():
+        where = path_join(RATIO_FIELD, str(resource))
+        try:
+            parse_ratio_percent(value)
+        except RatioError as error:
+            forms = RATIO_EXAMPLE if "percent string" in str(error) else RATIO_FORMS
+            problems[where] = f"{where}: {error}; {forms}"
+    return problems
 
 
 def load_config(path: str | Path | None) -> Config:

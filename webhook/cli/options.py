@@ -23,6 +23,30 @@ class CommandError(LimitguardError):
     """A problem the user must fix; printed without a traceback, exit code 2."""
 
 
+def port_number(text: str) -> int:
+    """argparse type of a TCP port: without it 99999 would be accepted and bound as 99999 mod 65536."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number: use 1-65535") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"{value} is not a port number: use 1-65535 (TCP ports end at 65535)"
+        )
+    return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type of a count or a size that must be at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is too small: use 1 or more")
+    return value
+
+
 def add_config_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config",

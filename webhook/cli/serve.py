@@ -20,7 +20,7 @@ from limitguard.admission.validating import Validator
 from limitguard.certs import generate as certs
 from limitguard.cli.configfile import load_config
 from limitguard.cli.mounts import MountError, check_config_file, ensure_certificates
-from limitguard.cli.options import add_cluster_options, add_config_option
+from limitguard.cli.options import add_cluster_options, add_config_option, port_number, positive_int
 from limitguard.cli.replicas import Replica, identity_from_env, join_replica_set, peer_address
 from limitguard.clock import Clock
 from limitguard.core.config import Config, ConfigError
@@ -48,10 +48,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--cert-dir", default="certs", help="directory with tls.crt/tls.key (generated when absent)"
     )
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on")
-    parser.add_argument("--port", type=int, default=8443, help="HTTPS port")
+    parser.add_argument(
+        "--port", type=port_number, default=8443, help="HTTPS port, 1-65535 (0: any free port)"
+    )
     parser.add_argument(
         "--max-body-bytes",
-        type=int,
+        type=positive_int,
         default=ServerSettings.max_body_bytes,
         help="largest AdmissionReview body accepted, in bytes",
     )
@@ -67,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--metrics-port",
-        type=int,
+        type=port_number,
         default=0,
         help="also serve /metrics (only) on this plain-HTTP port; 0: metrics only on the HTTPS port",
     )
