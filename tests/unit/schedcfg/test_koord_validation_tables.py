@@ -393,6 +393,29 @@ SCHEDULINGHINT_CASES: list[Case] = [
     ),
 ]
 
+# koordinator-sh/koordinator pkg/scheduler/plugins/schedulinghint/scheduling_hint_test.go @ v1.8.0, the
+# table of its New test (the constructor runs ValidateSchedulingHintArgs); "wrong args type" is a kind the
+# decoder refuses for plugin SchedulingHint.
+SCHEDULINGHINT_NEW_CASES: list[Case] = [
+    ("valid args with default MaxHintNodes", {"maxHintNodes": 100}, []),
+    ("valid args with custom MaxHintNodes", {"maxHintNodes": 50}, []),
+    (
+        "wrong args type",
+        {"kind": "LoadAwareSchedulingArgs"},
+        ['args.kind: Unsupported value: "LoadAwareSchedulingArgs": supported values: "SchedulingHintArgs"'],
+    ),
+    (
+        "invalid args - MaxHintNodes is zero",
+        {"maxHintNodes": 0},
+        ["args.maxHintNodes: Invalid value: 0: must be a positive value"],
+    ),
+    (
+        "invalid args - MaxHintNodes is negative",
+        {"maxHintNodes": -1},
+        ["args.maxHintNodes: Invalid value: -1: must be a positive value"],
+    ),
+]
+
 TABLES = {
     "LoadAwareSchedulingArgs": LOADAWARE_CASES,
     "ElasticQuotaArgs": ELASTICQUOTA_CASES,
@@ -403,6 +426,7 @@ TABLES = {
     "SchedulingHintArgs": SCHEDULINGHINT_CASES,
 }
 CASES = [(kind, *case) for kind, cases in TABLES.items() for case in cases]
+CASES += [("SchedulingHintArgs", *case) for case in SCHEDULINGHINT_NEW_CASES]
 
 
 @pytest.mark.parametrize(("kind", "name", "args", "expected"), CASES, ids=[f"{c[0]}: {c[1]}" for c in CASES])
