@@ -1,4 +1,10 @@
-"""ConfigMaps carrying a KubeSchedulerConfiguration: validated on CREATE/UPDATE (SPEC 6)."""
+"""ConfigMaps carrying a KubeSchedulerConfiguration: validated on CREATE/UPDATE.
+
+The verdict is that of the scheduler that reads the ConfigMap: its ``limitguard.io/scheduler``
+annotation, else the server's ``schedulerConfigValidation.scheduler``, else detected from the plugins.
+When detection cannot tell, the errors are returned as warnings: denying on a guess could block a
+configuration its real scheduler accepts.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +16,14 @@ from limitguard.core.response import Response, allowed, warning
 from limitguard.schedcfg import configmap_verdict
 from limitguard.schedcfg.rules.gates import gate_problems
 from limitguard.schedcfg.rules.releases import DEFAULT_RELEASE, Release
+from limitguard.schedcfg.schedulers import AUTO
+from limitguard.schedcfg.validator import SCHEDULER_ANNOTATION
 
 UNPROCESSABLE = 422
+UNDETERMINED = (
+    f"limitguard: cannot tell which scheduler reads this; set annotation {SCHEDULER_ANNOTATION} "
+    "(errors only warned)"
+)
 _MAX_WARNINGS = 10
 
 
@@ -46,15 +58,21 @@ def scheduler_release(
     return Release(minor, kept, "; ".join(notes) or None), why
 
 
-def configmap_check(configmap: Mapping[str, Any], release: Release = DEFAULT_RELEASE) -> Response | None:
+def configmap_check(
+    configmap: Mapping[str, Any], release: Release = DEFAULT_RELEASE, scheduler: str = AUTO
+) -> Response | None:
     """None for ConfigMaps without a scheduler configuration (cheap); else the verdict."""
-    report = configmap_verdict(dict(configmap), release)
+    report = configmap_verdict(dict(configmap), release, scheduler)
     if report is None:
         return None
     notes = (warning(f"limitguard: {release.note}"),) if release.note else ()
-    warnings = notes + tuple(warning(f"limitguard: {finding}") for finding in report.warnings[:_MAX_WARNINGS])
-    if report.ok:
-        return allowed("valid-scheduler-config", *warnings)
+    guessed = not report.certain
+    undetermined = (warning(UNDETERMINED),) if guessed else ()
+    problems = report.findings if guessed else report.warnings
+    shown = [f for f in problems if f.severity != "info"][:_MAX_WARNINGS]
+    warnings = notes + undetermined + tuple(warning(f"limitguard: {finding}") for finding in shown)
+    if report.ok or guessed:
+        return allowed("valid-scheduler-config" if report.ok else "scheduler-undetermined", *warnings)
     metadata = configmap.get("metadata") if isinstance(configmap.get("metadata"), Mapping) else {}
     name = metadata.get("name", "")
     errors = "\n".join(f"* {finding}" for finding in report.errors)

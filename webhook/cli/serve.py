@@ -133,7 +133,11 @@ def build_services(
     )
     log.info("scheduler configurations are validated for Kubernetes " + release.name, extra={"because": why})
     handlers = {
-        "validate": Validator(state, config, functools.partial(configmap_check, release=release)),
+        "validate": Validator(
+            state,
+            config,
+            functools.partial(configmap_check, release=release, scheduler=config.scheduler_name),
+        ),
         "mutate": Mutator(state, config),
     }
     metrics = Metrics(state, config, node_ratio_series_limit)

@@ -1,9 +1,10 @@
 """``limitguard validate``: check scheduler configuration files before they reach a cluster.
 
 Exit codes: 0 all files valid (warnings allowed unless --strict), 1 at least one file invalid, 2 usage or
-I/O error (unreadable file, unsupported --kubernetes-version). The verdict is kube-scheduler's for the chosen
-release (--kubernetes-version, --feature-gates). Suitable as a pre-commit hook and a CI step; see
-docs/validator.md.
+I/O error (unreadable file, unsupported --kubernetes-version). The verdict is that of the scheduler that reads
+the file (--scheduler, detected by default): kube-scheduler of the chosen release (--kubernetes-version,
+--feature-gates), or koord-scheduler / the scheduler-plugins scheduler at the Kubernetes release they are
+built on. Suitable as a pre-commit hook and a CI step; see docs/validator.md.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from limitguard.core.kubeversion import DEFAULT_MINOR, supported_text
 from limitguard.schedcfg.documents import MAX_INPUT_BYTES
 from limitguard.schedcfg.report import Finding, Report
 from limitguard.schedcfg.rules.releases import KNOWN_GATES, Release, ReleaseError, release_for
+from limitguard.schedcfg.schedulers import AUTO, CHOICES
 from limitguard.schedcfg.validator import validate_text
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -47,6 +49,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"kube-scheduler release to validate for (default 1.{DEFAULT_MINOR}; supported: {supported_text()})",
     )
     parser.add_argument(
+        "--scheduler",
+        choices=CHOICES,
+        default=AUTO,
+        help="the scheduler that reads the file: its in-tree part's Kubernetes release, plugins and args "
+        "kinds apply (default auto: detected from the plugins only one project has; kube-scheduler's "
+        "release is --kubernetes-version)",
+    )
+    parser.add_argument(
         "--feature-gates",
         metavar="A=true,B=false",
         default="",
@@ -65,7 +75,7 @@ def _read(name: str) -> str:
     return data.decode("utf-8")
 
 
-def _load(name: str, release: Release) -> Report:
+def _load(name: str, release: Release, scheduler: str = AUTO) -> Report:
     source = "<stdin>" if name == "-" else name
     try:
         text = _read(name)
@@ -73,7 +83,7 @@ def _load(name: str, release: Release) -> Report:
         return Report(
             source, [Finding("error", "", f"file is not valid UTF-8 (byte {exc.start})", "input.encoding")]
         )
-    return validate_text(text, source=source, release=release)
+    return validate_text(text, source=source, release=release, scheduler=scheduler)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     io_errors: list[dict[str, str]] = []
     for name in args.files:
         try:
-            reports.append(_load(name, release))
+            reports.append(_load(name, release, getattr(args, "scheduler", AUTO)))
         except OSError as exc:
             io_errors.append({"file": name, "error": exc.strerror or str(exc)})
     strict = bool(getattr(args, "strict", False))
@@ -105,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         document: dict[str, Any] = {
             "valid": not io_errors and not any(failed(r) for r in reports),
             "kubernetesVersion": release.name,
+            "scheduler": getattr(args, "scheduler", AUTO),
             "files": [r.to_dict(strict=strict) for r in reports],
             "ioErrors": io_errors,
             "summary": {

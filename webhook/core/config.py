@@ -103,6 +103,8 @@ class Config:
     # ConfigMap webhook: kube-scheduler release to validate for (None: the cluster's /version, or the newest)
     scheduler_kubernetes_version: str | None = None
     scheduler_feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    # ConfigMap webhook: the scheduler that reads them, unless a ConfigMap's limitguard.io/scheduler says
+    scheduler_name: str = "auto"
 
 
 def defaults_problems(defaults: Mapping[str, Any], where: str) -> list[str]:
@@ -181,6 +183,7 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
         replicas=replicas,
         scheduler_kubernetes_version=(raw.get("schedulerConfigValidation") or {}).get("kubernetesVersion"),
         scheduler_feature_gates=dict((raw.get("schedulerConfigValidation") or {}).get("featureGates") or {}),
+        scheduler_name=(raw.get("schedulerConfigValidation") or {}).get("scheduler") or "auto",
     )
 
 

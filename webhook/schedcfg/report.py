@@ -128,12 +128,47 @@ def info(path: str, detail: str, rule: str, value: Any = MISSING) -> Finding:
     return Finding("info", path, detail, rule, value)
 
 
+@dataclass(frozen=True)
+class Reader:
+    """The scheduler one configuration of the input was judged for, and why (``path``: where it is)."""
+
+    path: str
+    scheduler: str
+    release: str | None
+    kubernetes: str
+    reason: str
+    certain: bool = True
+
+    def describe(self) -> str:
+        name = self.scheduler if self.release is None else f"{self.scheduler} {self.release}"
+        where = f"{self.path}: " if self.path else ""
+        guess = "" if self.certain else " (not certain)"
+        return f"{where}judged for {name} (Kubernetes {self.kubernetes}){guess}: {self.reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "scheduler": self.scheduler,
+            "release": self.release,
+            "kubernetesVersion": self.kubernetes,
+            "reason": self.reason,
+            "certain": self.certain,
+        }
+
+
 @dataclass
 class Report:
-    """All findings for one input (a file, stdin, or one ConfigMap)."""
+    """All findings for one input (a file, stdin, or one ConfigMap), and the scheduler each configuration
+    in it was judged for."""
 
     source: str = "<input>"
     findings: list[Finding] = field(default_factory=list)
+    readers: list[Reader] = field(default_factory=list)
+
+    @property
+    def certain(self) -> bool:
+        """False when the scheduler of some configuration was guessed."""
+        return all(reader.certain for reader in self.readers)
 
     @property
     def errors(self) -> list[Finding]:
@@ -169,11 +204,12 @@ class Report:
             "errors": [f.to_dict() for f in self.errors],
             "warnings": [f.to_dict() for f in self.warnings],
             "infos": [f.to_dict() for f in self.infos],
+            "schedulers": [r.to_dict() for r in self.readers],
         }
 
     def format(self, *, show_info: bool = False, strict: bool = False) -> str:
         """Text form: one line per finding (``file:line:col: severity: path: message``) and a summary."""
-        lines = []
+        lines = [f"{self.source}: {reader.describe()}" for reader in self.readers]
         for finding in self.findings:
             if finding.severity == "info" and not show_info:
                 continue

@@ -18,11 +18,12 @@ from . import schemas
 from .api import CONFIG_VERSIONS, GROUP, KIND, api_version
 from .args import check_plugin_configs
 from .documents import Document, YamlInputError, load_documents
-from .report import Finding, Report, info, invalid, prefix_path, relocate, unsupported, warning
+from .report import Finding, Reader, Report, info, invalid, prefix_path, relocate, unsupported, warning
 from .rules import config as config_rules
 from .rules import framework
 from .rules.defaults import apply_defaults, plugin_weight_warnings
 from .rules.releases import API_REMOVED_IN, DEFAULT_RELEASE, Release
+from .schedulers import AUTO, CHOICES, choose
 
 API_VERSIONS: dict[str, str] = {api_version(v): v for v in CONFIG_VERSIONS}
 HELM_HINT = (
@@ -55,10 +56,15 @@ def validate_config(
 
 
 def _not_served(api_version_text: str, version: str, release: Release) -> Finding:
+    reader = (
+        f"{release.scheduler} (Kubernetes {release.name})"
+        if release.scheduler != "kube-scheduler"
+        else (f"kube-scheduler {release.name}")
+    )
     return invalid(
         "apiVersion",
         api_version_text,
-        f"not served by kube-scheduler {release.name} (removed in Kubernetes 1.{API_REMOVED_IN[version]}); "
+        f"not served by {reader} (removed in Kubernetes 1.{API_REMOVED_IN[version]}); "
         f"migrate to {api_version('v1')} (other findings below are from the {version} schema, to help the move)",
         "config.api-version-not-served",
     )
@@ -75,9 +81,10 @@ def _v1_fields() -> frozenset[str]:
 class _Validation:
     """Collects findings of one input; ``configs`` counts the configurations found (valid or not)."""
 
-    def __init__(self, report: Report, release: Release = DEFAULT_RELEASE) -> None:
+    def __init__(self, report: Report, release: Release = DEFAULT_RELEASE, scheduler: str = AUTO) -> None:
         self.report = report
         self.release = release
+        self.scheduler = scheduler
         self.configs = 0
 
     def emit(self, findings: list[Finding], *, prefix: str, document: int | None, locate: Locator) -> None:
@@ -167,11 +174,17 @@ class _Validation:
             finding = unsupported("apiVersion", api_version, list(API_VERSIONS), "config.api-version")
             self.emit([finding], prefix=prefix, document=document, locate=locate)
             return
-        if not self.release.serves(version):
-            findings = [_not_served(str(api_version), version, self.release)]
+        detection = choose(data, self.scheduler, self.release)
+        release = detection.scheduler.release_for(self.release)
+        chosen = detection.scheduler
+        self.report.readers.append(
+            Reader(prefix, chosen.name, chosen.release, release.name, detection.reason, detection.certain)
+        )
+        if not release.serves(version):
+            findings = [_not_served(str(api_version), version, release)]
             findings += schemas.validate(schemas.config_validator(version), data)
         else:
-            findings = validate_config(data, version, self.release)
+            findings = validate_config(data, version, release)
         self.emit(findings, prefix=prefix, document=document, locate=locate)
 
     def configmap(
@@ -248,8 +261,11 @@ class _Validation:
             )
 
 
-def validate_text(text: str, source: str = "<input>", release: Release = DEFAULT_RELEASE) -> Report:
-    """Validate any input form (bare config, ConfigMap, List, multi-document YAML, v1 fragment)."""
+def validate_text(
+    text: str, source: str = "<input>", release: Release = DEFAULT_RELEASE, scheduler: str = AUTO
+) -> Report:
+    """Validate any input form (bare config, ConfigMap, List, multi-document YAML, v1 fragment) for
+    ``scheduler`` (a name of ``schedulers.CHOICES``; auto detects it per configuration)."""
     report = Report(source)
     try:
         documents = load_documents(text)
@@ -259,7 +275,7 @@ def validate_text(text: str, source: str = "<input>", release: Release = DEFAULT
         return report
     if has_helm_directives(text):
         report.add(warning("", HELM_HINT, "input.helm-template"))
-    validation = _Validation(report, release)
+    validation = _Validation(report, release, scheduler)
     multi = len(documents) > 1
     for document in documents:
         validation.document(
@@ -282,10 +298,16 @@ def validate_text(text: str, source: str = "<input>", release: Release = DEFAULT
     return report
 
 
-def configmap_verdict(configmap: dict[str, Any], release: Release = DEFAULT_RELEASE) -> Report | None:
+SCHEDULER_ANNOTATION = "limitguard.io/scheduler"
+
+
+def configmap_verdict(
+    configmap: dict[str, Any], release: Release = DEFAULT_RELEASE, scheduler: str = AUTO
+) -> Report | None:
     """Verdict for a ConfigMap from an AdmissionRequest: None when no data value mentions
     KubeSchedulerConfiguration (decided by a substring test, before any YAML parsing), else a Report whose
-    paths start with ``data[<key>].``."""
+    paths start with ``data[<key>].``. The ConfigMap's ``limitguard.io/scheduler`` annotation names the
+    scheduler that reads it and wins over ``scheduler`` (the server's default)."""
     data = configmap.get("data") if isinstance(configmap, dict) else None
     if not isinstance(data, dict) or not any(isinstance(v, str) and KIND in v for v in data.values()):
         return None
@@ -294,8 +316,19 @@ def configmap_verdict(configmap: dict[str, Any], release: Release = DEFAULT_RELE
     namespace = metadata.get("namespace") if isinstance(metadata, dict) else None
     source = f"configmap/{namespace}/{name}" if namespace else f"configmap/{name or '<unnamed>'}"
     report = Report(source)
-    _Validation(report, release).configmap(configmap, prefix="", structural="", document=None, outer=None)
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    named = annotations.get(SCHEDULER_ANNOTATION) if isinstance(annotations, dict) else None
+    if named is not None:
+        if named in CHOICES:
+            scheduler = str(named)
+        else:
+            path = f"metadata.annotations[{SCHEDULER_ANNOTATION}]"
+            report.add(unsupported(path, named, list(CHOICES), "input.scheduler"))
+            return report
+    _Validation(report, release, scheduler).configmap(
+        configmap, prefix="", structural="", document=None, outer=None
+    )
     return report
 
 
-__all__ = ["configmap_verdict", "validate_config", "validate_text"]
+__all__ = ["SCHEDULER_ANNOTATION", "configmap_verdict", "validate_config", "validate_text"]

@@ -30,13 +30,14 @@ async def test_configmaps_without_a_scheduler_config_pass_untouched(start_server
     assert status == 200 and answer["response"]["allowed"] and "warnings" not in answer["response"]
 
 
-async def test_shipped_koordinator_config_is_allowed_with_its_warning(start_server):
+async def test_shipped_koordinator_config_is_allowed_without_warnings(start_server):
+    """Judged for koord-scheduler (its plugins say so): Reservation's weight 5000 is its design, and its
+    own plugins are not "out-of-tree" there (koordinator config/manager/scheduler-config.yaml)."""
     server = await start_server(ClusterState())
     _, answer = await server.post("/validate", configmap_request(koordinator_configmap()))
     response = answer["response"]
     assert response["allowed"] is True
-    assert any("Reservation" in warning for warning in response["warnings"])
-    assert all(len(warning) < 120 for warning in response["warnings"])
+    assert response.get("warnings", []) == []
 
 
 async def test_a_broken_scheduler_config_is_denied_with_every_error_and_path(start_server):

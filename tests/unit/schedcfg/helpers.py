@@ -32,9 +32,15 @@ def with_args(
     return config(version, profiles=[profile])
 
 
-def check(document: dict[str, Any] | list[dict[str, Any]]) -> Report:
-    """Validate a Python object (serialised as JSON, which is YAML)."""
-    return validate_text(json.dumps(document))
+def check(document: dict[str, Any] | list[dict[str, Any]], scheduler: str = "auto") -> Report:
+    """Validate a Python object (serialised as JSON, which is YAML) for ``scheduler``."""
+    return validate_text(json.dumps(document), scheduler=scheduler)
+
+
+def limitguard_view(document: dict[str, Any] | list[dict[str, Any]]) -> Report:
+    """kube-scheduler's verdict with limitguard's own scorers' args as its extender reads them (strict
+    values), whatever scheduler the plugins would point to."""
+    return check(document, scheduler="kube-scheduler")
 
 
 def messages(report: Report, severity: str = "error") -> list[str]:

@@ -145,15 +145,23 @@ def test_postfilter_list_message_names_the_expected_type() -> None:
 def test_v1beta3_gets_the_same_verdict_whatever_the_supported_release() -> None:
     text = fixture_text("schedcfg-v1beta3-trimaran.scheduler-plugins.yaml")
     for minor in SUPPORTED_MINORS:
-        report = validate_text(text, release=Release(minor))
+        report = validate_text(text, release=Release(minor), scheduler="kube-scheduler")
         assert [f.rule for f in report.errors] == ["config.api-version-not-served"]
         assert f"kube-scheduler 1.{minor}" in report.errors[0].message
+    # its own scheduler (scheduler-plugins v0.34, Kubernetes 1.34) refuses it too, whatever the cluster runs
+    for minor in SUPPORTED_MINORS:
+        report = validate_text(text, release=Release(minor))
+        assert [f.rule for f in report.errors] == ["config.api-version-not-served"]
+        assert "scheduler-plugins (Kubernetes 1.34)" in report.errors[0].message
 
 
 def test_fragment_is_validated_as_v1_with_a_warning() -> None:
     report = validate_text(fixture_text(VALID[6]))
     assert [f.rule for f in report.warnings] == ["input.fragment"]
-    assert {f.rule for f in report.infos} == {"plugins.out-of-tree"}
+    # NodeResourcesFitPlus and ScarceResourceAvoidance are koord-scheduler's own plugins: no note
+    assert [r.scheduler for r in report.readers] == ["koord-scheduler"] and report.infos == []
+    kube = validate_text(fixture_text(VALID[6]), scheduler="kube-scheduler")
+    assert {f.rule for f in kube.infos} == {"plugins.out-of-tree"}
 
 
 def test_out_of_tree_plugins_pass_through_with_a_note() -> None:

@@ -13,7 +13,8 @@ import pytest
 from limitguard.schedcfg import Report, validate_text
 from limitguard.schedcfg.rules.releases import Release
 
-from tests.unit.schedcfg.helpers import check, config, fit_plus, messages, paths, with_args
+from tests.unit.schedcfg.helpers import config, fit_plus, messages, paths, with_args
+from tests.unit.schedcfg.helpers import limitguard_view as check
 
 ARGS0 = "profiles[0].pluginConfig[0].args"
 

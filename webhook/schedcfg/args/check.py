@@ -12,11 +12,11 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from .. import schemas
+from .. import schedulers, schemas
 from ..api import GROUP
 from ..report import Finding, info, unsupported, warning
 from ..rules.releases import DEFAULT_RELEASE, Release
-from .registry import ARGS_KINDS, PLUGIN_ARGS_KINDS
+from .registry import Registry
 
 
 def check_plugin_configs(
@@ -44,7 +44,7 @@ def check_plugin_configs(
     return findings
 
 
-def _unknown(plugin: str, args: dict[str, Any], path: str, why: str) -> list[Finding]:
+def _unknown(plugin: str, args: dict[str, Any], path: str, why: str, registry: Registry) -> list[Finding]:
     findings = [
         info(
             path,
@@ -54,11 +54,12 @@ def _unknown(plugin: str, args: dict[str, Any], path: str, why: str) -> list[Fin
         )
     ]
     kind = args.get("kind")
-    if isinstance(kind, str) and kind in ARGS_KINDS and ARGS_KINDS[kind].plugin != plugin:
+    known = registry.kinds
+    if isinstance(kind, str) and kind in known and known[kind].plugin != plugin:
         findings.append(
             warning(
                 path_join(path, "kind"),
-                f"{kind} are the args of plugin {json.dumps(ARGS_KINDS[kind].plugin)}, but they "
+                f"{kind} are the args of plugin {json.dumps(known[kind].plugin)}, but they "
                 f"are given for plugin {json.dumps(plugin)}",
                 "args.kind-matches-plugin",
                 kind,
@@ -73,21 +74,22 @@ def check_plugin_args(
     """Validate one plugin's args; ``path`` is the path of the ``args`` field itself."""
     if not isinstance(args, dict):
         return []  # absent/null args are fine; a wrong type is a schema error of the config
-    kinds = [k for k in PLUGIN_ARGS_KINDS.get(plugin, ()) if ARGS_KINDS[k].exists_in(release)]
+    registry = schedulers.registry_for(release)
+    kinds = [k for k in registry.plugin_kinds.get(plugin, ()) if registry.kinds[k].exists_in(release)]
     if not kinds:
         why = (
             f"has no args kind in Kubernetes {release.name}"
-            if plugin in PLUGIN_ARGS_KINDS
+            if plugin in registry.plugin_kinds
             else "is not known to limitguard"
         )
-        return _unknown(plugin, args, path, why)
+        return _unknown(plugin, args, path, why, registry)
     findings: list[Finding] = []
     kind = args.get("kind")
     checked = args
     if kind is not None and kind not in kinds:
         findings.append(unsupported(path_join(path, "kind"), kind, kinds, "args.kind-matches-plugin"))
         checked = {k: v for k, v in args.items() if k != "kind"}
-    entry = ARGS_KINDS[kind if kind in kinds else kinds[0]]
+    entry = registry.kinds[kind if kind in kinds else kinds[0]]
     api_version = args.get("apiVersion")
     expected = f"{GROUP}/{version}"
     if isinstance(api_version, str) and api_version != expected and api_version.startswith(GROUP + "/"):

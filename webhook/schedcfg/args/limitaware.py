@@ -1,4 +1,12 @@
-"""LimitAware args (limitguard's own scorer): weights and default ratios keyed by real resource names."""
+"""LimitAware args: weights and default ratios keyed by real resource names.
+
+The design of Koordinator PR #1486 (closed, unmerged), which limitguard implements. Two readers:
+
+* limitguard's extender (``ARGS``): weights 1..100 as written.
+* a koord-scheduler build carrying that PR (``KOORD_ARGS``): its SetDefaults_LimitAwareArgs turns an
+  empty ``scoringResourceWeights`` into cpu: 1, memory: 1 and a weight of 0 into 1 (a warning: the value
+  written is not the value used); ValidateLimitAwareArgs then refuses weights outside 1..100.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +14,33 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ..report import Finding
+from ..report import Finding, warning
 from ..rules.releases import Release
-from .common import as_dict, resource_name_errors
+from .common import as_dict, as_int, resource_name_errors
 from .kind import ArgsKind
+
+DEFAULT_WEIGHTS: dict[str, int] = {"cpu": 1, "memory": 1}
+
+
+def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+    weights = args.get("scoringResourceWeights")
+    if weights is None or weights == {}:
+        args["scoringResourceWeights"] = dict(DEFAULT_WEIGHTS)
+        return []
+    findings: list[Finding] = []
+    for name, weight in as_dict(weights).items():
+        if as_int(weight) == 0:
+            weight_path = path_join(path, "scoringResourceWeights", str(name))
+            findings.append(
+                warning(
+                    weight_path,
+                    "weight 0 is defaulted to 1 (LimitAware's defaulting treats 0 as unset)",
+                    "defaults.zero-replaced",
+                    0,
+                )
+            )
+            weights[name] = 1
+    return findings
 
 
 def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
@@ -21,3 +52,6 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
 
 
 ARGS = ArgsKind("LimitAwareArgs", "LimitAware", validate, in_tree=False)
+KOORD_ARGS = ArgsKind(
+    "LimitAwareArgs", "LimitAware", validate, default, in_tree=False, schema_dir="args/koordinator"
+)

@@ -1,4 +1,10 @@
-"""koordinator's ScarceResourceAvoidance args: a list of real resource names (duplicates warned)."""
+"""Koordinator's ScarceResourceAvoidance args: a list of resource names.
+
+limitguard's extender reads them strictly (``ARGS``: real resource names, a repeat warned). koord-scheduler
+v1.8 (``KOORD_ARGS``) decodes them strictly and checks nothing; its scorer intersects the list with the
+resources a node has and the pod does not request, so a malformed name never matches (a warning) and a
+repeat changes nothing.
+"""
 
 from __future__ import annotations
 
@@ -30,4 +36,25 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
     return findings
 
 
+def koord_validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+    return [
+        warning(
+            path_join(path, "resources", i),
+            f"{json.dumps(name)} is not a valid resource name: no node has it, so koord-scheduler never "
+            "counts it as scarce",
+            "scarce.resource-name",
+            name,
+        )
+        for i, name in enumerate(as_list(args.get("resources")))
+        if resource_name_errors(name, "")
+    ]
+
+
 ARGS = ArgsKind("ScarceResourceAvoidanceArgs", "ScarceResourceAvoidance", validate, in_tree=False)
+KOORD_ARGS = ArgsKind(
+    "ScarceResourceAvoidanceArgs",
+    "ScarceResourceAvoidance",
+    koord_validate,
+    in_tree=False,
+    schema_dir="args/koordinator",
+)

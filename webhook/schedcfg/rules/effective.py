@@ -3,14 +3,16 @@
 The framework (pkg/scheduler/framework/runtime/framework.go) merges the multiPoint defaults of
 default_plugins.go with the profile (mergePluginSet: a re-configured default keeps its place), then
 expands multiPoint to every extension point each plugin implements; a point's own list comes first.
+The plugins are those the reading scheduler registers (``schedulers``): kube-scheduler's and its own.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .. import schedulers
 from ..args.common import as_dict, as_int, as_list
-from .plugin_tables import OUT_OF_TREE_QUEUE_SORT, default_plugins, in_tree_plugins
+from .plugin_tables import OUT_OF_TREE_QUEUE_SORT, default_plugins
 from .releases import Release
 
 
@@ -45,11 +47,16 @@ def merged_multipoint(profile: dict[str, Any], release: Release) -> list[dict[st
     return result
 
 
-def _implements(name: str, point: str, table: dict[str, frozenset[str] | None]) -> bool:
+def _implements(name: str, point: str, table: dict[str, frozenset[str] | None], release: Release) -> bool:
     if name in table:
         points = table[name]
         return points is not None and point in points
-    return point == "queueSort" and name in OUT_OF_TREE_QUEUE_SORT
+    # kube-scheduler's view of a build it cannot see: the out-of-tree queue sorts known to exist
+    return (
+        point == "queueSort"
+        and name in OUT_OF_TREE_QUEUE_SORT
+        and release.scheduler == schedulers.KUBE_SCHEDULER
+    )
 
 
 def effective_point(profile: dict[str, Any], point: str, release: Release) -> list[str]:
@@ -59,10 +66,10 @@ def effective_point(profile: dict[str, Any], point: str, release: Release) -> li
     disabled = set(plugin_names(point_set, "disabled"))
     if "*" in disabled:
         return result
-    table = in_tree_plugins(release)
+    table = schedulers.registered_plugins(release)
     for plugin in merged_multipoint(profile, release):
         name = plugin["name"]
-        if name not in disabled and name not in result and _implements(name, point, table):
+        if name not in disabled and name not in result and _implements(name, point, table, release):
             result.append(name)
     return result
 

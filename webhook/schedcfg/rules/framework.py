@@ -14,6 +14,7 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
+from .. import schedulers
 from ..args.common import as_dict, as_int, as_list
 from ..args.registry import ARGS_KINDS
 from ..report import Finding, duplicate, format_value, info, invalid, warning
@@ -31,7 +32,6 @@ from .plugin_tables import (
     WEIGHTED_POINTS,
     added_in,
     extension_points,
-    in_tree_plugins,
     invalid_in_v1,
     removal_hint,
 )
@@ -79,7 +79,7 @@ def _distance(a: str, b: str) -> int:
 def check_profile(profile: dict[str, Any], path: str, release: Release) -> list[Finding]:
     """Framework checks of one (defaulted) profile."""
     findings: list[Finding] = []
-    table = in_tree_plugins(release)
+    table = schedulers.registered_plugins(release)
     plugins = as_dict(profile.get("plugins"))
     points = (*extension_points(release), "multiPoint")
     for point, plugin_set in plugins.items():
@@ -101,7 +101,28 @@ def check_profile(profile: dict[str, Any], path: str, release: Release) -> list[
     findings += _check_plugin_configs_enabled(profile, path, release)
     findings += _check_queue_sort_and_bind(profile, path, release)
     findings += _check_score_dominance(profile, path, release)
+    findings += _unreleased_plugins(profile, path, release)
     return findings
+
+
+def _where(name: str, release: Release) -> str:
+    """Who registers ``name``: the reading scheduler's own release, else Kubernetes'."""
+    scheduler = schedulers.scheduler_of(release)
+    if name in scheduler.plugins:
+        return scheduler.label
+    if scheduler.release is None:
+        return f"Kubernetes {release.name}"
+    return f"{scheduler.label} (Kubernetes {release.name})"
+
+
+def _unreleased_plugins(profile: dict[str, Any], path: str, release: Release) -> list[Finding]:
+    """A note for each plugin judged as the change that adds it has it, not as released builds do."""
+    unreleased = schedulers.scheduler_of(release).unreleased
+    return [
+        info(path_join(path, "plugins"), why, "plugins.unreleased", name)
+        for name, why in unreleased.items()
+        if name in enabled_plugins(profile, release)
+    ]
 
 
 def _check_enabled_list(
@@ -125,8 +146,8 @@ def _check_enabled_list(
             points = table[name]
             if point != "multiPoint" and points is not None and point not in points:
                 detail = (
-                    f"plugin {json.dumps(name)} does not extend the {point} extension point in Kubernetes "
-                    f"{release.name} (it implements {', '.join(p for p in POINTS if p in points)})"
+                    f"plugin {json.dumps(name)} does not extend the {point} extension point in "
+                    f"{_where(name, release)} (it implements {', '.join(p for p in POINTS if p in points)})"
                 )
                 if point in UNCONFIRMED_POINTS:
                     findings.append(
@@ -191,6 +212,17 @@ def _unknown_plugin(
                 "plugins.unknown",
             )
         ]
+    scheduler = schedulers.scheduler_of(release)
+    if scheduler.release is not None:
+        return [
+            invalid(
+                item,
+                name,
+                f"{scheduler.label} does not register this plugin (nor does Kubernetes {release.name}): "
+                "it refuses to start",
+                "plugins.unknown",
+            )
+        ]
     if name in KNOWN_OUT_OF_TREE:
         return [
             info(
@@ -250,7 +282,7 @@ def _check_queue_sort_and_bind(profile: dict[str, Any], path: str, release: Rele
                 "queue-sort.exactly-one",
             )
         )
-    table = in_tree_plugins(release)
+    table = schedulers.registered_plugins(release)
     user_multi = [n for n in plugin_names(plugins.get("multiPoint"), "enabled") if n not in table]
     if not user_multi and not effective_point(profile, "bind", release):
         findings.append(
@@ -345,8 +377,8 @@ def _check_score_dominance(profile: dict[str, Any], path: str, release: Release)
         return []
     heaviest = max(weights, key=lambda n: weights[n])
     others = sum(w for n, w in weights.items() if n != heaviest)
-    if weights[heaviest] <= others:
-        return []
+    if weights[heaviest] <= others or heaviest in schedulers.scheduler_of(release).dominant_by_design:
+        return []  # e.g. koord-scheduler's Reservation: a node holding the pod's reservation must win
     score_path = path_join(path, "plugins", "score")
     for j, plugin in enumerate(as_list(as_dict(as_dict(profile.get("plugins")).get("score")).get("enabled"))):
         if as_dict(plugin).get("name") == heaviest:

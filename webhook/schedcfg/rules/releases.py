@@ -60,11 +60,14 @@ class Release:
 
     ``note`` says why this release was chosen when it is not the one asked for (a server clamps a
     cluster version outside the supported range to the nearest one and says so in every verdict).
+    ``scheduler`` names the scheduler that reads the file (``limitguard.schedcfg.schedulers``): an
+    out-of-tree one is kube-scheduler's code of this minor plus its own plugins and args kinds.
     """
 
     minor: int = DEFAULT_MINOR
     overrides: Mapping[str, bool] = field(default_factory=dict)
     note: str | None = None
+    scheduler: str = "kube-scheduler"
 
     @property
     def name(self) -> str:
