@@ -6,9 +6,8 @@ built on Kubernetes 1.35 whatever the cluster runs), its own registry of args ki
 plugins' extension points. One table, one entry per scheduler; detection reads the plugins a
 configuration names and decides only on plugins exactly one project registers.
 
-Facts (never code) from koordinator-sh/koordinator v1.8.0 (cmd/koord-scheduler/main.go, each plugin's
-methods under pkg/scheduler/plugins/, go.mod's k8s.io/kubernetes v1.35) and Koordinator PR #1486
-(LimitAware, closed unmerged); scheduler-plugins' table is ``args.sigs``.
+The projects' own tables are ``args.koordinator`` (koordinator-sh/koordinator v1.8.0) and ``args.sigs``
+(kubernetes-sigs/scheduler-plugins v0.34); LimitAware comes from Koordinator PR #1486 (closed, unmerged).
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
-from .args import fitplus, limitaware, scarce
+from .args import fitplus, koordinator, limitaware, scarce
 from .args import sigs as scheduler_plugins
 from .args.common import as_dict, as_list
 from .args.kind import ArgsKind
@@ -32,40 +31,16 @@ KOORD_SCHEDULER = "koord-scheduler"
 SCHEDULER_PLUGINS = "scheduler-plugins"
 AUTO = "auto"
 
-_SCORING = frozenset({"preScore", "score"})
-
-#: koord-scheduler v1.8.0's own plugins (cmd/koord-scheduler/main.go) and the points their types
-#: implement. Coscheduling has no QueueSort since Koordinator PR #2417 (v1.6).
+#: koord-scheduler's own plugins (``args.koordinator``) and LimitAware from Koordinator PR #1486, the
+#: design limitguard implements: judged as a build carrying that change, with a note.
 _KOORDINATOR_PLUGINS: dict[str, frozenset[str]] = {
-    "LoadAwareScheduling": frozenset({"preFilter", "filter", "score", "reserve"}),
-    "NodeNUMAResource": frozenset({"preFilter", "filter", "preScore", "score", "reserve", "preBind"}),
-    "Reservation": frozenset(
-        {"preFilter", "filter", "postFilter", "preScore", "score", "reserve", "preBind", "bind"}
-    ),
-    "Coscheduling": frozenset(
-        {
-            "preEnqueue",
-            "preFilter",
-            "postFilter",
-            "preScore",
-            "score",
-            "reserve",
-            "permit",
-            "preBind",
-            "postBind",
-        }
-    ),
-    "DeviceShare": frozenset({"preFilter", "filter", "preScore", "score", "reserve", "preBind"}),
-    "ElasticQuota": frozenset({"preFilter", "postFilter", "reserve"}),
-    "DefaultPreBind": frozenset({"preBind"}),
-    "NodeResourcesFitPlus": _SCORING,
-    "ScarceResourceAvoidance": _SCORING,
-    "SchedulingHint": frozenset({"preFilter"}),
-    # Koordinator PR #1486 (pkg/scheduler/plugins/limitaware): only builds carrying it register it
+    **koordinator.PLUGINS,
+    # pkg/scheduler/plugins/limitaware at 9ddd4fb2 (PR #1486)
     "LimitAware": frozenset({"preFilter", "filter", "preScore", "score", "reserve"}),
 }
 
 _KOORDINATOR_KINDS: tuple[ArgsKind, ...] = (
+    *koordinator.KINDS,
     fitplus.KOORD_ARGS,
     fitplus.KOORD_LEGACY_ARGS,
     scarce.KOORD_ARGS,
@@ -115,8 +90,8 @@ SCHEDULERS: dict[str, Scheduler] = {
         Scheduler(
             KOORD_SCHEDULER,
             "Koordinator",
-            "v1.8",
-            35,
+            koordinator.RELEASE,
+            koordinator.KUBERNETES_MINOR,
             _KOORDINATOR_KINDS,
             _KOORDINATOR_PLUGINS,
             _KOORDINATOR_ONLY,

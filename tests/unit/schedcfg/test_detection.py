@@ -78,7 +78,7 @@ def run_cli(tmp_path, capsys, document: dict[str, Any], *flags: str) -> tuple[in
 def test_cli_prints_the_scheduler_and_the_reason(tmp_path, capsys) -> None:
     code, out = run_cli(tmp_path, capsys, enabling("LoadAwareScheduling"))
     assert code == 0
-    assert 'judged for koord-scheduler v1.8 (Kubernetes 1.35): names "LoadAwareScheduling"' in out
+    assert 'judged for koord-scheduler v1.8.0 (Kubernetes 1.35): names "LoadAwareScheduling"' in out
 
 
 def test_cli_says_when_it_is_not_certain(tmp_path, capsys) -> None:

@@ -165,8 +165,10 @@ def test_fragment_is_validated_as_v1_with_a_warning() -> None:
 
 
 def test_out_of_tree_plugins_pass_through_with_a_note() -> None:
+    """kube-scheduler's view: it cannot judge Koordinator's args (koord-scheduler's is test_schedulers)."""
     report = validate_text(
-        fixture_text("schedcfg-v1-configmap-koord-scheduler.koordinator-config-manager.yaml")
+        fixture_text("schedcfg-v1-configmap-koord-scheduler.koordinator-config-manager.yaml"),
+        scheduler="kube-scheduler",
     )
     noted = {f.value for f in report.infos if f.rule == "args.unknown-plugin"}
     assert noted == {"LoadAwareScheduling", "ElasticQuota"}

@@ -82,7 +82,7 @@ def test_koordinator_helm_chart_configmap_has_no_finding_under_koord_scheduler()
     for scheduler in ("auto", KOORD):
         report = validate_text(text, scheduler=scheduler)
         assert report.passes(strict=True), findings(report)
-        assert findings(report) == []
+        assert findings(report, "error", "warning", "info") == []  # every args kind decoded and checked
         assert [(r.scheduler, r.kubernetes, r.certain) for r in report.readers] == [(KOORD, "1.35", True)]
     # kube-scheduler's own view of the same file: 26 "not in-tree" plugins and the Reservation weight
     kube = validate_text(text, scheduler="kube-scheduler")
@@ -97,7 +97,11 @@ def test_koordinator_kustomize_configmap_has_no_finding_under_koord_scheduler() 
 @pytest.mark.parametrize("path", SIGS_MANIFESTS, ids=lambda p: p.name)
 def test_scheduler_plugins_manifests_have_no_finding_under_their_scheduler(path) -> None:
     report = validate_text(path.read_text(), scheduler=SIGS)
-    assert findings(report) == []
+    assert findings(report, "error", "warning", "info") == []
+    detected = validate_text(path.read_text())
+    # Coscheduling alone cannot tell scheduler-plugins from koord-scheduler
+    expected = (SIGS, True) if "coscheduling" not in path.name else ("kube-scheduler", False)
+    assert {(r.scheduler, r.certain) for r in detected.readers} == {expected}
 
 
 # ------------------------------------------------------------------------------------- koord-scheduler
@@ -131,7 +135,7 @@ def test_a_plugin_koord_scheduler_does_not_register_is_an_error() -> None:
     assert [(f.rule, f.path) for f in report.errors] == [
         ("plugins.unknown", "profiles[0].plugins.score.enabled[0]")
     ]
-    assert "koord-scheduler v1.8 does not register" in report.errors[0].message
+    assert "koord-scheduler v1.8.0 does not register" in report.errors[0].message
 
 
 def test_in_tree_rules_are_those_of_kubernetes_1_35_under_koord_scheduler() -> None:
