@@ -7,7 +7,9 @@ configuration says `requireNamespaceLabel: false`); inside an opted-in namespace
 
 from __future__ import annotations
 
+import copy
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from limitguard.admission.review import AdmissionRequest
@@ -43,14 +45,17 @@ class Mutator:
         self._answers: dict[tuple[object, ...], Response] = {}
 
     def __call__(self, request: AdmissionRequest) -> Response:
-        defaults = self.config.best_effort_defaults
         if not (request.group == "" and request.target == "pods" and request.operation == "CREATE"):
             return allowed("not-checked")
-        if not defaults.enabled:
-            return allowed("disabled")
         pod: Any = request.object
         metadata = object_or_empty(pod.get("metadata") if is_object(pod) else None)
-        namespace = request.namespace or metadata.get("namespace", "")
+        return self.answer_for(pod, request.namespace or metadata.get("namespace", ""), request.uid)
+
+    def answer_for(self, pod: Any, namespace: str, uid: str = "") -> Response:
+        """The answer to creating *pod* in *namespace* (also what `limitguard explain` applies)."""
+        defaults = self.config.best_effort_defaults
+        if not defaults.enabled:
+            return allowed("disabled")
         if namespace in self.config.excluded_namespaces:
             return allowed("excluded")
         warnings: tuple[str, ...] = ()
@@ -76,7 +81,7 @@ class Mutator:
         try:
             answer = self._defaults_answer(pod, defaults)
         except NotAPod as error:
-            log.info("not defaulting a malformed pod", extra={"uid": request.uid, "problem": str(error)})
+            log.info("not defaulting a malformed pod", extra={"uid": uid, "problem": str(error)})
             return allowed("malformed")
         if not warnings:
             return answer
@@ -94,3 +99,22 @@ class Mutator:
             if shape is not None and len(self._answers) < MAX_REMEMBERED_SHAPES:
                 self._answers[shape] = answer
         return answer
+
+
+def with_patch(pod: Mapping[str, Any], operations: list[dict[str, Any]]) -> dict[str, Any]:
+    """*pod* with the "add" operations of a defaults patch applied (a copy; the input is unchanged)."""
+    result = copy.deepcopy(dict(pod))
+    for operation in operations:
+        if operation.get("op") != "add":
+            raise ValueError(f"unexpected patch operation {operation.get('op')!r}")
+        *parents, last = [
+            part.replace("~1", "/").replace("~0", "~") for part in operation["path"].split("/")[1:]
+        ]
+        target: Any = result
+        for part in parents:
+            target = target[int(part)] if isinstance(target, list) else target[part]
+        if isinstance(target, list):
+            target.insert(len(target) if last == "-" else int(last), copy.deepcopy(operation["value"]))
+        else:
+            target[last] = copy.deepcopy(operation["value"])
+    return result

@@ -15,13 +15,16 @@ from typing import Any
 
 import orjson
 import yaml
+from limitguard.admission.mutating import Mutator, with_patch
 from limitguard.cli.options import CommandError, add_state_arguments, load_limitguard_config, load_state
+from limitguard.core.config import Config
 from limitguard.core.podlimits import PodSpecError, pod_limits
 from limitguard.core.reports.explain import explain_pod, render_text
 from limitguard.core.scoring import PodFacts, ScoreSheet, with_all_scorers
 from limitguard.extender.columnar import score_rows
 from limitguard.extender.facts import NodeFactsReader
 from limitguard.state.records import controller_of, is_mirror_pod
+from limitguard.state.store import ClusterState
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,17 +56,34 @@ def read_pod(name: str) -> Mapping[str, Any]:
     return pod
 
 
+def with_defaults(
+    pod: Mapping[str, Any], state: ClusterState, config: Config
+) -> tuple[Mapping[str, Any], str | None]:
+    """The pod as the mutating webhook would leave it in its namespace, and a note when it changed."""
+    metadata = pod.get("metadata") if isinstance(pod.get("metadata"), Mapping) else {}
+    namespace = str(metadata.get("namespace") or "default")
+    answer = Mutator(state, config).answer_for(pod, namespace)
+    if answer.patch is None:
+        return pod, None
+    defaulted = with_patch(pod, answer.patch.operations())
+    return (
+        defaulted,
+        f"best-effort pod: counted with the defaults the mutating webhook gives it in {namespace}",
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         pod = read_pod(args.pod)
         config = load_limitguard_config(args)
+        state = load_state(args, config)
+        pod, defaults_note = with_defaults(pod, state, config)
         try:
             status = pod.get("status")
             limits = pod_limits(pod["spec"], status if isinstance(status, Mapping) else None)
             facts = PodFacts.from_spec(pod["spec"], status if isinstance(status, Mapping) else None)
         except PodSpecError as error:
             raise CommandError(f"{args.pod}: {error}") from None
-        state = load_state(args, config)
     except CommandError as error:
         print(f"limitguard explain: {error}", file=sys.stderr)
         return 2
@@ -92,6 +112,8 @@ def run(args: argparse.Namespace) -> int:
         exempt=config.limit_aware.exempts(controller_of(metadata)) or is_mirror_pod(metadata),
         score=score_on_table,
     )
+    if defaults_note:
+        explanation.notes.insert(0, defaults_note)
     if args.output == "json":
         sys.stdout.write(orjson.dumps(explanation.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:

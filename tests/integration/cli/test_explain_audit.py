@@ -92,7 +92,7 @@ def test_explain_text_is_a_table(capsys):
     lines = out.splitlines()
     header = next(line for line in lines if line.startswith("NODE"))
     assert header.split() == [
-        "NODE", "ELIGIBLE", "FITS", "CPU", "BEFORE->AFTER/CAP", "MEMORY", "BEFORE->AFTER/CAP",
+        "NODE", "ELIGIBLE", "FITS", "CPU(cores)", "BEFORE->AFTER/CAP", "MEMORY(Gi)", "BEFORE->AFTER/CAP",
         "LA", "NRFP", "SRA", "PS", "TOTAL", "EXT",
     ]  # fmt: skip
     row = next(line for line in lines if line.startswith("node-c"))
@@ -102,7 +102,7 @@ def test_explain_text_is_a_table(capsys):
         "yes",
         "8->12/24",
         "(150%)",
-        "8Gi->10Gi/64Gi",
+        "8->10/64",
         "(100%)",
         "100",
         "80",
@@ -115,6 +115,60 @@ def test_explain_text_is_a_table(capsys):
         "  node-a: cpu limit 4 exceeds remaining 0 (allocated 12 of capacity 10 = 8 allocatable x 125%)"
         in lines
     )
+    # One unit per column: memory in Gi everywhere (32Gi x 120% = 38.4Gi is not whole), cpu in cores.
+    node_b = next(line for line in lines if line.startswith("node-b")).split()
+    assert node_b[3:7] == ["5->9/10", "(125%)", "2->4/~38.4", "(120%)"]
+    # node-d is tainted: no fit verdict, and only the reason it is out in "why".
+    assert next(line for line in lines if line.startswith("node-d")).split()[:3] == ["node-d", "no", "-"]
+    assert [line for line in lines if line.startswith("  node-d:")] == [
+        "  node-d: not eligible: untolerated taint dedicated:NoSchedule"
+    ]
+
+
+def test_explain_of_a_pod_with_a_node_name_judges_that_node_alone(tmp_path, capsys):
+    """spec.nodeName bypasses the scheduler: the other nodes are not eligible and nothing is scored."""
+    pod = tmp_path / "bound.yaml"
+    pod.write_text(POD.read_text().replace("spec:\n", "spec:\n  nodeName: node-b\n", 1))
+    code, out, _ = run(
+        explain_command, [str(pod), "--cluster", str(CLUSTER), "--config", str(CONFIG), "-o", "json"], capsys
+    )
+    assert code == 0
+    report = json.loads(out)
+    rows = {row["node"]: row for row in report["nodes"]}
+    assert [name for name, row in rows.items() if row["eligible"]] == ["node-b"]
+    assert rows["node-a"]["ineligibleReason"] == "the pod names node node-b (spec.nodeName)"
+    assert all(row["scores"] == {} and row["extenderScore"] is None for row in rows.values())
+    assert any("spec.nodeName is node-b" in note for note in report["notes"])
+
+
+def test_explain_counts_a_best_effort_pod_with_the_defaults_its_namespace_gives(tmp_path, capsys):
+    """The mutating webhook's rules decide: defaults only in a namespace labelled
+    limitguard.io/defaults=enabled; then explain counts the injected limits."""
+    pod = tmp_path / "bare.yaml"
+    pod.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: bare, namespace: default}\n"
+        "spec:\n  containers: [{name: app, image: nginx}]\n"
+    )
+    argv = [str(pod), "--config", str(CONFIG), "-o", "json"]
+    code, out, _ = run(explain_command, [*argv, "--cluster", str(CLUSTER)], capsys)
+    assert code == 0 and json.loads(out)["limits"] == {}  # "default" did not opt in: unlimited
+    opted_in = tmp_path / "cluster.yaml"
+    opted_in.write_text(
+        CLUSTER.read_text().replace(
+            "{apiVersion: v1, kind: Namespace, metadata: {name: default}}",
+            "{apiVersion: v1, kind: Namespace, metadata: {name: default, labels: {limitguard.io/defaults: enabled}}}",
+        )
+    )
+    code, out, _ = run(explain_command, [*argv, "--cluster", str(opted_in)], capsys)
+    report = json.loads(out)
+    assert report["limits"] == {"cpu": "500m", "memory": "512Mi"}
+    assert report["notes"][0].startswith("best-effort pod: counted with the defaults")
+    cpu_b = next(
+        r
+        for r in {row["node"]: row for row in report["nodes"]}["node-b"]["resources"]
+        if r["resource"] == "cpu"
+    )
+    assert (cpu_b["before"], cpu_b["after"]) == ("5", "5500m")
 
 
 def test_explain_errors_exit_2(tmp_path, capsys):

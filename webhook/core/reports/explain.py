@@ -135,6 +135,9 @@ def explain_pod(
     name = f"{metadata.get('namespace') or 'default'}/{metadata.get('name') or '<unnamed>'}"
     placement = Placement(spec)
     notes: list[str] = []
+    bound = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else ""
+    if bound:
+        notes.append(f"spec.nodeName is {bound}: the scheduler is bypassed; admission checks that node alone")
     if exempt:
         notes.append("DaemonSet pod: admission never rejects it, the extender filter passes every node")
     if config.enforcement is not Enforcement.DENY:
@@ -150,14 +153,18 @@ def explain_pod(
         found = shortfalls(pod_limits, node.allocatable, allocated, ratios)
         row = NodeExplanation(
             node=node_name,
-            rejection=placement.rejection(node.traits),
+            rejection=(
+                f"the pod names node {bound} (spec.nodeName)"
+                if bound and node_name != bound
+                else placement.rejection(node.traits)
+            ),
             checks=_checks(pod_limits, node, allocated, ratios),
             shortfalls=[shortfall.describe() for shortfall in found],
             warnings=list(ratio_warnings(node)),
         )
         rows.append(row)
         filtered_out = row.shortfalls and not exempt and config.enforcement is Enforcement.DENY
-        if row.eligible and not filtered_out:
+        if row.eligible and not filtered_out and not bound:  # a bound pod is never scored
             candidates.append((row, node))
     sheet = score([node for _, node in candidates]) if score is not None else None
     if sheet is None:
@@ -170,7 +177,7 @@ def explain_pod(
         ]
         row.total = sheet.totals[index]
         row.priority = sheet.priorities[index]
-    if not candidates:
+    if not candidates and not bound:
         notes.append("no node is a candidate: the scheduler would not call prioritize")
     return Explanation(name, dict(pod_limits), dict(pod_facts.requests), list(scorers), rows, notes)
 
@@ -187,16 +194,22 @@ _SCORER_ABBREVIATIONS = {
 _BINARY_SUFFIXES = (("Ti", 1024**4), ("Gi", 1024**3), ("Mi", 1024**2), ("Ki", 1024))
 
 
-def display_units(resource: str, amount: int) -> str:
-    """format_units, but a byte count that is no whole binary unit reads as `~38.4Gi` (text only)."""
-    exact = format_units(resource, amount)
+def column_unit(resource: str, amounts: Sequence[int]) -> tuple[str, Callable[[int], str]]:
+    """One unit for a whole table column: cpu in cores, byte sizes in the binary unit of the
+    column's largest value (`~` where one decimal is not exact), other resources as counts."""
+    if resource == "cpu":
+        return "cores", lambda millis: f"{millis / 1000:.3f}".rstrip("0").rstrip(".")
     byte_sized = resource in ("memory", "ephemeral-storage", "storage") or resource.startswith("hugepages-")
-    if not byte_sized or not exact.lstrip("-").isdigit():
-        return exact
-    for suffix, step in _BINARY_SUFFIXES:
-        if abs(amount) >= step:
-            return f"~{amount / step:.1f}{suffix}"
-    return exact
+    if not byte_sized:
+        return "", lambda amount: format_units(resource, amount)
+    largest = max((abs(amount) for amount in amounts), default=0)
+    suffix, step = next(((s, n) for s, n in _BINARY_SUFFIXES if largest >= n), ("bytes", 1))
+
+    def in_unit(amount: int) -> str:
+        text = f"{amount / step:.1f}".removesuffix(".0")
+        return text if (amount * 10) % step == 0 else f"~{text}"
+
+    return suffix, in_unit
 
 
 def _amounts(amounts: Mapping[str, int]) -> str:
@@ -226,19 +239,42 @@ def render_text(explanation: Explanation) -> str:
     ]
     lines += [f"  note: {note}" for note in explanation.notes]
     resources = sorted({check.resource for row in explanation.nodes for check in row.checks})
+    units = {
+        resource: column_unit(
+            resource,
+            [
+                amount
+                for row in explanation.nodes
+                for check in row.checks
+                if check.resource == resource
+                for amount in (check.allocated, check.after, check.capacity)
+            ],
+        )
+        for resource in resources
+    }
     header = ["NODE", "ELIGIBLE", "FITS"]
-    header += [f"{resource.upper()} BEFORE->AFTER/CAP" for resource in resources]
+    header += [
+        f"{resource.upper()}({units[resource][0]}) BEFORE->AFTER/CAP"
+        if units[resource][0]
+        else f"{resource.upper()} BEFORE->AFTER/CAP"
+        for resource in resources
+    ]
     header += [_SCORER_ABBREVIATIONS.get(s.name, s.name) for s in explanation.scorers] + ["TOTAL", "EXT"]
     rows = []
     for row in explanation.nodes:
         by_resource = {check.resource: check for check in row.checks}
-        cells = [row.node, "yes" if row.eligible else "no", "yes" if row.fits else "NO"]
+        # The limit check matters only where the pod may go: no verdict for ineligible nodes.
+        cells = [
+            row.node,
+            "yes" if row.eligible else "no",
+            "-" if not row.eligible else "yes" if row.fits else "NO",
+        ]
         for resource in resources:
             check = by_resource.get(resource)
             if check is None:
                 cells.append("-")
                 continue
-            fmt = lambda amount, r=resource: display_units(r, amount)  # noqa: E731
+            fmt = units[resource][1]
             cells.append(
                 f"{fmt(check.allocated)}->{fmt(check.after)}/{fmt(check.capacity)} ({check.percent}%)"
             )
@@ -256,7 +292,8 @@ def render_text(explanation: Explanation) -> str:
     for row in explanation.nodes:
         if row.rejection is not None:
             reasons.append(f"  {row.node}: not eligible: {row.rejection}")
-        reasons += [f"  {row.node}: {text}" for text in row.shortfalls]
+        else:
+            reasons += [f"  {row.node}: {text}" for text in row.shortfalls]
         reasons += [f"  {row.node}: warning: {text}" for text in row.warnings]
     if reasons:
         lines += ["", "why:", *reasons]
