@@ -21,7 +21,12 @@ from typing import Any
 import numpy as np
 import orjson
 from limitguard.errors import LimitguardError
+from limitguard.extender.nodelist import SplitNodeList, policy_view, split_node_list
 from limitguard.state.candidates import names_key
+
+# From this size on, a NodeList body is read one Node at a time (extender.nodelist). Below it, one
+# orjson parse is faster and its objects are small. Sizes kube-scheduler sends: docs/extender.md.
+SPLIT_FROM_BYTES = 1 << 20
 
 
 class ExtenderProtocolError(LimitguardError, ValueError):
@@ -36,6 +41,8 @@ class ExtenderArgs:
     names_form: bool  # the request carried `nodenames`
     # node_names joined (state.candidates.names_key): the node table's cache key for the list
     names_key: str | None = None
+    # name -> the Node's bytes as sent, when `nodes` holds only their policy views (a large body)
+    node_json: dict[str, memoryview] | None = None
 
     @property
     def pod_metadata(self) -> Mapping[str, Any]:
@@ -71,11 +78,39 @@ def _node_name(node: Any, index: int) -> str:
     return name
 
 
-def decode_extender_args(body: bytes) -> ExtenderArgs:
-    try:
-        document = orjson.loads(body)
-    except orjson.JSONDecodeError as error:
-        raise ExtenderProtocolError(f"body is not valid JSON: {error}") from None
+def _node_list_items(document: Mapping[str, Any]) -> Any:
+    node_list = _field(document, "Nodes")
+    return _field(node_list, "items") if isinstance(node_list, Mapping) else None
+
+
+def _split_nodes(
+    split: SplitNodeList,
+) -> tuple[dict[str, Mapping[str, Any]], dict[str, memoryview]]:
+    """Each Node parsed alone and reduced to its policy view; its bytes kept for the answer."""
+    nodes: dict[str, Mapping[str, Any]] = {}
+    node_json: dict[str, memoryview] = {}
+    for index, item in enumerate(split.items):
+        try:
+            node = orjson.loads(item)
+        except orjson.JSONDecodeError as error:
+            raise ExtenderProtocolError(f"nodes.items[{index}] is not valid JSON: {error}") from None
+        name = _node_name(node, index)
+        nodes[name] = policy_view(node)
+        node_json[name] = item
+    return nodes, node_json
+
+
+def decode_extender_args(body: bytes, split_from: int = SPLIT_FROM_BYTES) -> ExtenderArgs:
+    """The ExtenderArgs in *body*; from *split_from* bytes on, a NodeList is read one Node at a time."""
+    split = split_node_list(body, _node_list_items) if len(body) >= split_from else None
+    node_json: dict[str, memoryview] | None = None
+    if split is not None:
+        document: Any = split.document
+    else:
+        try:
+            document = orjson.loads(body)
+        except orjson.JSONDecodeError as error:
+            raise ExtenderProtocolError(f"body is not valid JSON: {error}") from None
     if not isinstance(document, Mapping):
         raise ExtenderProtocolError("body must be a JSON object (ExtenderArgs)")
     pod = _field(document, "Pod")
@@ -84,7 +119,9 @@ def decode_extender_args(body: bytes) -> ExtenderArgs:
     node_list = _field(document, "Nodes")
     names = _field(document, "NodeNames")
     nodes: dict[str, Mapping[str, Any]] | None = None
-    if node_list is not None:
+    if split is not None:
+        nodes, node_json = _split_nodes(split)
+    elif node_list is not None:
         items = _field(node_list, "items") if isinstance(node_list, Mapping) else None
         if items is None:
             items = []
@@ -103,19 +140,25 @@ def decode_extender_args(body: bytes) -> ExtenderArgs:
     if key is None:
         raise ExtenderProtocolError("ExtenderArgs.nodenames must be a list of node names")
     return ExtenderArgs(
-        pod=pod, node_names=node_names, nodes=nodes, names_form=names is not None, names_key=key
+        pod=pod,
+        node_names=node_names,
+        nodes=nodes,
+        names_form=names is not None,
+        names_key=key,
+        node_json=node_json,
     )
 
 
 def encode_filter_result(
     args: ExtenderArgs, passed: Iterable[str], failed: Mapping[str, str], error: str = ""
 ) -> bytes:
-    """An ExtenderFilterResult in the form the request used."""
+    """An ExtenderFilterResult in the form the request used (Nodes echoed as they were sent)."""
     passed = list(passed)
     result: dict[str, Any] = {}
     if args.names_form or args.nodes is None:
         result["nodenames"] = passed
-    if args.nodes is not None:
+    raw = args.node_json
+    if args.nodes is not None and raw is None:
         result["nodes"] = {
             "apiVersion": "v1",
             "kind": "NodeList",
@@ -125,7 +168,13 @@ def encode_filter_result(
     result["failedNodes"] = dict(failed)
     result["failedAndUnresolvableNodes"] = {}
     result["error"] = error
-    return orjson.dumps(result)
+    if raw is None:
+        return orjson.dumps(result)
+    items = b",".join([raw[name] for name in passed if name in raw])
+    return b"".join((_NODE_LIST_HEAD, items, b"]},", orjson.dumps(result)[1:]))
+
+
+_NODE_LIST_HEAD = b'{"nodes":{"apiVersion":"v1","kind":"NodeList","metadata":{},"items":['
 
 
 def encode_filter_error(message: str) -> bytes:

@@ -52,8 +52,9 @@ class ServingLimits:
     # in-flight limit (--max-requests-inflight 400 + --max-mutating-requests-inflight 200).
     max_connections_per_peer: int = 1024
     max_connections: int = 4096
-    max_body_bytes_per_peer: int = 96 * 1024 * 1024  # a full-NodeList extender body (docs/extender.md)
-    max_body_bytes: int = 192 * 1024 * 1024
+    # two extender bodies at their route's cap (32 MiB: a full NodeList, docs/extender.md)
+    max_body_bytes_per_peer: int = 64 * 1024 * 1024
+    max_body_bytes: int = 128 * 1024 * 1024
 
 
 class BodyError(StatusError):
