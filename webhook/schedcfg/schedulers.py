@@ -219,11 +219,14 @@ def detect(config: Mapping[str, Any], cluster: Release) -> Detection:
     return Detection(kube, "every plugin it names is in-tree")
 
 
-def choose(config: Mapping[str, Any], choice: str, cluster: Release) -> Detection:
-    """The scheduler for ``config``: the one named by ``choice``, or detected when ``choice`` is auto."""
+def choose(
+    config: Mapping[str, Any], choice: str, cluster: Release, named_by: str = "--scheduler"
+) -> Detection:
+    """The scheduler for ``config``: the one ``choice`` names (``named_by`` says where), or detected when
+    ``choice`` is auto."""
     if choice == AUTO:
         return detect(config, cluster)
-    return Detection(SCHEDULERS[choice], "chosen")
+    return Detection(SCHEDULERS[choice], f"named by {named_by}")
 
 
 __all__ = [

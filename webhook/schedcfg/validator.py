@@ -81,10 +81,17 @@ def _v1_fields() -> frozenset[str]:
 class _Validation:
     """Collects findings of one input; ``configs`` counts the configurations found (valid or not)."""
 
-    def __init__(self, report: Report, release: Release = DEFAULT_RELEASE, scheduler: str = AUTO) -> None:
+    def __init__(
+        self,
+        report: Report,
+        release: Release = DEFAULT_RELEASE,
+        scheduler: str = AUTO,
+        named_by: str = "--scheduler",
+    ) -> None:
         self.report = report
         self.release = release
         self.scheduler = scheduler
+        self.named_by = named_by
         self.configs = 0
 
     def emit(self, findings: list[Finding], *, prefix: str, document: int | None, locate: Locator) -> None:
@@ -174,7 +181,7 @@ class _Validation:
             finding = unsupported("apiVersion", api_version, list(API_VERSIONS), "config.api-version")
             self.emit([finding], prefix=prefix, document=document, locate=locate)
             return
-        detection = choose(data, self.scheduler, self.release)
+        detection = choose(data, self.scheduler, self.release, self.named_by)
         release = detection.scheduler.release_for(self.release)
         chosen = detection.scheduler
         self.report.readers.append(
@@ -318,14 +325,15 @@ def configmap_verdict(
     report = Report(source)
     annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
     named = annotations.get(SCHEDULER_ANNOTATION) if isinstance(annotations, dict) else None
+    named_by = "the webhook's schedulerConfigValidation.scheduler"
     if named is not None:
         if named in CHOICES:
-            scheduler = str(named)
+            scheduler, named_by = str(named), f"the {SCHEDULER_ANNOTATION} annotation"
         else:
             path = f"metadata.annotations[{SCHEDULER_ANNOTATION}]"
             report.add(unsupported(path, named, list(CHOICES), "input.scheduler"))
             return report
-    _Validation(report, release, scheduler).configmap(
+    _Validation(report, release, scheduler, named_by).configmap(
         configmap, prefix="", structural="", document=None, outer=None
     )
     return report

@@ -93,6 +93,7 @@ def test_cli_scheduler_flag_wins_over_detection(tmp_path, capsys) -> None:
     assert code == 1 and result["scheduler"] == "scheduler-plugins"
     reader = result["files"][0]["schedulers"][0]
     assert reader["scheduler"] == "scheduler-plugins" and reader["kubernetesVersion"] == "1.34"
+    assert (reader["reason"], reader["certain"]) == ("named by --scheduler", True)
     assert [e["rule"] for e in result["files"][0]["errors"]] == ["queue-sort.exactly-one"]
     code, _ = run_cli(tmp_path, capsys, document, "--scheduler", "koord-scheduler", "--strict")
     assert code == 0
@@ -124,6 +125,7 @@ def test_annotation_names_the_scheduler() -> None:
     sigs = configmap_verdict(configmap(QUEUE_SORT_TWICE, {"limitguard.io/scheduler": "scheduler-plugins"}))
     koord = configmap_verdict(configmap(QUEUE_SORT_TWICE, {"limitguard.io/scheduler": "koord-scheduler"}))
     assert sigs is not None and [f.rule for f in sigs.errors] == ["queue-sort.exactly-one"]
+    assert sigs.readers[0].reason == "named by the limitguard.io/scheduler annotation"
     assert koord is not None and koord.passes(strict=True)
     # the annotation wins over the server's default
     assert configmap_verdict(
@@ -152,3 +154,5 @@ def test_webhook_warns_instead_of_denying_when_it_cannot_tell_the_scheduler() ->
     assert named is not None and not named.allowed and named.code == 422
     server_default = configmap_check(configmap(QUEUE_SORT_TWICE), scheduler="scheduler-plugins")
     assert server_default is not None and not server_default.allowed
+    report = configmap_verdict(configmap(QUEUE_SORT_TWICE), scheduler="scheduler-plugins")
+    assert report is not None and "schedulerConfigValidation.scheduler" in report.readers[0].reason
