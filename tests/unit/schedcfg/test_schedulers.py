@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 import pytest
+from limitguard.cli.validate import main as validate_main
 from limitguard.schedcfg import validate_text
 from limitguard.schedcfg.report import Report
 from limitguard.schedcfg.rules.releases import Release
@@ -87,6 +88,14 @@ def test_koordinator_helm_chart_configmap_has_no_finding_under_koord_scheduler()
     # kube-scheduler's own view of the same file: 26 "not in-tree" plugins and the Reservation weight
     kube = validate_text(text, scheduler="kube-scheduler")
     assert {f.rule for f in kube.warnings} == {"plugins.out-of-tree", "score.dominant-weight"}
+    reservation = next(f for f in kube.warnings if f.value == "Reservation")
+    assert "koord-scheduler registers it: name the scheduler with --scheduler" in reservation.message
+
+
+def test_koordinator_helm_chart_configmap_passes_validate_strict(capsys) -> None:
+    assert validate_main(["--strict", str(HELM)]) == 0
+    assert validate_main(["--strict", "--scheduler", "kube-scheduler", str(HELM)]) == 1
+    capsys.readouterr()
 
 
 def test_koordinator_kustomize_configmap_has_no_finding_under_koord_scheduler() -> None:

@@ -233,11 +233,17 @@ def _unknown_plugin(
                 name,
             )
         ]
+    owners = [s.name for s in schedulers.SCHEDULERS.values() if name in s.plugins]
+    hint = (
+        f"; {' and '.join(owners)} register{'s' if len(owners) == 1 else ''} it: name the scheduler with --scheduler"
+        if owners
+        else " (out-of-tree schedulers are)"
+    )
     return [
         warning(
             item,
             f"plugin {json.dumps(name)} is not an in-tree plugin of Kubernetes {release.name}: kube-scheduler "
-            "refuses to start unless it is built with this plugin (out-of-tree schedulers are)",
+            f"refuses to start unless it is built with this plugin{hint}",
             "plugins.out-of-tree",
             name,
         )
