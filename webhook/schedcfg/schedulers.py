@@ -18,6 +18,8 @@ from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
+from limitguard.core.text import clip
+
 from .args import fitplus, koordinator, limitaware, scarce
 from .args import sigs as scheduler_plugins
 from .args.common import as_dict, as_list
@@ -175,9 +177,9 @@ def named_plugins(config: Mapping[str, Any]) -> list[str]:
 
 
 def _listed(names: list[str]) -> str:
-    return ", ".join(json.dumps(n) for n in names[:4]) + (
-        f" and {len(names) - 4} more" if len(names) > 4 else ""
-    )
+    """At most four names, each clipped: they come from the input, which anyone may write."""
+    shown = ", ".join(json.dumps(clip(n)) for n in names[:4])
+    return shown + (f" and {len(names) - 4} more" if len(names) > 4 else "")
 
 
 FLAG_HINT = "name it with --scheduler (or the limitguard.io/scheduler annotation)"

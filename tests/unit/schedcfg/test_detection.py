@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 from limitguard.admission.configmaps import UNDETERMINED, configmap_check
+from limitguard.cli.configfile import parse_config
 from limitguard.cli.validate import main as validate_main
+from limitguard.core.config import ConfigError
 from limitguard.schedcfg import configmap_verdict
 from limitguard.schedcfg.rules.releases import Release
 from limitguard.schedcfg.schedulers import detect
@@ -156,3 +158,17 @@ def test_webhook_warns_instead_of_denying_when_it_cannot_tell_the_scheduler() ->
     assert server_default is not None and not server_default.allowed
     report = configmap_verdict(configmap(QUEUE_SORT_TWICE), scheduler="scheduler-plugins")
     assert report is not None and "schedulerConfigValidation.scheduler" in report.readers[0].reason
+
+
+def test_a_huge_plugin_name_is_clipped_in_the_reason() -> None:
+    detection = detect(enabling("X" * 100_000), Release())
+    assert detection.certain is False and len(detection.reason) < 400
+
+
+def test_the_webhooks_default_scheduler_comes_from_its_configuration() -> None:
+    head = {"apiVersion": "limitguard.io/v1alpha1", "kind": "LimitGuardConfiguration"}
+    assert parse_config(head).scheduler_name == "auto"
+    chosen = parse_config({**head, "schedulerConfigValidation": {"scheduler": "koord-scheduler"}})
+    assert chosen.scheduler_name == "koord-scheduler"
+    with pytest.raises(ConfigError, match=r"schedulerConfigValidation\.scheduler"):
+        parse_config({**head, "schedulerConfigValidation": {"scheduler": "volcano"}})
