@@ -63,7 +63,7 @@ class Mutator:
         if defaults.require_namespace_label:
             # Opt-in: nothing is changed unasked, so a namespace not (yet) in the cache gets nothing.
             if namespace_record is None:
-                log.info("not defaulting: namespace %s is not in the cache yet", namespace)
+                log.debug("not defaulting: namespace %s is not in the cache yet", namespace)
                 return allowed("namespace-unknown")
             if not opted_in(namespace_record.labels):
                 return allowed("namespace-not-opted-in")
