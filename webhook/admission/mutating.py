@@ -25,6 +25,7 @@ from limitguard.core.defaults import (
 )
 from limitguard.core.objects import is_object, object_or_empty
 from limitguard.core.response import Response, allowed, patched, warning
+from limitguard.core.text import clip
 from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ class Mutator:
         if defaults.require_namespace_label:
             # Opt-in: nothing is changed unasked, so a namespace not (yet) in the cache gets nothing.
             if namespace_record is None:
-                log.debug("not defaulting: namespace %s is not in the cache yet", namespace)
+                log.debug("not defaulting: namespace %s is not in the cache yet", clip(namespace))
                 return allowed("namespace-unknown")
             if not opted_in(namespace_record.labels):
                 return allowed("namespace-not-opted-in")
