@@ -20,7 +20,16 @@ import orjson
 from limitguard.core.eligibility import Taint
 from limitguard.state.candidates import Candidates, names_key, unambiguous
 from limitguard.state.capacity import SAFE_PRODUCT, Capacity
-from limitguard.state.columns import FEW_ROWS, Column, DirtyRows, SumSources, copy_sums, exact, write_rows
+from limitguard.state.columns import (
+    FEW_ROWS,
+    Column,
+    DirtyRows,
+    SumSources,
+    copy_sums,
+    exact,
+    new_column,
+    write_rows,
+)
 
 if TYPE_CHECKING:
     from limitguard.state.records import NodeRecord
@@ -97,7 +106,7 @@ class NodeTable:
     def column(self, resource: str) -> Column:
         column = self.columns.get(resource)
         if column is None:
-            column = self.columns[resource] = Column(self._size)
+            column = new_column(self.columns, resource, self._size)
         return column
 
     @property
@@ -140,6 +149,8 @@ class NodeTable:
         self.has_override[row] = override is not None
         for resource in set(record.allocatable) | set(override or ()) | set(self.columns):
             column = self.column(resource)
+            if not column.mirrored:
+                continue  # judged by the reference path (state.columns.MAX_COLUMNS)
             allocatable = record.allocatable.get(resource, 0)
             percent = override.get(resource) if override is not None else None
             capacity = allocatable * percent // 100 if percent is not None else 0
@@ -165,6 +176,8 @@ class NodeTable:
         self.unschedulable[row] = self.has_override[row] = False
         self.terminating[row] = self.nominated[row] = 0
         for column in self.columns.values():
+            if not column.mirrored:
+                continue
             for field in Column.FIELDS:
                 getattr(column, field)[row] = -1 if field == "override_pct" else 0
         self._refresh_capacities(row)
