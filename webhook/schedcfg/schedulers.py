@@ -55,7 +55,6 @@ class Scheduler:
     """One scheduler as it reads a KubeSchedulerConfiguration at start-up."""
 
     name: str
-    project: str
     #: The release whose rules apply (None: kube-scheduler, whose release is the cluster's).
     release: str | None
     #: Kubernetes minor of its in-tree part (None: the chosen --kubernetes-version).
@@ -88,10 +87,9 @@ _SIGS_ONLY = frozenset(scheduler_plugins.PLUGINS) - frozenset(_KOORDINATOR_PLUGI
 SCHEDULERS: dict[str, Scheduler] = {
     s.name: s
     for s in (
-        Scheduler(KUBE_SCHEDULER, "Kubernetes", None, None, LIMITGUARD_KINDS, {}, frozenset()),
+        Scheduler(KUBE_SCHEDULER, None, None, LIMITGUARD_KINDS, {}, frozenset()),
         Scheduler(
             KOORD_SCHEDULER,
-            "Koordinator",
             koordinator.RELEASE,
             koordinator.KUBERNETES_MINOR,
             _KOORDINATOR_KINDS,
@@ -105,7 +103,6 @@ SCHEDULERS: dict[str, Scheduler] = {
         ),
         Scheduler(
             SCHEDULER_PLUGINS,
-            "scheduler-plugins",
             scheduler_plugins.RELEASE,
             scheduler_plugins.KUBERNETES_MINOR,
             scheduler_plugins.KINDS,
@@ -137,10 +134,6 @@ def registry_for(release: Release) -> Registry:
     return _registry(scheduler_of(release).name)
 
 
-def is_own_plugin(name: str, release: Release) -> bool:
-    return name in scheduler_of(release).plugins
-
-
 # ------------------------------------------------------------------------------------------- detection
 @dataclass(frozen=True)
 class Detection:
@@ -149,14 +142,6 @@ class Detection:
     scheduler: Scheduler
     reason: str
     certain: bool = True
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "scheduler": self.scheduler.name,
-            "release": self.scheduler.release,
-            "reason": self.reason,
-            "certain": self.certain,
-        }
 
 
 def named_plugins(config: Mapping[str, Any]) -> list[str]:
@@ -207,9 +192,7 @@ def detect(config: Mapping[str, Any], cluster: Release) -> Detection:
             certain=False,
         )
     kube = SCHEDULERS[KUBE_SCHEDULER]
-    shared = [
-        n for n in names if n not in in_tree and all(n in s.plugins for s in SCHEDULERS.values() if s.markers)
-    ]
+    shared = [n for n in names if n not in in_tree and sum(n in s.plugins for s in SCHEDULERS.values()) > 1]
     unknown = [n for n in names if n not in in_tree and n not in shared]
     if shared or unknown:
         parts = []
@@ -243,7 +226,6 @@ __all__ = [
     "Scheduler",
     "choose",
     "detect",
-    "is_own_plugin",
     "named_plugins",
     "registered_plugins",
     "registry_for",
