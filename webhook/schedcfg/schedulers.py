@@ -124,6 +124,15 @@ def registered_plugins(release: Release) -> dict[str, frozenset[str] | None]:
     return {**in_tree_plugins(release), **scheduler_of(release).plugins}
 
 
+def reader_label(release: Release) -> str:
+    """How messages name the reading scheduler: ``kube-scheduler 1.37``, ``koord-scheduler v1.8.0
+    (Kubernetes 1.35)``."""
+    scheduler = scheduler_of(release)
+    if scheduler.release is None:
+        return f"{scheduler.name} {release.name}"
+    return f"{scheduler.label} (Kubernetes {release.name})"
+
+
 @cache
 def _registry(name: str) -> Registry:
     return build_registry(IN_TREE_KINDS + SCHEDULERS[name].kinds)
@@ -227,6 +236,7 @@ __all__ = [
     "choose",
     "detect",
     "named_plugins",
+    "reader_label",
     "registered_plugins",
     "registry_for",
     "scheduler_of",

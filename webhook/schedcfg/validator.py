@@ -23,7 +23,7 @@ from .rules import config as config_rules
 from .rules import framework
 from .rules.defaults import apply_defaults, plugin_weight_warnings
 from .rules.releases import API_REMOVED_IN, DEFAULT_RELEASE, Release
-from .schedulers import AUTO, CHOICES, choose
+from .schedulers import AUTO, CHOICES, choose, reader_label
 
 API_VERSIONS: dict[str, str] = {api_version(v): v for v in CONFIG_VERSIONS}
 HELM_HINT = (
@@ -56,15 +56,10 @@ def validate_config(
 
 
 def _not_served(api_version_text: str, version: str, release: Release) -> Finding:
-    reader = (
-        f"{release.scheduler} (Kubernetes {release.name})"
-        if release.scheduler != "kube-scheduler"
-        else (f"kube-scheduler {release.name}")
-    )
     return invalid(
         "apiVersion",
         api_version_text,
-        f"not served by {reader} (removed in Kubernetes 1.{API_REMOVED_IN[version]}); "
+        f"not served by {reader_label(release)} (removed in Kubernetes 1.{API_REMOVED_IN[version]}); "
         f"migrate to {api_version('v1')} (other findings below are from the {version} schema, to help the move)",
         "config.api-version-not-served",
     )

@@ -152,7 +152,7 @@ def test_v1beta3_gets_the_same_verdict_whatever_the_supported_release() -> None:
     for minor in SUPPORTED_MINORS:
         report = validate_text(text, release=Release(minor))
         assert [f.rule for f in report.errors] == ["config.api-version-not-served"]
-        assert "scheduler-plugins (Kubernetes 1.34)" in report.errors[0].message
+        assert "scheduler-plugins v0.34.x (Kubernetes 1.34)" in report.errors[0].message
 
 
 def test_fragment_is_validated_as_v1_with_a_warning() -> None:

@@ -148,12 +148,22 @@ def test_a_plugin_koord_scheduler_does_not_register_is_an_error() -> None:
 
 
 def test_in_tree_rules_are_those_of_kubernetes_1_35_under_koord_scheduler() -> None:
-    """TopologyPlacementGenerator is registered from Kubernetes 1.36: fine for kube-scheduler 1.37, not for
-    koord-scheduler v1.8 even on a 1.37 cluster."""
-    profile = {"plugins": {"placementGenerate": {"enabled": [{"name": "TopologyPlacementGenerator"}]}}}
-    doc = config(profiles=[{"schedulerName": "s", **profile}])
-    assert check(doc, scheduler="kube-scheduler").ok
-    assert not check(doc, scheduler=KOORD).ok
+    """TopologyPlacementGenerator and the placementGenerate point arrive in Kubernetes 1.36: fine for
+    kube-scheduler 1.37, not for koord-scheduler v1.8.0 even on a 1.37 cluster."""
+    for plugins, message in (
+        (
+            {"multiPoint": {"enabled": [{"name": "TopologyPlacementGenerator"}]}},
+            "koord-scheduler v1.8.0 (Kubernetes 1.35) does not have it",
+        ),
+        (
+            {"placementGenerate": {"enabled": [{"name": "TopologyPlacementGenerator"}]}},
+            "koord-scheduler v1.8.0 (Kubernetes 1.35) fails with a strict decoding error",
+        ),
+    ):
+        doc = config(profiles=[{"schedulerName": "s", "plugins": plugins}])
+        assert check(doc, scheduler="kube-scheduler").ok
+        errors = check(doc, scheduler=KOORD).errors
+        assert errors and all(message in f.message for f in errors[:1]), [str(f) for f in errors]
 
 
 def test_limit_aware_weight_zero_is_defaulted_to_one_with_a_warning() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
+from .. import schedulers
 from ..args.common import as_dict, as_list
 from ..report import Finding
 from .plugin_tables import POINT_SINCE
@@ -30,7 +31,7 @@ def check_release_fields(config: dict[str, Any], release: Release) -> list[Findi
                     Finding(
                         "error",
                         path_join("profiles", i, "plugins", str(point)),
-                        f'Forbidden: unknown field "{point}" (kube-scheduler {release.name} fails with a strict '
+                        f'Forbidden: unknown field "{point}" ({schedulers.reader_label(release)} fails with a strict '
                         f"decoding error: the {point} extension point exists from Kubernetes 1.{since})",
                         "schema.unknown-field",
                     )

@@ -112,7 +112,7 @@ def _where(name: str, release: Release) -> str:
         return scheduler.label
     if scheduler.release is None:
         return f"Kubernetes {release.name}"
-    return f"{scheduler.label} (Kubernetes {release.name})"
+    return schedulers.reader_label(release)
 
 
 def _unreleased_plugins(profile: dict[str, Any], path: str, release: Release) -> list[Finding]:
@@ -197,8 +197,8 @@ def _unknown_plugin(
             invalid(
                 item,
                 name,
-                f"plugin {json.dumps(name)} is registered from Kubernetes 1.{since}; kube-scheduler "
-                f"{release.name} does not have it and refuses to start",
+                f"plugin {json.dumps(name)} is registered from Kubernetes 1.{since}; "
+                f"{schedulers.reader_label(release)} does not have it and refuses to start",
                 "plugins.unknown",
             )
         ]
