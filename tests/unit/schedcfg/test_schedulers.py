@@ -254,3 +254,18 @@ def test_json_output_carries_the_scheduler_and_why() -> None:
     assert [r["scheduler"] for r in readers] == [KOORD]
     assert readers[0]["kubernetesVersion"] == "1.35" and "Reservation" in readers[0]["reason"]
     assert json.dumps(readers)  # plain JSON
+
+
+HOSTILE_VALUES: list[Any] = [None, True, -1, 2**70, 1.5, "x", [], {}, [None, {"a": []}], {"": {"": None}}]
+
+
+@pytest.mark.parametrize("scheduler", sorted(SCHEDULERS))
+def test_any_args_of_any_kind_yield_findings_never_an_exception(scheduler: str) -> None:
+    """Every kind of every scheduler's registry, every field set to values of the wrong shape."""
+    registry = registry_for(SCHEDULERS[scheduler].release_for(Release()))
+    for entry in registry.kinds.values():
+        for value in HOSTILE_VALUES:
+            fields = {"resources": value, "scoringResourceWeights": value, "kind": entry.kind, "x": value}
+            profile = {"schedulerName": "s", "pluginConfig": [{"name": entry.plugin, "args": fields}]}
+            report = check(config(profiles=[profile]), scheduler=scheduler)
+            assert report.errors, (entry.kind, value)  # "x" is never a field: strict decoding
