@@ -4,8 +4,14 @@ Each replica keeps its own ledger of approved-but-unseen bindings. Two replicas 
 for one node within a watch round-trip would each see only their own approvals, so every request
 that reads and writes the ledger - `pods/binding` and legacy `bindings`, pod CREATE with
 `spec.nodeName`, and a resize that grows a limit - is decided by the leader alone. A follower sends
-the AdmissionReview to the leader's `/leader/validate` over HTTPS (verifying its serving certificate
-with the CA) and relays the decision; everything else is answered locally, as before.
+the AdmissionReview to the leader's `/leader/validate` over mutual TLS (verifying the leader's
+serving certificate with the CA, presenting its own serving pair as the client certificate the
+leader checks) and relays the decision; everything else is answered locally, as before.
+
+A follower forwards the bytes it received, never a re-encoding: the leader decodes exactly what the
+follower decoded, so the two cannot disagree (a review nested deeper than orjson can encode once
+made the follower's re-encoding fail and the request pass unchecked). `LeaderRouted.decode` keeps
+the bytes of the requests the leader decides; `LeaderRouted` forwards only those.
 
 The leader checks that it may decide and decides in the same event-loop turn, so a decision can
 never straddle a step-down. While no deciding leader answers, `replicas.noLeaderPolicy` applies.
@@ -17,11 +23,13 @@ import logging
 import ssl
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
 
 import aiohttp
 import orjson
-from limitguard.admission.review import AdmissionRequest
+from limitguard.admission.review import AdmissionRequest, decode_review
 from limitguard.core.config import NoLeaderPolicy
 from limitguard.core.limitaware import grown_limits
 from limitguard.core.objects import object_or_empty as _map
@@ -56,22 +64,19 @@ def touches_ledger(request: AdmissionRequest) -> bool:
     return False
 
 
-def encode_request(request: AdmissionRequest) -> bytes:
-    """The AdmissionReview the leader gets: every field the validating webhook reads."""
-    body: dict[str, Any] = {
-        "uid": request.uid,
-        "kind": {"group": request.group, "version": "v1", "kind": request.kind},
-        "resource": {"group": request.group, "version": "v1", "resource": request.resource},
-        "namespace": request.namespace,
-        "name": request.name,
-        "operation": request.operation,
-        "object": request.object,
-        "oldObject": request.old_object,
-        "dryRun": request.dry_run,
-    }
-    if request.sub_resource:
-        body["subResource"] = request.sub_resource
-    return orjson.dumps({"apiVersion": request.api_version, "kind": "AdmissionReview", "request": body})
+@dataclass(slots=True)
+class LedgerRequest(AdmissionRequest):
+    """A request the leader decides, with the bytes it arrived in (what a follower forwards)."""
+
+    body: bytes = b""
+
+
+def decode_for_leader(body: bytes) -> AdmissionRequest:
+    """decode_review, keeping *body* with the requests that touch the ledger."""
+    request = decode_review(body)
+    if not touches_ledger(request):
+        return request
+    return LedgerRequest(*(getattr(request, name) for name in AdmissionRequest.__slots__), bytes(body))
 
 
 def encode_decision(response: Response) -> bytes:
@@ -107,29 +112,57 @@ class ForwardError(LimitguardError):
         self.reason = reason  # metric label: unreachable, timeout, not-leader, bad-answer
 
 
-class Forwarder:
-    """HTTPS client to the leader: the CA verifies it, *server_name* is the name its certificate has."""
+def client_context(ca_file: Path, cert_file: Path, key_file: Path) -> ssl.SSLContext:
+    """Verifies the leader with *ca_file*; presents the serving pair as this replica's client certificate."""
+    context = ssl.create_default_context(cafile=str(ca_file))
+    context.load_cert_chain(cert_file, key_file)
+    return context
 
-    def __init__(self, ca_file: str, timeout_seconds: float, server_name: str | None = None) -> None:
-        self._context = ssl.create_default_context(cafile=ca_file)
+
+class Forwarder:
+    """Mutual-TLS client to the leader: the CA verifies it, *server_name* is the name its certificate
+    has, and the serving pair is the client certificate. `reload` reads the three files again."""
+
+    def __init__(
+        self,
+        ca_file: Path,
+        cert_file: Path,
+        key_file: Path,
+        timeout_seconds: float,
+        server_name: str | None = None,
+    ) -> None:
+        self._files = (ca_file, cert_file, key_file)
+        self._context = client_context(*self._files)
         self._server_name = server_name
         self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
         self._session: aiohttp.ClientSession | None = None
+        self.reloads = 0
+
+    def reload(self) -> None:
+        """After a rotation: new connections verify with the new CA and present the new pair."""
+        try:
+            context = client_context(*self._files)
+        except (ssl.SSLError, OSError) as error:
+            log.warning("forwarding keeps its previous certificates", extra={"error": str(error)})
+            return
+        self._context = context  # a connection pool is keyed by its context: old connections go unused
+        self.reloads += 1
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:  # created on the serving loop, on first use
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(ssl=self._context, limit=256), timeout=self._timeout
+                connector=aiohttp.TCPConnector(limit=256), timeout=self._timeout
             )
         return self._session
 
-    async def forward(self, address: str, request: AdmissionRequest) -> Response:
+    async def forward(self, address: str, request: LedgerRequest) -> Response:
         extra = {"server_hostname": self._server_name} if self._server_name else {}
         try:
             async with self._client().post(
                 f"https://{address}{LEADER_PATH}",
-                data=encode_request(request),
+                data=request.body,
                 headers={"Content-Type": "application/json"},
+                ssl=self._context,
                 **extra,
             ) as answer:
                 body = await answer.read()
@@ -174,8 +207,10 @@ class LeaderRouted:
         self.policy = policy
         self.metrics = metrics
 
+    decode = staticmethod(decode_for_leader)  # the endpoint's decoder: keeps the bytes to forward
+
     async def __call__(self, request: AdmissionRequest) -> Response:
-        if not touches_ledger(request) or self.leadership.deciding:
+        if not isinstance(request, LedgerRequest) or self.leadership.deciding:
             return self.local(request)  # checked and decided in one loop turn
         address = self.leadership.leader_address()
         if address is None:

@@ -1,7 +1,9 @@
 """Certificates for the webhook's TLS endpoint: a private CA and a serving certificate.
 
 The apiserver only talks to webhooks over TLS and verifies the serving certificate against the
-`caBundle` of the webhook configuration, so the CA is kept beside the serving pair.
+`caBundle` of the webhook configuration, so the CA is kept beside the serving pair. The same pair is
+the replicas' client certificate when a follower forwards to its leader (mutual TLS), so it carries
+both the serverAuth and the clientAuth extended key usage.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from limitguard.errors import LimitguardError
 
 CA_CERT, CA_KEY, TLS_CERT, TLS_KEY = "ca.crt", "ca.key", "tls.crt", "tls.key"
+# serverAuth for the apiserver and kube-scheduler; clientAuth for a follower presenting it to its leader.
+SERVING_USAGES = [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,7 @@ def _serving(
         .add_extension(
             x509.KeyUsage(True, False, True, False, False, False, False, False, False), critical=True
         )
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.ExtendedKeyUsage(SERVING_USAGES), critical=False)
         .add_extension(
             x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False
         )

@@ -3,6 +3,10 @@
 A process becomes a replica-set member only in live mode and when the chart's Downward API
 variables are all present (POD_NAME, POD_NAMESPACE, POD_IP); otherwise it is a single decision
 point, exactly as before.
+
+The replicas authenticate each other with the one serving pair they all mount: a follower presents
+it as its client certificate, and the leader's `/leader/*` admits only a certificate issued by the
+replicas' CA that carries the peer name (the Service DNS name the chart passes).
 """
 
 from __future__ import annotations
@@ -13,11 +17,14 @@ import ipaddress
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
-from limitguard.admission.forward import Forwarder, LeaderRouted
+from limitguard.admission.forward import Forwarder, LeaderRouted, Leadership
+from limitguard.certs.peers import own_peer_name, serving_pair_problem
 from limitguard.clock import Clock, SystemClock
-from limitguard.core.config import ReplicasConfig
+from limitguard.core.config import NoLeaderPolicy, ReplicasConfig
 from limitguard.http.app import Services
+from limitguard.http.peers import PeerGate
 from limitguard.kube.catchup import pods_caught_up
 from limitguard.kube.leader import ElectionTiming, Elector
 from limitguard.kube.leaseapi import KubeLeaseApi
@@ -80,18 +87,39 @@ class Replica:
         await self.forwarder.close()
 
 
+def route_through_leader(
+    services: Services,
+    leadership: Leadership,
+    forwarder: Forwarder,
+    policy: NoLeaderPolicy,
+    metrics: ReplicaMetrics,
+    ca_file: Path,
+    peer_name: str,
+) -> LeaderRouted:
+    """`/validate` decided by the leader; `/leader/validate` admitting only certificates from *ca_file*
+    that carry *peer_name*."""
+    router = LeaderRouted(services.handlers["validate"], leadership, forwarder, policy, metrics)
+    services.handlers["validate"] = router
+    services.leader_handler = router.decide_as_leader
+    services.peer_gates["leader"] = PeerGate("replica authentication", ca_file, [peer_name])
+    return router
+
+
 def join_replica_set(
     services: Services,
     feed: LiveFeed,
     identity: ReplicaIdentity,
     *,
     lease_name: str,
-    ca_file: str,
+    ca_file: Path,
+    cert_file: Path,
+    key_file: Path,
     peer_server_name: str | None,
     config: ReplicasConfig,
     clock: Clock | None = None,
 ) -> Replica:
-    """Replace the local `validate` handler by the leader-routed one; returns the (not started) replica."""
+    """Replace the local `validate` handler by the leader-routed one, put `/leader/*` behind the replicas'
+    mutual TLS (services.peer_gates["leader"]); returns the (not started) replica."""
     clock = clock or SystemClock()
     timing = ElectionTiming(
         float(config.lease_duration_seconds), config.renew_deadline_seconds, config.retry_period_seconds
@@ -116,8 +144,13 @@ def join_replica_set(
         catch_up=catch_up,
         metrics=metrics,
     )
-    forwarder = Forwarder(ca_file, config.forward_timeout_seconds, peer_server_name)
-    router = LeaderRouted(services.handlers["validate"], elector, forwarder, config.no_leader_policy, metrics)
-    services.handlers["validate"] = router
-    services.leader_handler = router.decide_as_leader
+    forwarder = Forwarder(ca_file, cert_file, key_file, config.forward_timeout_seconds, peer_server_name)
+    peer_name = peer_server_name or own_peer_name(cert_file)
+    if problem := serving_pair_problem(cert_file, peer_name):
+        log.warning(
+            "followers cannot authenticate to the leader: " + problem, extra={"certificate": str(cert_file)}
+        )
+    router = route_through_leader(
+        services, elector, forwarder, config.no_leader_policy, metrics, ca_file, peer_name
+    )
     return Replica(elector, router, forwarder, timing.lease_duration - timing.renew_deadline)

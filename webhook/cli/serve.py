@@ -18,6 +18,7 @@ from pathlib import Path
 from aiohttp import web
 from limitguard.admission.validating import Validator
 from limitguard.certs import generate as certs
+from limitguard.certs.peers import PeerCAError
 from limitguard.cli.configfile import load_config
 from limitguard.cli.mounts import MountError, check_config_file, ensure_certificates
 from limitguard.cli.options import add_cluster_options, add_config_option, port_number, positive_int
@@ -31,6 +32,7 @@ from limitguard.http.limits import LimitedSite, ServingLimits
 from limitguard.http.logs import configure as configure_logging
 from limitguard.http.metrics import Metrics
 from limitguard.http.metrics_http import create_metrics_app
+from limitguard.http.peers import PeerGate
 from limitguard.http.tls import CertificateReloader, server_context
 from limitguard.kube.filefeed import ClusterFileError, load_cluster_file
 from limitguard.kube.livefeed import LiveFeed
@@ -94,7 +96,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     replicas.add_argument(
         "--peer-server-name",
-        help="name the serving certificate carries (e.g. the Service's DNS name); default: the leader's IP",
+        help="name the serving certificate carries (e.g. the Service's DNS name), verified on the leader's "
+        "certificate and required on a follower's client certificate; default: the leader's IP is "
+        "verified and the certificate's first DNS name required",
+    )
+    add_client_auth_arguments(parser)
+
+
+def add_client_auth_arguments(parser: argparse.ArgumentParser) -> None:
+    """Optional client-certificate authentication of the apiserver and kube-scheduler (docs/security.md)."""
+    clients = parser.add_argument_group(
+        "client authentication", "admit only callers presenting a certificate from --client-ca-file"
+    )
+    clients.add_argument(
+        "--client-ca-file",
+        help="PEM CA bundle that issued the apiserver's and kube-scheduler's client certificates",
+    )
+    clients.add_argument(
+        "--client-name",
+        action="append",
+        default=[],
+        dest="client_names",
+        help="common name or DNS/URI SAN admitted on /validate and /mutate (repeatable; none: open)",
+    )
+    clients.add_argument(
+        "--extender-client-name",
+        action="append",
+        default=[],
+        dest="extender_client_names",
+        help="common name or DNS/URI SAN admitted on the extender routes (repeatable; none: open)",
     )
 
 
@@ -226,15 +256,22 @@ async def start_serve(
             feed,
             identity,
             lease_name=args.lease_name,
-            ca_file=args.peer_ca_file or str(cert_dir / certs.CA_CERT),
+            ca_file=Path(args.peer_ca_file) if args.peer_ca_file else cert_dir / certs.CA_CERT,
+            cert_file=cert_dir / certs.TLS_CERT,
+            key_file=cert_dir / certs.TLS_KEY,
             peer_server_name=args.peer_server_name,
             config=config.replicas,
             clock=clock,
         )
 
+    client_gates(services, args)
     cert_file, key_file = cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY
-    context = server_context(cert_file, key_file)
-    reloader = CertificateReloader(context, cert_file, key_file)
+    client_cas = list(dict.fromkeys(gate.ca_file for gate in services.peer_gates.values()))
+    context = server_context(cert_file, key_file, client_cas)
+    listeners = [gate.reload for gate in services.peer_gates.values()]
+    if replica is not None:
+        listeners.append(replica.forwarder.reload)
+    reloader = CertificateReloader(context, cert_file, key_file, client_cas=client_cas, listeners=listeners)
     runner = web.AppRunner(create_app(services), shutdown_timeout=SHUTDOWN_GRACE_SECONDS, access_log=None)
     await runner.setup()
     site = LimitedSite(
@@ -253,6 +290,24 @@ async def start_serve(
     if replica is not None and identity is not None:
         replica.start(peer_address(identity.ip, port))
     return RunningServe(runner, metrics_runner, reloader, feed, replica, port, services)
+
+
+def client_gates(services: Services, args: argparse.Namespace) -> None:
+    """--client-ca-file with --client-name / --extender-client-name: those routes admit only those names."""
+    names = {"admission": args.client_names, "extender": args.extender_client_names}
+    if args.client_ca_file is None:
+        if any(names.values()):
+            raise PeerCAError("--client-name and --extender-client-name need --client-ca-file")
+        return
+    if not any(names.values()):
+        raise PeerCAError(
+            "--client-ca-file needs --client-name or --extender-client-name (else nothing is checked)"
+        )
+    for group, admitted in names.items():
+        if admitted:
+            services.peer_gates[group] = PeerGate(
+                "client authentication", Path(args.client_ca_file), admitted
+            )
 
 
 async def serve(args: argparse.Namespace) -> int:
@@ -278,7 +333,7 @@ def run(args: argparse.Namespace) -> int:
         log.info("event loop: " + loop_name, extra={"eventLoop": loop_name})
         with asyncio.Runner(loop_factory=new_loop) as runner:
             return runner.run(serve(args))
-    except (MountError, EventLoopError, ConfigError, ClusterFileError) as error:
+    except (MountError, EventLoopError, ConfigError, ClusterFileError, PeerCAError) as error:
         print(f"limitguard: {error}", file=sys.stderr)
         return 2
     except OSError as error:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from aiohttp import web
 from limitguard.admission.forward import LEADER_PATH, encode_decision
@@ -28,10 +29,11 @@ from limitguard.extender.verbs import (
     filter_reply,
     prioritize_reply,
 )
-from limitguard.http.endpoint import Endpoint, add_endpoint
+from limitguard.http.endpoint import Endpoint, endpoint_handler
 from limitguard.http.limits import BodyBudget, ServingLimits
 from limitguard.http.logs import log_event
 from limitguard.http.metrics import FAIL_OPEN_REASONS, Metrics
+from limitguard.http.peers import PeerGate, guarded
 from limitguard.state.store import ClusterState
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -72,6 +74,8 @@ class Services:
     settings: ServerSettings = field(default_factory=ServerSettings)
     extender_config: ExtenderConfig | None = None  # default: the scorers of limitguard's configuration
     leader_handler: Handler | None = None  # a replica-set member: decides forwarded reviews (LEADER_PATH)
+    # Client-certificate checks by route group: "leader" (the replicas), "admission", "extender".
+    peer_gates: dict[str, PeerGate] = field(default_factory=dict)
 
 
 SERVICES = web.AppKey("services", Services)
@@ -126,7 +130,7 @@ def admission_endpoint(
 
     return Endpoint(
         name=name,
-        decode=decode_review,
+        decode=getattr(handler, "decode", decode_review),  # a follower's keeps the bytes it forwards
         answer=handler,
         fail_open=lambda review: INTERNAL_ERROR,
         encode=encode,
@@ -194,23 +198,38 @@ async def metrics_endpoint(request: web.Request) -> web.Response:
     return response
 
 
+def _add_route(
+    app: web.Application,
+    path: str,
+    endpoint: Endpoint[Any, Any],
+    timeout: float,
+    budget: BodyBudget,
+    gate: PeerGate | None,
+) -> None:
+    handler = endpoint_handler(endpoint, timeout, budget)
+    app.router.add_post(path, handler if gate is None else guarded(handler, gate, endpoint.rejected))
+
+
 def create_app(services: Services) -> web.Application:
     app = web.Application()  # bodies are read by each endpoint, with its own limit
     app[SERVICES] = services
     timeout = services.settings.body_timeout_seconds
     budget = BodyBudget(services.settings.limits)  # one for every route: the bytes are the process's
+    gates = services.peer_gates
     for name, handler in services.handlers.items():
-        add_endpoint(app, f"/{name}", admission_endpoint(name, handler, services), timeout, budget)
+        endpoint = admission_endpoint(name, handler, services)
+        _add_route(app, f"/{name}", endpoint, timeout, budget, gates.get("admission"))
     if services.leader_handler is not None:
         leader = admission_endpoint(
             "leader", services.leader_handler, services, lambda review, response: encode_decision(response)
         )
-        add_endpoint(app, LEADER_PATH, leader, timeout, budget)
+        _add_route(app, LEADER_PATH, leader, timeout, budget, gates["leader"])  # never open
     extender_config = services.extender_config or ExtenderConfig(services.config.scorers)
     extender = Extender(services.state, services.config, extender_config)
     prefix = "/" + services.settings.extender_prefix.strip("/")
     for verb in VERBS:
-        add_endpoint(app, f"{prefix}/{verb}", extender_endpoint(verb, extender, services), timeout, budget)
+        endpoint = extender_endpoint(verb, extender, services)
+        _add_route(app, f"{prefix}/{verb}", endpoint, timeout, budget, gates.get("extender"))
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics_endpoint)

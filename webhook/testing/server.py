@@ -9,7 +9,7 @@ limitguard.testing.threaded, which runs this same harness on a loop of its own.
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,13 +59,24 @@ async def serving(
     *,
     reload_sleep: Callable[[float], Awaitable[object]] | None = None,
     backlog: int = 128,
+    listeners: Sequence[Callable[[], None]] = (),
 ) -> AsyncIterator[Serving]:
-    """Serve *services* over TLS; with *reload_sleep*, a CertificateReloader waits with it between checks."""
+    """Serve *services* over TLS; with *reload_sleep*, a CertificateReloader waits with it between checks
+    (and then tells *listeners*). The CAs of `services.peer_gates` verify client certificates, as in serve."""
     cert_file, key_file = cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY
-    context = server_context(cert_file, key_file)
+    gates = services.peer_gates.values()
+    client_cas = list(dict.fromkeys(gate.ca_file for gate in gates))
+    context = server_context(cert_file, key_file, client_cas)
     reloader = None
     if reload_sleep is not None:
-        reloader = CertificateReloader(context, cert_file, key_file, sleep=reload_sleep)
+        reloader = CertificateReloader(
+            context,
+            cert_file,
+            key_file,
+            sleep=reload_sleep,
+            client_cas=client_cas,
+            listeners=[*(gate.reload for gate in gates), *listeners],
+        )
     runner = web.AppRunner(create_app(services), access_log=None)
     await runner.setup()
     try:

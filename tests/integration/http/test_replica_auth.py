@@ -1,0 +1,231 @@
+"""`/leader/*` admits only the replicas, over mutual TLS; forwarding never changes a verdict; a CA
+rotation reaches the forwarding client.
+
+Real servers on 127.0.0.1 with real certificates: the leader and the follower are limitguard's app
+wired as `serve` wires a replica (limitguard.cli.replicas.route_through_leader); leadership is fixed
+by the test, never by time. OpenSSL checks a client certificate's purpose against the clientAuth
+extended key usage when a server verifies it (openssl/openssl ssl/ssl_cert.c, ssl_verify_cert_chain:
+the "ssl_client" purpose on the server side), so the serving pair carries clientAuth.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+from limitguard.admission.forward import Forwarder, LeaderRouted
+from limitguard.certs import generate as certs
+from limitguard.core.config import Config, LimitAwareConfig, NoLeaderPolicy
+from limitguard.http.app import Services
+from limitguard.kube.replica_metrics import ReplicaMetrics
+from limitguard.state.store import ClusterState
+from limitguard.testing.server import Serving, app_services, serving
+
+from tests.integration.http.certificates import (
+    CLIENT,
+    PEER_NAME,
+    SERVER_ONLY,
+    certificate_dir,
+    client_context,
+    client_pair,
+)
+from tests.support import LEDGER_NEVER_EXPIRES, binding, node, pod
+
+CONFIG = Config(limit_aware=LimitAwareConfig(default_ratios={"cpu": 100}))
+
+
+def cluster() -> ClusterState:
+    """node1 has room for two of the four pending 1-cpu pods."""
+    state = ClusterState(ledger_ttl_seconds=LEDGER_NEVER_EXPIRES)
+    state.replace_nodes([node("node1", cpu="2")])
+    state.replace_namespaces([])
+    state.replace_pods([pod(f"p{index}", cpu="1", phase="Pending") for index in range(4)])
+    for kind in ("nodes", "pods", "namespaces"):
+        state.mark_synced(kind)
+    return state
+
+
+class Fixed:
+    """Leadership as the test sets it."""
+
+    def __init__(self, deciding: bool, address: str | None = None) -> None:
+        self.deciding = deciding
+        self.address = address
+
+    def leader_address(self) -> str | None:
+        return self.address
+
+
+async def parked(seconds: float) -> None:
+    """The reloader's sleep: it checks only when the test calls check()."""
+    await asyncio.Event().wait()
+
+
+@dataclass
+class Replica:
+    state: ClusterState
+    services: Services
+    router: LeaderRouted
+    forwarder: Forwarder
+    served: Serving
+
+
+@contextlib.asynccontextmanager
+async def replica(cert_dir: Path, leadership: Fixed) -> AsyncIterator[Replica]:
+    from limitguard.cli.replicas import route_through_leader  # the wiring `serve` uses
+
+    state = cluster()
+    services = app_services(state, CONFIG)
+    ca, crt, key = (cert_dir / name for name in (certs.CA_CERT, certs.TLS_CERT, certs.TLS_KEY))
+    forwarder = Forwarder(ca, crt, key, 30.0, PEER_NAME)
+    metrics = ReplicaMetrics(services.metrics.registry)
+    router = route_through_leader(
+        services, leadership, forwarder, NoLeaderPolicy.DENY, metrics, ca, PEER_NAME
+    )
+    try:
+        async with serving(services, cert_dir, reload_sleep=parked, listeners=[forwarder.reload]) as served:
+            yield Replica(state, services, router, forwarder, served)
+    finally:
+        await forwarder.close()
+
+
+async def post(url: str, context: ssl.SSLContext, body: bytes) -> tuple[int, Any]:
+    async with (
+        aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context)) as session,
+        session.post(url, data=body, headers={"Content-Type": "application/json"}) as answer,
+    ):
+        return answer.status, orjson.loads(await answer.read())
+
+
+def bind(name: str, uid: str) -> bytes:
+    return orjson.dumps(binding(name, "node1", uid=uid))
+
+
+async def test_the_leader_route_admits_only_a_replica_certificate(tmp_path: Path) -> None:
+    cert_dir = certificate_dir(tmp_path / "tls")
+    other_ca = certificate_dir(tmp_path / "other")
+    clients = tmp_path / "clients"
+    replica_pair = (cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY)
+    async with replica(cert_dir, Fixed(deciding=True)) as leader:
+        url = f"{leader.served.url}/leader/validate"
+        refused = {
+            "no certificate": None,
+            "same CA, another name": client_pair(
+                clients, "other", cert_dir, "intruder", ["intruder.svc"], CLIENT
+            ),
+        }
+        for why, pair in refused.items():
+            status, answer = await post(url, client_context(cert_dir, pair), bind("p0", why))
+            assert status == 401, why
+            assert answer["error"].startswith("replica authentication: "), answer
+        assert len(leader.state.ledger) == 0  # nothing decided, nothing held
+
+        failing_handshakes = {
+            "another CA, the peer name": client_pair(
+                clients, "foreign", other_ca, PEER_NAME, [PEER_NAME], CLIENT
+            ),
+            "serverAuth only": client_pair(clients, "server", cert_dir, PEER_NAME, [PEER_NAME], SERVER_ONLY),
+        }
+        for why, pair in failing_handshakes.items():
+            with pytest.raises(aiohttp.ClientError):
+                await post(url, client_context(cert_dir, pair), bind("p0", why))
+        assert len(leader.state.ledger) == 0
+
+        status, decision = await post(url, client_context(cert_dir, replica_pair), bind("p0", "replica"))
+        assert status == 200 and decision["allowed"] is True
+        assert len(leader.state.ledger) == 1
+
+        # The apiserver's route stays open without client authentication configured.
+        status, review = await post(
+            f"{leader.served.url}/validate", client_context(cert_dir), bind("p1", "api")
+        )
+        assert status == 200 and review["response"]["allowed"] is True
+        assert len(leader.state.ledger) == 2
+
+
+def deep_binding(name: str, uid: str, levels: int) -> bytes:
+    """A binding whose object carries a value nested *levels* deep: orjson decodes it, cannot encode it."""
+    review = binding(name, "node1", uid=uid)
+    review["request"]["object"]["metadata"]["annotations"] = {"deep": "@"}
+    head, tail = orjson.dumps(review).split(b'"@"')
+    return head + b'{"a":' * levels + b"1" + b"}" * levels + tail
+
+
+async def test_a_follower_relays_the_leaders_verdict_even_on_input_it_could_not_re_encode(
+    tmp_path: Path,
+) -> None:
+    cert_dir = certificate_dir(tmp_path / "tls")
+    async with replica(cert_dir, Fixed(deciding=True)) as leader:
+        leader_address = f"127.0.0.1:{leader.served.port}"
+        async with replica(cert_dir, Fixed(deciding=False, address=leader_address)) as follower:
+            api = client_context(cert_dir)  # the apiserver: verifies the server, presents nothing
+            answers = [
+                await post(f"{follower.served.url}/validate", api, bind(f"p{i}", f"u{i}")) for i in (0, 1)
+            ]
+            assert [answer["response"]["allowed"] for _, answer in answers] == [True, True]
+            assert len(leader.state.ledger) == 2 and len(follower.state.ledger) == 0  # the leader decided
+
+            status, answer = await post(
+                f"{follower.served.url}/validate", api, deep_binding("p2", "deep", 300)
+            )
+            assert status == 200
+            assert (
+                answer["response"]["allowed"] is False
+            )  # node1 is full: the leader denied, the follower says so
+            assert "exceeds" in answer["response"]["status"]["message"]
+            assert follower.forwarder.reloads == 0
+
+
+async def test_after_a_ca_rotation_forwarding_works_once_the_follower_reloads(tmp_path: Path) -> None:
+    """Both replicas mount one Secret; a rotation replaces ca.crt, tls.crt and tls.key at once."""
+    cert_dir = certificate_dir(tmp_path / "tls")
+    old_pair = tmp_path / "old"
+    old_pair.mkdir()
+    for name in (certs.CA_CERT, certs.TLS_CERT, certs.TLS_KEY):
+        (old_pair / name).write_bytes((cert_dir / name).read_bytes())
+    async with replica(cert_dir, Fixed(deciding=True)) as leader:
+        leader_address = f"127.0.0.1:{leader.served.port}"
+        async with replica(cert_dir, Fixed(deciding=False, address=leader_address)) as follower:
+            certificate_dir(cert_dir)  # the rotation: a new CA and a new serving pair in place
+            assert leader.served.reloader is not None and leader.served.reloader.check()
+            api = client_context(cert_dir)
+
+            status, answer = await post(
+                f"{follower.served.url}/validate", old_context(old_pair), bind("p0", "u0")
+            )
+            assert status == 200 and answer["response"]["allowed"] is False  # forward failed: Deny's 503
+            assert answer["response"]["status"]["code"] == 503
+            assert len(leader.state.ledger) == 0
+            assert failures(follower, "unreachable") == 1  # the old CA cannot verify the new leader
+
+            assert follower.served.reloader is not None and follower.served.reloader.check()
+            assert follower.forwarder.reloads == 1
+            status, answer = await post(f"{follower.served.url}/validate", api, bind("p0", "u1"))
+            assert status == 200 and answer["response"]["allowed"] is True
+            assert len(leader.state.ledger) == 1
+
+            # The rotated-away pair is refused by the route, though the handshake still trusts its CA.
+            stale = (old_pair / certs.TLS_CERT, old_pair / certs.TLS_KEY)
+            status, refusal = await post(
+                f"{leader.served.url}/leader/validate", client_context(cert_dir, stale), bind("p1", "u2")
+            )
+            assert status == 401 and "not issued by the CA" in refusal["error"]
+            assert len(leader.state.ledger) == 1
+
+
+def failures(member: Replica, reason: str) -> float:
+    registry = member.services.metrics.registry
+    return registry.get_sample_value("limitguard_forward_failures_total", {"reason": reason}) or 0.0
+
+
+def old_context(old_dir: Path) -> ssl.SSLContext:
+    """The follower still serves the old pair until its own reloader checks."""
+    return client_context(old_dir)
