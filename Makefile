@@ -6,7 +6,7 @@ TOOLS  := .tools/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8443
 
-.PHONY: run test test-latest constraints lint bench bench-python wild wrk tools lint-tools image image-test clean
+.PHONY: run test test-latest constraints lint bench bench-python bench-memory wild wrk tools lint-tools image image-test clean
 
 # Installs resolve to the versions pinned in constraints.txt (PIP_CONSTRAINT reaches pip's isolated
 # build of limitguard too); pyproject.toml keeps the ranges users install from.
@@ -89,6 +89,11 @@ wild: $(VENV)/.test-deps
 # The earlier benchmark with a Python (aiohttp) client in this process.
 bench-python: $(VENV)/.test-deps
 	$(BIN)/python -m bench.admission
+
+# RSS of a real `limitguard serve` idle and under each attack a client can make (slow headers, stalled
+# bodies, large extender bodies, huge ratio annotations); BENCH_MEMORY_ARGS="--only slow-headers".
+bench-memory: $(VENV)/.test-deps
+	$(BIN)/python -m bench.memory $(BENCH_MEMORY_ARGS)
 
 wrk:
 	@command -v wrk >/dev/null 2>&1 || apt-get install -y wrk >/dev/null 2>&1 || \

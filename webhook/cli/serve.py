@@ -138,7 +138,7 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
         ("--max-connections-per-peer", "max_connections_per_peer", int, "open connections from one address"),
         ("--max-connections", "max_connections", int, "open connections in all"),
         ("--max-body-bytes-per-peer", "max_body_bytes_per_peer", int, "body bytes in flight per address"),
-        ("--max-body-bytes-in-flight", "max_body_bytes", int, "body bytes in flight in all"),
+        ("--max-body-bytes-in-flight", "max_body_bytes_in_flight", int, "body bytes in flight in all"),
     ):
         limits.add_argument(flag, dest=field, type=kind, default=getattr(defaults, field), help=text)
 

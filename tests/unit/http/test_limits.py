@@ -265,7 +265,7 @@ async def test_a_body_larger_than_its_peers_share_gets_503(cert_dir):
 
 
 async def test_the_biggest_holder_of_body_bytes_yields_to_a_smaller_one(cert_dir):
-    limits = ServingLimits(header_timeout_seconds=HANG_GUARD, max_body_bytes=100_000)
+    limits = ServingLimits(header_timeout_seconds=HANG_GUARD, max_body_bytes_in_flight=100_000)
     async with served(cert_dir, limits, Timers()) as server:
         hog = []
         for _ in range(2):  # 2 x 45,000 declared, a byte sent: 90,000 of 100,000 held
@@ -292,7 +292,7 @@ async def test_the_biggest_holder_of_body_bytes_yields_to_a_smaller_one(cert_dir
 
 
 def test_budget_accounting_returns_to_zero():
-    budget = BodyBudget(ServingLimits(max_body_bytes_per_peer=100, max_body_bytes=150))
+    budget = BodyBudget(ServingLimits(max_body_bytes_per_peer=100, max_body_bytes_in_flight=150))
     evicted: list[str] = []
     first = budget.open("a", lambda: evicted.append("first"))
     budget.grow(first, 90)
