@@ -19,14 +19,12 @@ from limitguard.core.podresources import (
     NON_ZERO_DEFAULTS,
     PodSpecError,
     ResourceAmounts,
-    guard_limits,
-    nonzero,
     parse_pod_resources,
     resize_infeasible,
-    scoring_requests,
-    upstream_requests,
     with_api_defaults,
 )
+from limitguard.core.podrules import DEFAULT_RULES, PodRules, rules_for
+from limitguard.core.podsums import guard_limits, nonzero, scoring_requests, upstream_requests
 
 __all__ = [
     "NON_ZERO_DEFAULTS",
@@ -36,27 +34,51 @@ __all__ = [
     "pod_amounts",
     "pod_limits",
     "pod_requests",
+    "rules_in_effect",
+    "use_release",
 ]
+
+# The release whose pod rules the process applies: one cluster per process, chosen at start-up (and
+# again when the apiserver reports another release), like the feature gates a component runs with.
+_in_effect: PodRules = DEFAULT_RULES
+
+
+def rules_in_effect() -> PodRules:
+    return _in_effect
+
+
+def use_release(minor: int) -> PodRules:
+    """Apply the pod rules of a supported minor from now on; returns them."""
+    global _in_effect
+    _in_effect = rules_for(minor)
+    return _in_effect
 
 
 def _model(spec: Any, status: Any):
     return with_api_defaults(parse_pod_resources(spec, status))
 
 
-def pod_limits(spec: Mapping[str, Any], status: Mapping[str, Any] | None = None) -> ResourceAmounts:
+def pod_limits(
+    spec: Mapping[str, Any], status: Mapping[str, Any] | None = None, rules: PodRules | None = None
+) -> ResourceAmounts:
     """The pod's limit per resource (what filtering and admission count); zeros left out.
 
     Memoised with the other views: pods of one workload share their shape. The mapping may be
-    shared, so callers must not modify it."""
-    return pod_amounts(spec, status).limits
+    shared, so callers must not modify it. *rules*: the release's (default: the one in effect)."""
+    return pod_amounts(spec, status, rules).limits
 
 
 def pod_requests(
-    spec: Mapping[str, Any], *, non_zero: bool = False, status: Mapping[str, Any] | None = None
+    spec: Mapping[str, Any],
+    *,
+    non_zero: bool = False,
+    status: Mapping[str, Any] | None = None,
+    rules: PodRules | None = None,
 ) -> ResourceAmounts:
     """The pod's request per resource; with *non_zero*, as the scheduler scores it."""
+    rules = rules or _in_effect
     model = _model(spec, status)
-    return nonzero(scoring_requests(model) if non_zero else upstream_requests(model))
+    return nonzero(scoring_requests(model, rules) if non_zero else upstream_requests(model, rules=rules))
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,24 +102,43 @@ def _frozen(amounts: Any) -> tuple[Any, ...] | None:
     return tuple(amounts.items())
 
 
-def _status_key(status: Any) -> dict[str, tuple[Any, ...]]:
-    """Per container name, the status fields a resize reads (only containers that report them)."""
-    found: dict[str, tuple[Any, ...]] = {}
+def _optional_frozen(amounts: Any) -> tuple[Any, ...] | None:
+    """Like _frozen, keeping absent (None) apart from empty: the resize rules tell them apart."""
+    return None if amounts is None else ("set", _frozen(amounts))
+
+
+def _resources_status(item: dict) -> tuple[Any, ...] | None:
+    resources = item.get("resources")
+    allocated = item.get("allocatedResources")
+    if resources is None and allocated is None:
+        return None
+    return (
+        resources is not None,
+        _optional_frozen(resources.get("requests")) if resources is not None else None,
+        _optional_frozen(resources.get("limits")) if resources is not None else None,
+        _optional_frozen(allocated),
+    )
+
+
+def _status_key(status: Any) -> dict[str | None, tuple[Any, ...]]:
+    """Per container name (None: the pod), the status fields a resize reads (only those reported)."""
+    found: dict[str | None, tuple[Any, ...]] = {}
     if type(status) is not dict:
         return found
+    pod_level = _resources_status(status)
+    if pod_level is not None:
+        found[None] = pod_level
     for field in ("containerStatuses", "initContainerStatuses"):
         for item in status.get(field) or ():
-            resources = item.get("resources") if type(item) is dict else None
-            if resources is not None:
-                found[item.get("name")] = (
-                    _frozen(resources.get("requests")),
-                    _frozen(resources.get("limits")),
-                    _frozen(item.get("allocatedResources")),
-                )
+            if type(item) is not dict:
+                continue
+            fields = _resources_status(item)
+            if fields is not None and item.get("name") not in found:
+                found[item.get("name")] = fields
     return found
 
 
-def _resources_key(spec: Any, status: Any) -> tuple[Any, ...] | None:
+def _resources_key(spec: Any, status: Any, rules: PodRules) -> tuple[Any, ...] | None:
     """A hashable key of everything the views read; None for shapes not worth memoising."""
     if type(spec) is not dict:
         return None
@@ -105,6 +146,8 @@ def _resources_key(spec: Any, status: Any) -> tuple[Any, ...] | None:
         statuses = _status_key(status)
         pod_level = spec.get("resources")
         key: list[Any] = [
+            rules,
+            statuses.get(None) if statuses else None,  # the pod-level status
             _frozen(spec.get("overhead")),
             None
             if pod_level is None
@@ -128,9 +171,12 @@ def _resources_key(spec: Any, status: Any) -> tuple[Any, ...] | None:
         return None
 
 
-def pod_amounts(spec: Mapping[str, Any], status: Mapping[str, Any] | None = None) -> PodAmounts:
+def pod_amounts(
+    spec: Mapping[str, Any], status: Mapping[str, Any] | None = None, rules: PodRules | None = None
+) -> PodAmounts:
     """Every view the cluster state keeps for a pod, from one parse (memoised)."""
-    key = _resources_key(spec, status)
+    rules = rules or _in_effect
+    key = _resources_key(spec, status, rules)
     if key is not None:
         try:
             cached = _AMOUNTS.get(key)
@@ -139,10 +185,12 @@ def pod_amounts(spec: Mapping[str, Any], status: Mapping[str, Any] | None = None
         if cached is not None:
             return cached
     model = _model(spec, status)
-    limits = nonzero(guard_limits(model))
-    scoring_limits = nonzero(guard_limits(model, non_zero=True))
+    limits = nonzero(guard_limits(model, rules=rules))
+    scoring_limits = nonzero(guard_limits(model, non_zero=True, rules=rules))
     amounts = PodAmounts(
-        limits, nonzero(scoring_requests(model)), limits if scoring_limits == limits else scoring_limits
+        limits,
+        nonzero(scoring_requests(model, rules)),
+        limits if scoring_limits == limits else scoring_limits,
     )
     if key is not None and len(_AMOUNTS) < _MAX_AMOUNTS:
         _AMOUNTS[key] = amounts

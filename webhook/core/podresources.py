@@ -1,15 +1,20 @@
-"""The one model of a pod's resources: what Kubernetes 1.35 counts, per resource name (SPEC 1).
+"""The one model of a pod's resources: what each Kubernetes release counts, per resource name.
 
-Follows k8s.io/component-helpers `resource/helpers.go` at v0.35.7 (the Kubernetes 1.35 line):
+Follows k8s.io/component-helpers `resource/helpers.go`, the rules of each release chosen by a
+`PodRules` row (`limitguard.core.podrules`):
 
 * containers combine by the sidecar rule (KEP-753): max(regular + sidecars, each init container +
   the sidecars started before it);
 * pod-level `spec.resources` (KEP-2837) replace the container aggregate for cpu, memory and
-  `hugepages-*` (`IsSupportedPodLevelResource`);
-* in-place resize (UseStatusResources): a container with `status.*ContainerStatuses[].resources`
-  counts max(spec, actual, allocated) for requests and max(spec, actual) for limits; when the pod's
-  `PodResizePending` condition says `Infeasible`, only the running values count. Init containers
-  take status into account only when they are sidecars;
+  `hugepages-*` (`IsSupportedPodLevelResource`); from 1.36 (in-place pod-level resize on) a pod-level
+  value counts max(spec, `status.resources`) (requests also `status.allocatedResources`);
+* in-place resize (UseStatusResources), helpers v0.35/v0.36: a container with
+  `status.*ContainerStatuses[].resources` counts max(spec, actual, allocated) for requests and
+  max(spec, actual) for limits, summed container by container; only sidecars among init containers
+  read status. Helpers v0.37 (1.37): the whole pod counts max(sum of spec, sum of actuated, sum of
+  allocated), the init rule applied to each sum, every init container reading its status, and the
+  pod-level status maps standing in for the sums when present;
+* when the pod's `PodResizePending` condition says `Infeasible`, spec no longer counts;
 * overhead is added to every request and to every non-zero limit.
 
 `upstream_requests` / `upstream_limits` are those functions, unchanged, for the translated upstream
@@ -21,7 +26,7 @@ stands in for a missing pod-level limit (never below what the containers add up 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from limitguard.core.objects import is_object
@@ -67,14 +72,17 @@ class ContainerAmounts:
     requests: Amounts
     limits: Amounts
     sidecar: bool = False  # an init container with restartPolicy Always
-    # From the container's status; None when the kubelet reports no `resources` for it.
+    # From the container's status; None where the kubelet reports nothing (Go's nil map).
     actual_requests: Amounts | None = None
     actual_limits: Amounts | None = None
     allocated: Amounts | None = None
+    init: bool = False
+    reported: bool = False  # the status carries `resources` (Go: cs.Resources != nil)
 
     @property
     def has_status(self) -> bool:
-        return self.actual_requests is not None
+        """Helpers v0.35/v0.36 read status for regular containers and sidecars that report resources."""
+        return self.reported and (self.sidecar or not self.init)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +93,11 @@ class PodResources:
     pod_requests: Amounts | None  # spec.resources.requests; None when spec.resources is absent
     pod_limits: Amounts | None
     resize_infeasible: bool = False
+    # Pod-level status (in-place pod-level resize): status.resources and status.allocatedResources.
+    status_reported: bool = False
+    status_requests: Amounts | None = None
+    status_limits: Amounts | None = None
+    status_allocated: Amounts | None = None
 
     @property
     def pod_level_set(self) -> bool:
@@ -113,7 +126,27 @@ def _resource_pair(resources: Any, where: str) -> tuple[ResourceAmounts, Resourc
     )
 
 
+def _optional(raw: Any, where: Callable[[], str]) -> ResourceAmounts | None:
+    """A ResourceList that may be absent: None then, as Go's nil map (an empty one is {})."""
+    return None if raw is None else parse_amounts(raw, where)
+
+
+def _status_resources(status: Mapping[str, Any], where: str) -> tuple[bool, Amounts | None, Amounts | None]:
+    """(resources reported, their requests, their limits) of a container or pod status."""
+    resources = status.get("resources")
+    if resources is None:
+        return False, None, None
+    if not is_object(resources):
+        raise PodSpecError(f"{where} is not an object")
+    return (
+        True,
+        _optional(resources.get("requests"), lambda: f"{where}.requests"),
+        _optional(resources.get("limits"), lambda: f"{where}.limits"),
+    )
+
+
 def _statuses(status: Any) -> dict[str, Mapping[str, Any]]:
+    """Container statuses by name; the first of a name wins (findContainerStatus)."""
     if not is_object(status):
         return {}
     found: dict[str, Mapping[str, Any]] = {}
@@ -122,7 +155,7 @@ def _statuses(status: Any) -> dict[str, Mapping[str, Any]]:
         if isinstance(items, list):
             for item in items:
                 if is_object(item) and isinstance(item.get("name"), str):
-                    found[item["name"]] = item
+                    found.setdefault(item["name"], item)
     return found
 
 
@@ -142,12 +175,14 @@ def _container(raw: Any, statuses: Mapping[str, Mapping[str, Any]], init: bool) 
     where = f"container {name!r}: resources"
     requests, limits = _resource_pair(raw.get("resources"), where)
     sidecar = init and raw.get("restartPolicy") == "Always"
-    status = statuses.get(name) if isinstance(name, str) and (sidecar or not init) else None
-    if status is None or status.get("resources") is None:  # upstream: cs.Resources == nil
-        return ContainerAmounts(str(name or ""), requests, limits, sidecar)
-    actual_requests, actual_limits = _resource_pair(status["resources"], f"status of {where}")
-    allocated = parse_amounts(status.get("allocatedResources"), lambda: f"status of {where}.allocated")
-    return ContainerAmounts(str(name), requests, limits, sidecar, actual_requests, actual_limits, allocated)
+    status = statuses.get(name) if isinstance(name, str) else None
+    if status is None:
+        return ContainerAmounts(str(name or ""), requests, limits, sidecar, init=init)
+    reported, actual_requests, actual_limits = _status_resources(status, f"status of {where}")
+    allocated = _optional(status.get("allocatedResources"), lambda: f"status of {where}.allocated")
+    return ContainerAmounts(
+        str(name), requests, limits, sidecar, actual_requests, actual_limits, allocated, init, reported
+    )
 
 
 def parse_pod_resources(spec: Any, status: Any = None) -> PodResources:
@@ -159,6 +194,8 @@ def parse_pod_resources(spec: Any, status: Any = None) -> PodResources:
     pod_requests = pod_limits = None
     if pod_level is not None:
         pod_requests, pod_limits = _resource_pair(pod_level, "spec.resources")
+    pod_status = status if is_object(status) else {}
+    reported, status_requests, status_limits = _status_resources(pod_status, "status.resources")
     return PodResources(
         tuple(_container(c, statuses, False) for c in _container_list(spec, "containers")),
         tuple(_container(c, statuses, True) for c in _container_list(spec, "initContainers")),
@@ -166,6 +203,10 @@ def parse_pod_resources(spec: Any, status: Any = None) -> PodResources:
         pod_requests,
         pod_limits,
         resize_infeasible(status),
+        reported,
+        status_requests,
+        status_limits,
+        _optional(pod_status.get("allocatedResources"), lambda: "status.allocatedResources"),
     )
 
 
@@ -178,15 +219,7 @@ def with_api_defaults(pod: PodResources) -> PodResources:
     def defaulted(c: ContainerAmounts) -> ContainerAmounts:
         if not c.limits or c.limits.keys() <= c.requests.keys():
             return c
-        return ContainerAmounts(
-            c.name,
-            {**c.limits, **c.requests},
-            c.limits,
-            c.sidecar,
-            c.actual_requests,
-            c.actual_limits,
-            c.allocated,
-        )
+        return replace(c, requests={**c.limits, **c.requests})
 
     containers = tuple(map(defaulted, pod.containers))
     init_containers = tuple(map(defaulted, pod.init_containers))
@@ -201,16 +234,14 @@ def with_api_defaults(pod: PodResources) -> PodResources:
         for name, amount in pod.pod_limits.items():
             if name not in pod_requests and is_supported_pod_level_resource(name):
                 pod_requests[name] = amount
-    return PodResources(
-        containers, init_containers, pod.overhead, pod_requests, pod.pod_limits, pod.resize_infeasible
-    )
+    return replace(pod, containers=containers, init_containers=init_containers, pod_requests=pod_requests)
 
 
-# -- per-container values -----------------------------------------------------------------------
+# -- sums -----------------------------------------------------------------------------------------
 ContainerView = Callable[[ContainerAmounts], Amounts]
 
 
-def _max(*lists: Amounts | None) -> ResourceAmounts:
+def max_amounts(*lists: Amounts | None) -> ResourceAmounts:
     result: ResourceAmounts = {}
     for amounts in lists:
         for name, amount in (amounts or {}).items():
@@ -219,25 +250,7 @@ def _max(*lists: Amounts | None) -> ResourceAmounts:
     return result
 
 
-def effective_requests(c: ContainerAmounts, infeasible: bool) -> Amounts:
-    """determineEffectiveRequests: max(spec, actual, allocated); only the running values when infeasible."""
-    if not c.has_status:
-        return c.requests
-    if infeasible:
-        return _max(c.actual_requests, c.allocated)
-    return _max(c.requests, c.actual_requests, c.allocated)
-
-
-def effective_limits(c: ContainerAmounts, infeasible: bool) -> Amounts:
-    """determineEffectiveLimits: max(spec, actual); only the running limits when infeasible."""
-    if not c.has_status:
-        return c.limits
-    if infeasible:
-        return dict(c.actual_limits or {})
-    return _max(c.limits, c.actual_limits)
-
-
-def _add(total: ResourceAmounts, amounts: Amounts) -> None:
+def add_amounts(total: ResourceAmounts, amounts: Amounts) -> None:
     for name, amount in amounts.items():
         total[name] = total.get(name, 0) + amount
 
@@ -250,109 +263,17 @@ def aggregate_containers(
     """max(long-running sum incl. sidecars, each init container + the sidecars started before it)."""
     total: ResourceAmounts = {}
     for c in containers:
-        _add(total, view(c))
+        add_amounts(total, view(c))
     started_sidecars: ResourceAmounts = {}
     init_peak: ResourceAmounts = {}
     for c in init_containers:
         values = view(c)
         if c.sidecar:
-            _add(total, values)
-            _add(started_sidecars, values)
+            add_amounts(total, values)
+            add_amounts(started_sidecars, values)
             during = started_sidecars
         else:
             during = dict(values)
-            _add(during, started_sidecars)
-        init_peak = _max(init_peak, during)
-    return _max(total, init_peak)
-
-
-# -- upstream PodRequests / PodLimits -------------------------------------------------------------
-def upstream_requests(
-    pod: PodResources,
-    *,
-    use_status: bool = True,
-    exclude_overhead: bool = False,
-    skip_pod_level: bool = False,
-    non_missing: Amounts | None = None,
-) -> ResourceAmounts:
-    """PodRequests(pod, PodResourcesOptions{...}) of component-helpers v0.35.7."""
-    infeasible = use_status and pod.resize_infeasible
-
-    def view(c: ContainerAmounts) -> Amounts:
-        values = effective_requests(c, infeasible) if use_status else c.requests
-        if non_missing:
-            values = {**{k: v for k, v in non_missing.items() if k not in values}, **values}
-        return values
-
-    total = aggregate_containers(pod.containers, pod.init_containers, view)
-    if not skip_pod_level and pod.pod_requests:
-        for name, amount in pod.pod_requests.items():
-            if is_supported_pod_level_resource(name):
-                total[name] = amount
-    if not exclude_overhead:
-        _add(total, pod.overhead)
-    return total
-
-
-def upstream_limits(
-    pod: PodResources,
-    *,
-    use_status: bool = True,
-    exclude_overhead: bool = False,
-    skip_pod_level: bool = False,
-) -> ResourceAmounts:
-    """PodLimits(pod, PodResourcesOptions{...}) of component-helpers v0.35.7."""
-    infeasible = use_status and pod.resize_infeasible
-    view = (lambda c: effective_limits(c, infeasible)) if use_status else (lambda c: c.limits)
-    total = aggregate_containers(pod.containers, pod.init_containers, view)
-    if not skip_pod_level and pod.pod_level_set:
-        for name, amount in (pod.pod_limits or {}).items():
-            if is_supported_pod_level_resource(name):
-                total[name] = amount
-    if not exclude_overhead:
-        for name, amount in pod.overhead.items():
-            if total.get(name):
-                total[name] += amount
-    return total
-
-
-# -- limitguard's guard value ---------------------------------------------------------------------
-def _guard_view(infeasible: bool, non_zero: bool) -> ContainerView:
-    def view(c: ContainerAmounts) -> Amounts:
-        values = {**effective_requests(c, infeasible), **effective_limits(c, infeasible)}
-        if non_zero:
-            for name, default in NON_ZERO_DEFAULTS.items():
-                values.setdefault(name, default)
-        return values
-
-    return view
-
-
-def guard_limits(pod: PodResources, *, non_zero: bool = False) -> ResourceAmounts:
-    """What limitguard holds the pod to: per container its limit, else its request (resize status
-    included); a pod-level limit replaces the aggregate, a pod-level request alone raises it; overhead
-    on non-zero values. *non_zero* applies the scheduler's scoring defaults (never for filtering)."""
-    total = aggregate_containers(
-        pod.containers, pod.init_containers, _guard_view(pod.resize_infeasible, non_zero)
-    )
-    if pod.pod_level_set:
-        limits = pod.pod_limits or {}
-        for name, amount in (pod.pod_requests or {}).items():
-            if is_supported_pod_level_resource(name) and name not in limits:
-                total[name] = max(total.get(name, 0), amount)
-        for name, amount in limits.items():
-            if is_supported_pod_level_resource(name):
-                total[name] = amount
-    for name, amount in pod.overhead.items():
-        if total.get(name):
-            total[name] += amount
-    return total
-
-
-def scoring_requests(pod: PodResources) -> ResourceAmounts:
-    """Requests as the scheduler scores them: non-zero cpu/memory defaults for containers naming none."""
-    return upstream_requests(pod, non_missing=NON_ZERO_DEFAULTS)
-
-
-def nonzero(amounts: Amounts) -> ResourceAmounts:
-    return {name: amount for name, amount in amounts.items() if amount}
+            add_amounts(during, started_sidecars)
+        init_peak = max_amounts(init_peak, during)
+    return max_amounts(total, init_peak)

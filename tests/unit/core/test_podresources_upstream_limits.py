@@ -11,9 +11,9 @@ units (millicores for cpu, bytes otherwise). The pod model builders are in upstr
 from __future__ import annotations
 
 import pytest
-from limitguard.core.podresources import upstream_limits
+from limitguard.core.podsums import upstream_limits
 
-from tests.unit.core.upstream_pods import cpu, ctr, mem, pod, status, units
+from tests.unit.core.upstream_pods import HELPERS_RULES, cpu, ctr, mem, pod, status, units
 
 # -- TestPodResourceLimits ------------------------------------------------------------------------
 LIMIT_CASES = [
@@ -167,24 +167,30 @@ LIMIT_CASES = [
 
 
 @pytest.mark.parametrize(("case", "model", "use_status", "exclude_overhead", "expected"), LIMIT_CASES)
-def test_pod_resource_limits(case, model, use_status, exclude_overhead, expected):
-    assert upstream_limits(model, use_status=use_status, exclude_overhead=exclude_overhead) == units(expected)
+@pytest.mark.parametrize("rules", HELPERS_RULES)
+def test_pod_resource_limits(rules, case, model, use_status, exclude_overhead, expected):
+    assert upstream_limits(
+        model, rules=rules, use_status=use_status, exclude_overhead=exclude_overhead
+    ) == units(expected)
 
 
 # -- PodLimits with pod-level resources (helpers.go PodLimits; the example) ---------------
-def test_pod_level_limit_replaces_the_container_sum():
+@pytest.mark.parametrize("rules", HELPERS_RULES)
+def test_pod_level_limit_replaces_the_container_sum(rules):
     model = pod([ctr("a", lim=cpu("2")), ctr("b", lim=cpu("2"))], pod_level={"limits": cpu("2")})
-    assert upstream_limits(model) == units(cpu("2"))
+    assert upstream_limits(model, rules=rules) == units(cpu("2"))
 
 
-def test_pod_level_limits_apply_when_only_pod_level_requests_name_a_supported_resource():
+@pytest.mark.parametrize("rules", HELPERS_RULES)
+def test_pod_level_limits_apply_when_only_pod_level_requests_name_a_supported_resource(rules):
     model = pod([ctr("a", lim={"cpu": "1", "ephemeral-storage": "1Gi"})], pod_level={"requests": mem("1Gi")})
     # IsPodLevelResourcesSet holds; no pod-level limit, so the container aggregate stays.
-    assert upstream_limits(model) == units({"cpu": "1", "ephemeral-storage": "1Gi"})
+    assert upstream_limits(model, rules=rules) == units({"cpu": "1", "ephemeral-storage": "1Gi"})
 
 
-def test_pod_level_limits_ignore_unsupported_names():
+@pytest.mark.parametrize("rules", HELPERS_RULES)
+def test_pod_level_limits_ignore_unsupported_names(rules):
     model = pod(
         [ctr("a", lim={"ephemeral-storage": "1Gi"})], pod_level={"limits": {"ephemeral-storage": "5Gi"}}
     )
-    assert upstream_limits(model) == units({"ephemeral-storage": "1Gi"})
+    assert upstream_limits(model, rules=rules) == units({"ephemeral-storage": "1Gi"})

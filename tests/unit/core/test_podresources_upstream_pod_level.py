@@ -11,9 +11,9 @@ units (millicores for cpu, bytes otherwise). The pod model builders are in upstr
 from __future__ import annotations
 
 import pytest
-from limitguard.core.podresources import upstream_requests
+from limitguard.core.podsums import upstream_requests
 
-from tests.unit.core.upstream_pods import cpu, ctr, mem, pod, units
+from tests.unit.core.upstream_pods import HELPERS_RULES, cpu, ctr, mem, pod, units
 
 # -- TestPodLevelResourceRequests -----------------------------------------------------------------
 MC = {"memory": "3Mi", "cpu": "2m"}
@@ -140,6 +140,7 @@ POD_LEVEL_CASES = [
 
 
 @pytest.mark.parametrize(("case", "resources", "containers", "init", "skip", "expected"), POD_LEVEL_CASES)
-def test_pod_level_resource_requests(case, resources, containers, init, skip, expected):
+@pytest.mark.parametrize("rules", HELPERS_RULES)
+def test_pod_level_resource_requests(rules, case, resources, containers, init, skip, expected):
     model = pod(containers, init, pod_level=resources)
-    assert upstream_requests(model, skip_pod_level=skip) == units(expected)
+    assert upstream_requests(model, rules=rules, skip_pod_level=skip) == units(expected)

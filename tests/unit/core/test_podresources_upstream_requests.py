@@ -11,9 +11,9 @@ units (millicores for cpu, bytes otherwise). The pod model builders are in upstr
 from __future__ import annotations
 
 import pytest
-from limitguard.core.podresources import upstream_requests
+from limitguard.core.podsums import upstream_requests
 
-from tests.unit.core.upstream_pods import INFEASIBLE, cpu, ctr, pod, status, units
+from tests.unit.core.upstream_pods import HELPERS_RULES, INFEASIBLE, cpu, ctr, pod, status, units
 
 # -- TestPodResourceRequests ----------------------------------------------------------------------
 RESTARTABLE_CHAIN = [
@@ -180,7 +180,8 @@ REQUEST_CASES = [
 
 
 @pytest.mark.parametrize(("case", "model", "use_status", "exclude_overhead", "expected"), REQUEST_CASES)
-def test_pod_resource_requests(case, model, use_status, exclude_overhead, expected):
-    assert upstream_requests(model, use_status=use_status, exclude_overhead=exclude_overhead) == units(
-        expected
-    )
+@pytest.mark.parametrize("rules", HELPERS_RULES)
+def test_pod_resource_requests(rules, case, model, use_status, exclude_overhead, expected):
+    assert upstream_requests(
+        model, rules=rules, use_status=use_status, exclude_overhead=exclude_overhead
+    ) == units(expected)

@@ -12,9 +12,9 @@ units (millicores for cpu, bytes otherwise). The pod model builders are in upstr
 from __future__ import annotations
 
 import pytest
-from limitguard.core.podresources import upstream_limits, upstream_requests
+from limitguard.core.podsums import upstream_limits, upstream_requests
 
-from tests.unit.core.upstream_pods import cpu, ctr, pod, status, units
+from tests.unit.core.upstream_pods import HELPERS_RULES, cpu, ctr, pod, status, units
 
 
 # -- TestPodRequestsAndLimits: getPod puts the same resources on a container and an init container --
@@ -50,9 +50,10 @@ def get_pod(cpu_req="", cpu_lim="", mem_req="", mem_lim="", cpu_overhead="", mem
         ),
     ],
 )
-def test_pod_requests_and_limits(case, model, requests, limits):
-    assert upstream_requests(model) == units(requests), case
-    assert upstream_limits(model) == units(limits), case
+@pytest.mark.parametrize("rules", HELPERS_RULES)
+def test_pod_requests_and_limits(rules, case, model, requests, limits):
+    assert upstream_requests(model, rules=rules) == units(requests), case
+    assert upstream_limits(model, rules=rules) == units(limits), case
 
 
 # -- TestPodRequestsAndLimitsWithoutOverhead ------------------------------------------------------
@@ -87,9 +88,10 @@ TWO = [
         ),
     ],
 )
-def test_pod_requests_and_limits_without_overhead(case, model, requests, limits):
-    assert upstream_requests(model, exclude_overhead=True) == units(requests), case
-    assert upstream_limits(model, exclude_overhead=True) == units(limits), case
+@pytest.mark.parametrize("rules", HELPERS_RULES)
+def test_pod_requests_and_limits_without_overhead(rules, case, model, requests, limits):
+    assert upstream_requests(model, rules=rules, exclude_overhead=True) == units(requests), case
+    assert upstream_limits(model, rules=rules, exclude_overhead=True) == units(limits), case
 
 
 # -- TestAggregateContainerRequestsAndLimits (no overhead, no pod-level resources) ----------------
@@ -133,6 +135,7 @@ AGGREGATE_CASES = [
 
 
 @pytest.mark.parametrize(("case", "model", "requests", "limits"), AGGREGATE_CASES)
-def test_aggregate_container_requests_and_limits(case, model, requests, limits):
-    assert upstream_requests(model, exclude_overhead=True) == units(requests)
-    assert upstream_limits(model, exclude_overhead=True) == units(limits)
+@pytest.mark.parametrize("rules", HELPERS_RULES)
+def test_aggregate_container_requests_and_limits(rules, case, model, requests, limits):
+    assert upstream_requests(model, rules=rules, exclude_overhead=True) == units(requests)
+    assert upstream_limits(model, rules=rules, exclude_overhead=True) == units(limits)

@@ -10,10 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from limitguard.core.podresources import parse_pod_resources
+from limitguard.core.podrules import RULES
 from limitguard.core.quantity import to_units
 
 ALWAYS = "Always"
+# The v0.35.7 tables hold unchanged at v0.37.0-beta.0 (that tag only adds cases), so each runs under
+# the rules of both the 1.35 helpers and the 1.37 helpers.
+HELPERS_RULES = [pytest.param(RULES[35], id="helpers-v0.35.7"), pytest.param(RULES[37], id="helpers-v0.37")]
 INFEASIBLE = [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}]
 
 
