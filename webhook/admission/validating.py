@@ -85,8 +85,10 @@ class Validator:
         limits: Mapping[str, int],
         exempt: str | None,
         held_for_others: Mapping[str, int] | None = None,
+        reserve: bool = True,
     ) -> Response:
-        """*current* is the cache's record of the pod (None when it has none yet)."""
+        """*current* is the cache's record of the pod (None when it has none yet); *reserve* False
+        judges without holding room (the apiserver will refuse the write anyway)."""
         node = self.state.node(node_name)
         if node is None:
             return self._incomplete(f'node "{node_name}" is not in the cache')
@@ -95,6 +97,10 @@ class Validator:
         if already_counted:
             # A repeated request for a pod the cache shows on this node: do not count it twice.
             allocated = {r: a - current.limits.get(r, 0) for r, a in allocated.items()}
+        elif retried := self.state.ledger.holding(pod_key, node.name):
+            # The same binding sent again (kube-scheduler 1.37 retries bindings on transient
+            # errors): judged as the first was; the reservation below replaces its own entry.
+            allocated = {r: a - retried.get(r, 0) for r, a in allocated.items()}
         if held_for_others:
             allocated = _plus(allocated, held_for_others)
         verdict = check_on_node(
@@ -106,7 +112,7 @@ class Validator:
             exempt=exempt is not None,
             exempt_reason=exempt or "",
         )
-        if verdict.allowed and not request.dry_run and limits and not already_counted:
+        if verdict.allowed and not request.dry_run and limits and not already_counted and reserve:
             # node.name, not node_name: the record's shared string, so the ledger's and the node
             # table's lookups of it match by identity instead of comparing the characters
             self.state.ledger.reserve(node.name, pod_key, limits)
@@ -137,7 +143,12 @@ class Validator:
         # As the scheduler's Filter does (addNominatedPods): room freed for a preemptor of equal or
         # higher priority is not this pod's to take.
         nominated = self.state.nominated_room(node_name, pod.priority, pod.key)
-        verdict = self._on_node(request, subject, pod.key, pod, node_name, pod.limits, exempt, nominated)
+        # Room is held only for a pod the cache shows pending: the apiserver refuses to bind a pod
+        # already bound elsewhere, so such a review (a stale retry, or a forgery) must hold nothing.
+        pending = not pod.node_name
+        verdict = self._on_node(
+            request, subject, pod.key, pod, node_name, pod.limits, exempt, nominated, reserve=pending
+        )
         if nominated and verdict.message and verdict.action != "allow":
             held = ", ".join(
                 f"{resource} {format_units(resource, amount)}" for resource, amount in nominated.items()

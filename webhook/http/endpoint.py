@@ -24,6 +24,7 @@ import orjson
 from aiohttp import web
 from limitguard.errors import LimitguardError, StatusError
 from limitguard.http.limits import BodyBudget, BodyError, Reservation
+from limitguard.state.ledger import CALLER
 
 log = logging.getLogger(__name__)
 
@@ -157,6 +158,7 @@ def endpoint_handler(
             return _refused(endpoint, error.status, error.message)
         except LimitguardError as error:
             return _refused(endpoint, 400, str(error))
+        CALLER.set(request.remote or "")  # named if a ledger entry it makes is found never written
         try:
             answer = answer_of(decoded)
             if iscoroutine(answer):  # a follower asking its leader; not isawaitable: an ABC check per call
