@@ -229,6 +229,9 @@ def best_effort_patch(pod: Mapping[str, Any], defaults: BestEffortDefaults) -> P
     if spec.get("resources") is not None:
         # Pod-level resources (even an empty object): the apiserver holds container requests to the
         # pod-level ones and container limits below them, so container defaults could break the pod.
+        # This also makes the answer independent of the release: from 1.37 the pod-level requests
+        # are defaulted after the mutating webhooks, before that already when they run, and the
+        # QoS rules that differ between releases only concern pods with spec.resources.
         return []
     reinvoked = DEFAULTED_ANNOTATION in annotations
     if not reinvoked and not is_best_effort(spec):

@@ -1,8 +1,11 @@
 """A pod's QoS class as the apiserver computes it (k8s.io/kubernetes pkg/apis/core/helper/qos
-ComputePodQOS, with PodLevelResources and the PodLevelResourcesFixKubeletQOSClass fix).
+ComputePodQOS with PodLevelResources on).
 
 Only cpu and memory count, and only quantities above zero: an explicit "0" is the same as unset.
-When spec.resources names a supported pod-level resource, the pod-level values alone decide.
+Which pods the pod-level values alone decide depends on the release (``PodRules``): from 1.37
+(PodLevelResourcesFixKubeletQOSClass on) those whose spec.resources names a supported pod-level
+resource; before, every pod with a spec.resources object, so `resources: {}` or `{requests: {}}`
+hid the containers' values and made the pod BestEffort.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 
 from limitguard.core.objects import is_object, object_or_empty
 from limitguard.core.podresources import PodSpecError, is_supported_pod_level_resource, parse_amounts
+from limitguard.core.podrules import DEFAULT_RULES, PodRules
 
 QOS_RESOURCES = ("cpu", "memory")
 
@@ -33,22 +37,26 @@ def _add(total: dict[str, int], amounts: Mapping[str, int]) -> None:
         total[name] = total.get(name, 0) + amount
 
 
-def pod_level_qos_set(spec: Mapping[str, Any]) -> bool:
+def pod_level_qos_set(spec: Mapping[str, Any], rules: PodRules = DEFAULT_RULES) -> bool:
+    """Whether the pod-level values alone decide the class."""
     resources = spec.get("resources")
     if not is_object(resources):
         return False
+    if not rules.qos_needs_pod_level_resource:
+        return True
     names = [*(resources.get("requests") or {}), *(resources.get("limits") or {})]
     return any(is_supported_pod_level_resource(name) for name in names)
 
 
-def compute_pod_qos(spec: Mapping[str, Any]) -> QOSClass:
-    """ComputePodQOS over a pod spec; raises PodSpecError for unreadable resources."""
+def compute_pod_qos(spec: Mapping[str, Any], rules: PodRules = DEFAULT_RULES) -> QOSClass:
+    """ComputePodQOS over a pod spec under a release's rules; raises PodSpecError for unreadable
+    resources."""
     if not is_object(spec):
         raise PodSpecError("pod spec is not an object")
     requests: dict[str, int] = {}
     limits: dict[str, int] = {}
     guaranteed = True
-    if pod_level_qos_set(spec):
+    if pod_level_qos_set(spec, rules):
         resources = spec["resources"]
         _add(requests, _positive(resources.get("requests"), "spec.resources.requests"))
         if resources.get("limits"):

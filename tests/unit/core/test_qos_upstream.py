@@ -11,6 +11,7 @@ with the PodLevelResources gate on (on by default since 1.34). The function unde
 from __future__ import annotations
 
 import pytest
+from limitguard.core.podrules import RULES
 from limitguard.core.qos import QOSClass, compute_pod_qos
 
 G, B, BE = QOSClass.GUARANTEED, QOSClass.BURSTABLE, QOSClass.BEST_EFFORT
@@ -127,3 +128,31 @@ def test_compute_pod_qos(case, pod_spec, expected):
 def test_pod_level_limit_alone_makes_a_pod_with_bare_containers_burstable():
     """The issue's case: only spec.resources.limits.cpu is set; the pod is not best-effort."""
     assert compute_pod_qos(spec([ctr("a", rl(), rl())], pod_level=(rl(), rl("250m")))) is B
+
+
+# -- PodLevelResourcesFixKubeletQOSClass (on from 1.37) -----------------------------------------------
+# Source: kubernetes `pkg/apis/core/helper/qos/qos.go` at 0fafce482ed284416d4996d718aa1a743d362b6b:
+# with the gate off, any non-nil spec.resources takes the pod-level branch; with it on, only one
+# naming a supported pod-level resource (isPodLevelResourcesSet).
+GUARANTEED_CONTAINER = ctr("g", rl("100m", "100Mi"), rl("100m", "100Mi"))
+EMPTY_POD_LEVEL_CASES = [
+    # (name, spec.resources, expected before 1.37, expected from 1.37)
+    ("empty resources object", {}, BE, G),
+    ("empty requests map", {"requests": {}}, BE, G),
+    ("empty requests and limits maps", {"requests": {}, "limits": {}}, BE, G),
+    ("only an unsupported pod-level resource", {"limits": {"ephemeral-storage": "1Gi"}}, BE, G),
+    ("a supported pod-level resource", {"limits": rl("1")}, B, B),
+]
+
+
+@pytest.mark.parametrize(("case", "pod_level", "before", "after"), EMPTY_POD_LEVEL_CASES)
+def test_empty_pod_level_maps_stop_deciding_qos_in_137(case, pod_level, before, after):
+    body = {"containers": [GUARANTEED_CONTAINER], "resources": pod_level}
+    assert compute_pod_qos(body, RULES[36]) is before, case
+    assert compute_pod_qos(body, RULES[31]) is before, case
+    assert compute_pod_qos(body, RULES[37]) is after, case
+
+
+def test_absent_pod_level_resources_leave_qos_to_the_containers_in_every_release():
+    body = {"containers": [GUARANTEED_CONTAINER], "resources": None}
+    assert {compute_pod_qos(body, rules) for rules in RULES.values()} == {G}
