@@ -269,3 +269,11 @@ def test_any_args_of_any_kind_yield_findings_never_an_exception(scheduler: str) 
             profile = {"schedulerName": "s", "pluginConfig": [{"name": entry.plugin, "args": fields}]}
             report = check(config(profiles=[profile]), scheduler=scheduler)
             assert report.errors, (entry.kind, value)  # "x" is never a field: strict decoding
+
+
+def test_scheduler_plugins_manifests_pass_validate_strict(capsys) -> None:
+    files = [str(path) for path in SIGS_MANIFESTS]
+    assert len(files) >= 9
+    assert validate_main(["--strict", *files]) == 0
+    assert validate_main(["--strict", "--scheduler", "scheduler-plugins", *files]) == 0
+    capsys.readouterr()
