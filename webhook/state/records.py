@@ -41,7 +41,7 @@ class NodeRecord:
         return self.traits.name
 
 
-_ACTIVE, _TERMINATING, _DAEMONSET, _MIRROR = 1, 2, 4, 8
+_ACTIVE, _TERMINATING, _DAEMONSET, _MIRROR, _GATED = 1, 2, 4, 8, 16
 _NO_AMOUNTS = PodAmounts({}, {}, {})
 
 
@@ -57,7 +57,7 @@ class PodRecord:
     uid: str
     node_name: str
     amounts: PodAmounts  # shared between pods with the same resources (pod_amounts): never mutated
-    flags: int  # _ACTIVE | _TERMINATING | _DAEMONSET | _MIRROR
+    flags: int  # _ACTIVE | _TERMINATING | _DAEMONSET | _MIRROR | _GATED
     nominated_node: str = ""  # only while unbound: the scheduler's nominator drops bound pods
     controller: OwnerKind | None = None  # (group, kind) of the controller ownerReference
     priority: int = 0  # spec.priority (set by the Priority admission plugin)
@@ -97,6 +97,11 @@ class PodRecord:
     @property
     def mirror(self) -> bool:
         return bool(self.flags & _MIRROR)
+
+    @property
+    def gated(self) -> bool:
+        """spec.schedulingGates is not empty: the scheduler does not try the pod yet."""
+        return bool(self.flags & _GATED)
 
     @property
     def counted_node(self) -> str:
@@ -186,6 +191,7 @@ def pod_record(pod: Mapping[str, Any]) -> PodRecord:
         | (0 if metadata.get("deletionTimestamp") is None else _TERMINATING)
         | (_DAEMONSET if controller in DAEMONSET_KINDS else 0)
         | (_MIRROR if is_mirror_pod(metadata) else 0)
+        | (_GATED if spec.get("schedulingGates") else 0)
     )
     return PodRecord(
         key,

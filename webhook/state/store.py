@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from limitguard.clock import Clock
-from limitguard.core.podlimits import ResourceAmounts
+from limitguard.core.podlimits import ResourceAmounts, rules_in_effect
 from limitguard.state.columns import SumSources
 from limitguard.state.ledger import BindingLedger
 from limitguard.state.records import (
@@ -176,10 +176,12 @@ class ClusterState:
 
     def nominated_room(self, node: str, priority: int, pod_key: str) -> Mapping[str, int]:
         """Limits the scheduler keeps free on *node* for nominated pods (preemptors waiting for their
-        victims to leave) of *priority* or higher, other than *pod_key* - its addNominatedPods."""
+        victims to leave) of *priority* or higher, other than *pod_key* - its addNominatedPods.
+        A gated pod's nomination (spec.schedulingGates) holds room only from 1.37 (PodRules)."""
         room: dict[str, int] = {}
+        gated_hold = rules_in_effect().gated_nominations_hold
         for key, waiting in self._nominated.get(node, {}).items():
-            if key != pod_key and waiting.priority >= priority:
+            if key != pod_key and waiting.priority >= priority and (gated_hold or not waiting.gated):
                 for resource, amount in waiting.limits.items():
                     room[resource] = room.get(resource, 0) + amount
         return room
