@@ -124,3 +124,8 @@ def serving_pair_problem(cert_file: Path, peer_name: str) -> str | None:
     if peer_name not in certificate_names(certificate):
         return f"{cert_file} does not carry the peer name {peer_name!r}"
     return None
+
+
+def serves_as_client(cert_pem: bytes) -> bool:
+    """Whether a serving certificate can also be a replica's client certificate (clientAuth usage)."""
+    return has_client_usage(x509.load_pem_x509_certificate(cert_pem))

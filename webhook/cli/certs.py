@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from limitguard.certs import generate as certs
+from limitguard.certs.peers import serves_as_client
 from limitguard.cli.options import CommandError
 from limitguard.core.names import dns1035_label_problem, dns1123_label_problem
 
@@ -118,6 +119,13 @@ def _run_in_cluster(
             certs_cluster.write_files(secret, args.out)
             state = "created" if secret.created else "exists, reused (not regenerated)"
             print(f"Secret {args.namespace}/{args.secret}: {state}")
+            if not serves_as_client(secret.tls_cert):
+                print(
+                    f"limitguard certs: warning: Secret {args.namespace}/{args.secret}: tls.crt lacks the client "
+                    "auth usage the replicas authenticate each other with; until it is replaced, followers "
+                    "cannot forward to the leader. Delete the Secret and upgrade again to generate a new one",
+                    file=sys.stderr,
+                )
             ca_cert = secret.ca_cert
         else:
             assert generated is not None  # run() made it: only --secret reads the set from the cluster

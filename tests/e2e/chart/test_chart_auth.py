@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import argparse
 import base64
+from pathlib import Path
 
 import pytest
 from limitguard.certs import generate as certs
+from limitguard.certs.cluster import secret_manifest
 from limitguard.cli.serve import add_arguments
 
 from tests.e2e.chart.conftest import FULLNAME, NAMESPACE, Helm, find, one
 from tests.e2e.chart.rendered import Render, server_container
+from tests.e2e.chart.test_chart_certs import FakeAPI, fake_api, run_certs  # noqa: F401 (fake_api: fixture)
+from tests.integration.http.certificates import SERVER_ONLY, client_pair
 
 CA_PEM = certs.generate(["client-ca"]).ca_cert
 CA_B64 = base64.b64encode(CA_PEM).decode()
@@ -77,3 +81,34 @@ def test_client_auth_values_reach_serve_with_the_ca_mounted(render: Render) -> N
 def test_incomplete_client_auth_values_fail_to_render(helm: Helm, settings: list[str], message: str) -> None:
     result = helm.template(*settings, check=False)
     assert result.returncode != 0 and message in result.stderr
+
+
+def test_the_certs_job_warns_about_a_secret_from_before_client_auth(
+    fake_api: tuple[Path, type[FakeAPI]],  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A Secret the generate mode created before the serving certificate carried clientAuth is
+    reused as it is (never regenerated), and the hook Job's log says why forwarding will fail."""
+    kubeconfig, api = fake_api
+    ca_dir = tmp_path / "old-ca"
+    certs.write(certs.generate(["old"]), ca_dir)
+    names = certs.service_hostnames(FULLNAME, NAMESPACE)
+    crt, key = client_pair(tmp_path / "old", "tls", ca_dir, names[0], names, SERVER_ONLY)
+    secret_path = f"/api/v1/namespaces/{NAMESPACE}/secrets/{FULLNAME}-tls"
+    api.objects[secret_path] = secret_manifest(
+        NAMESPACE,
+        f"{FULLNAME}-tls",
+        certs.CertificateSet((ca_dir / "ca.crt").read_bytes(), b"", crt.read_bytes(), key.read_bytes()),
+    )
+    common = ["--service", FULLNAME, "--namespace", NAMESPACE, "--secret", f"{FULLNAME}-tls"]
+    assert run_certs(*common, "--kubeconfig", str(kubeconfig), "--out", str(tmp_path / "out")) == 0
+    printed = capsys.readouterr()
+    assert "reused" in printed.out
+    assert "tls.crt lacks the client auth usage" in printed.err
+    assert "Delete the Secret and upgrade again" in printed.err
+
+    del api.objects[secret_path]  # what the operator does; the next upgrade creates a new one
+    assert run_certs(*common, "--kubeconfig", str(kubeconfig), "--out", str(tmp_path / "new")) == 0
+    printed = capsys.readouterr()
+    assert "created" in printed.out and printed.err == ""
