@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 LEADER_PATH = "/leader/validate"
 NOT_DECIDING = 503  # the peer answer of a replica that is not (or not yet) the deciding leader
+UNAUTHENTICATED = 401  # the leader did not accept this replica's client certificate
 
 LocalHandler = Callable[[AdmissionRequest], Response]
 
@@ -109,7 +110,7 @@ def decode_decision(body: bytes) -> Response:
 class ForwardError(LimitguardError):
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(f"{reason}: {detail}")
-        self.reason = reason  # metric label: unreachable, timeout, not-leader, bad-answer
+        self.reason = reason  # metric label: unreachable, timeout, not-leader, refused, bad-answer
 
 
 def client_context(ca_file: Path, cert_file: Path, key_file: Path) -> ssl.SSLContext:
@@ -168,6 +169,8 @@ class Forwarder:
                 body = await answer.read()
                 if answer.status == NOT_DECIDING:
                     raise ForwardError("not-leader", body[:200].decode(errors="replace"))
+                if answer.status == UNAUTHENTICATED:  # our client certificate: usage, name or CA
+                    raise ForwardError("refused", body[:200].decode(errors="replace"))
                 if answer.status != 200:
                     raise ForwardError("bad-answer", f"HTTP {answer.status}")
                 return decode_decision(body)

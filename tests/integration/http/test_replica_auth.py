@@ -79,13 +79,16 @@ class Replica:
 
 
 @contextlib.asynccontextmanager
-async def replica(cert_dir: Path, leadership: Fixed) -> AsyncIterator[Replica]:
+async def replica(
+    cert_dir: Path, leadership: Fixed, client: tuple[Path, Path] | None = None
+) -> AsyncIterator[Replica]:
+    """A replica serving *cert_dir*'s pair; it forwards with *client* (default: that same pair)."""
     from limitguard.cli.replicas import route_through_leader  # the wiring `serve` uses
 
     state = cluster()
     services = app_services(state, CONFIG)
     ca, crt, key = (cert_dir / name for name in (certs.CA_CERT, certs.TLS_CERT, certs.TLS_KEY))
-    forwarder = Forwarder(ca, crt, key, 30.0, PEER_NAME)
+    forwarder = Forwarder(ca, *(client or (crt, key)), 30.0, PEER_NAME)
     metrics = ReplicaMetrics(services.metrics.registry)
     router = route_through_leader(
         services, leadership, forwarder, NoLeaderPolicy.DENY, metrics, ca, PEER_NAME
@@ -229,3 +232,19 @@ def failures(member: Replica, reason: str) -> float:
 def old_context(old_dir: Path) -> ssl.SSLContext:
     """The follower still serves the old pair until its own reloader checks."""
     return client_context(old_dir)
+
+
+async def test_a_follower_whose_certificate_the_leader_refuses_gets_no_decision(tmp_path: Path) -> None:
+    """Same CA, another name (a workload the shared issuer also signed): 401, counted as refused."""
+    cert_dir = certificate_dir(tmp_path / "tls")
+    other = client_pair(tmp_path / "clients", "other", cert_dir, "other", ["other.svc"], CLIENT)
+    async with replica(cert_dir, Fixed(deciding=True)) as leader:
+        leader_address = f"127.0.0.1:{leader.served.port}"
+        async with replica(cert_dir, Fixed(deciding=False, address=leader_address), other) as follower:
+            status, answer = await post(
+                f"{follower.served.url}/validate", client_context(cert_dir), bind("p0", "u0")
+            )
+            assert status == 200 and answer["response"]["allowed"] is False
+            assert answer["response"]["status"]["code"] == 503  # Deny: the scheduler retries
+            assert failures(follower, "refused") == 1
+            assert len(leader.state.ledger) == 0 and len(follower.state.ledger) == 0
