@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from limitguard.admission.review import AdmissionRequest
-from limitguard.core.config import Config, NotReadyPolicy
+from limitguard.core.config import Config, LimitAwareConfig, NotReadyPolicy
 from limitguard.core.eligibility import Placement
 from limitguard.core.limitaware import check_on_node, check_resize, check_unbound, grown_limits
 from limitguard.core.objects import object_or_empty as _map
@@ -41,6 +41,8 @@ class Validator:
         self.columnar = columnar  # scan nodes on the node table; False: the reference path (tests)
         self.config = config
         self._configmap_check = configmap_check
+        # limitAware.namespaceEnforcement: each listed namespace's configuration, built once
+        self._in_namespace = config.limit_aware.per_namespace()
         # (group, resource, subresource, operation): the request's own fields, no string built per call
         self._routes: dict[tuple[str, str, str, str], Callable[[AdmissionRequest], Response]] = {
             ("", "pods", "binding", "CREATE"): self.binding,
@@ -64,6 +66,10 @@ class Validator:
     # -- helpers ------------------------------------------------------------------------------
     def _excluded(self, namespace: str) -> bool:
         return namespace in self.config.excluded_namespaces
+
+    def _limit_aware(self, namespace: str) -> LimitAwareConfig:
+        """The limit-aware configuration for pods of *namespace* (its own enforcement, if any)."""
+        return self._in_namespace.get(namespace) or self.config.limit_aware
 
     def _incomplete(self, why: str) -> Response:
         """The answer when the state cannot decide (not synced, pod or node unknown)."""
@@ -108,7 +114,7 @@ class Validator:
             limits,
             node,
             allocated,
-            self.config.limit_aware,
+            self._limit_aware(pod_key.partition("/")[0]),
             exempt=exempt is not None,
             exempt_reason=exempt or "",
         )
@@ -198,7 +204,7 @@ class Validator:
                 placement,
                 self.state.node,
                 self.state.allocated,
-                self.config.limit_aware,
+                self._limit_aware(namespace),
                 exempt=exempt is not None,
                 exempt_reason=exempt or "",
             )
@@ -210,7 +216,7 @@ class Validator:
             placement,
             self._candidates(spec),
             self.state.allocated,
-            self.config.limit_aware,
+            self._limit_aware(namespace),
             exempt=exempt is not None,
             exempt_reason=exempt or "",
         )
@@ -254,7 +260,7 @@ class Validator:
             new_limits,
             node,
             self.state.allocated(node_name),
-            self.config.limit_aware,
+            self._limit_aware(namespace),
             exempt=self._exemption(controller_of(metadata), is_mirror_pod(metadata)) is not None,
             counted=own,
         )

@@ -107,7 +107,8 @@ def run(args: argparse.Namespace) -> int:
         list(state.nodes()),
         state.allocated,
         reader.facts,
-        config.limit_aware,
+        config.limit_aware.per_namespace().get(str(metadata.get("namespace") or "default"))
+        or config.limit_aware,
         scorers,
         exempt=config.limit_aware.exempts(controller_of(metadata)) or is_mirror_pod(metadata),
         score=score_on_table,

@@ -6,6 +6,7 @@ here live the defaults and the rules a JSON Schema cannot state.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -57,6 +58,15 @@ class LimitAwareConfig:
     binding_ledger_ttl_seconds: float = 60.0
     # apps/DaemonSet plus the DaemonSet-like kinds configured (e.g. OpenKruise's apps.kruise.io).
     daemonset_kinds: frozenset[OwnerKind] = DAEMONSET_KINDS
+    # namespace -> its own enforcement (a rollout moves namespaces to Deny one at a time)
+    namespace_enforcement: Mapping[str, Enforcement] = field(default_factory=dict)
+
+    def per_namespace(self) -> dict[str, LimitAwareConfig]:
+        """This configuration as it applies in each namespace that has its own enforcement."""
+        return {
+            namespace: dataclasses.replace(self, enforcement=action, namespace_enforcement={})
+            for namespace, action in self.namespace_enforcement.items()
+        }
 
     def exempts(self, controller: OwnerKind | None) -> bool:
         """Whether a pod with this controller is never rejected (it must run on every node)."""
@@ -155,6 +165,10 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
         | {
             (str(item["group"]), str(item["kind"]))
             for item in limit_aware_raw.get("daemonSetOwnerKinds") or ()
+        },
+        namespace_enforcement={
+            str(namespace): Enforcement(action)
+            for namespace, action in (limit_aware_raw.get("namespaceEnforcement") or {}).items()
         },
     )
     defaults_raw = raw.get("bestEffortDefaults") or {}

@@ -177,7 +177,8 @@ class Extender:
         metadata = args.pod_metadata
         if metadata.get("namespace") in self.config.excluded_namespaces:
             return self._pass_all(args, "excluded")
-        if limit_aware.enforcement is not Enforcement.DENY:
+        override = limit_aware.namespace_enforcement.get(str(metadata.get("namespace") or "default"))
+        if (override or limit_aware.enforcement) is not Enforcement.DENY:
             return self._pass_all(args, "not-enforced")  # admission would allow; so must we
         if limit_aware.exempts(controller_of(metadata)) or is_mirror_pod(metadata):
             return self._pass_all(args, "exempt")

@@ -98,3 +98,13 @@ def test_generated_certificates_are_valid_one_year(render: Render) -> None:
     for job in find(render("generate"), "Job"):
         args = job["spec"]["template"]["spec"]["containers"][0]["args"]
         assert "--days=365" in args, job["metadata"]["name"]
+
+
+def test_namespace_enforcement_reaches_the_server_and_bad_actions_are_refused(
+    render: Render, helm: Helm
+) -> None:
+    config = _config(render("default", "config.limitAware.namespaceEnforcement.team-a=Warn"))
+    assert config.limit_aware.namespace_enforcement == {"team-a": "Warn"}
+    assert _config(render()).limit_aware.namespace_enforcement == {}
+    refused = helm.template("config.limitAware.namespaceEnforcement.team-a=Block", check=False)
+    assert refused.returncode != 0 and "namespaceEnforcement/team-a" in refused.stderr
