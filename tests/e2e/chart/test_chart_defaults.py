@@ -108,3 +108,17 @@ def test_namespace_enforcement_reaches_the_server_and_bad_actions_are_refused(
     assert _config(render()).limit_aware.namespace_enforcement == {}
     refused = helm.template("config.limitAware.namespaceEnforcement.team-a=Block", check=False)
     assert refused.returncode != 0 and "namespaceEnforcement/team-a" in refused.stderr
+
+
+def test_install_notes_list_the_namespaces_with_their_own_enforcement(helm: Helm) -> None:
+    args = ["install", "lg", str(CHART), "--namespace", NAMESPACE, "--dry-run=client"]
+    plain = helm.run(*args).stdout.split("NOTES:", 1)[1]
+    assert "namespaces with their own" not in plain
+    overridden = helm.run(
+        *args,
+        "--set",
+        "config.limitAware.namespaceEnforcement.team-a=Deny",
+        "--set",
+        "config.limitAware.namespaceEnforcement.legacy=DryRun",
+    ).stdout.split("NOTES:", 1)[1]
+    assert "(namespaces with their own: legacy=DryRun team-a=Deny)" in overridden
