@@ -122,3 +122,11 @@ def test_install_notes_list_the_namespaces_with_their_own_enforcement(helm: Helm
         "config.limitAware.namespaceEnforcement.legacy=DryRun",
     ).stdout.split("NOTES:", 1)[1]
     assert "(namespaces with their own: legacy=DryRun team-a=Deny)" in overridden
+    warned = helm.run(
+        *args,
+        "--set",
+        "config.limitAware.enforcement=Warn",
+        "--set",
+        "config.limitAware.namespaceEnforcement.team-a=Deny",
+    ).stdout
+    assert "enforcement is Warn: outside the namespaces listed in namespaceEnforcement" in warned
