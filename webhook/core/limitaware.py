@@ -10,7 +10,7 @@ import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
-from limitguard.core.config import LimitAwareConfig, UnboundPolicy
+from limitguard.core.config import Enforcement, LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import NodeTraits, Placement
 from limitguard.core.fit import LimitRow, describe_node, fits, shortfalls
 from limitguard.core.ratios import RATIO_ANNOTATION
@@ -186,6 +186,7 @@ def no_room(
         f"({eligible} eligible node{'s' if eligible != 1 else ''} checked); for example {shortfall}"
     )
     brief = f"limitguard: none of {eligible} eligible nodes has room for the pod's limits"
-    if config.unbound_pods is UnboundPolicy.WARN:
+    if config.unbound_pods is UnboundPolicy.WARN and config.enforcement is not Enforcement.DRY_RUN:
         return warned("no-room", message, brief)
+    # DryRun shows nothing, whatever unboundPods says: the finding is logged and counted only.
     return enforce("no-room", message, brief, config.enforcement)

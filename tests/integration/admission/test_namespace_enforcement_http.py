@@ -91,3 +91,24 @@ def test_the_configuration_file_key_and_its_errors():
         )
     problems = " ".join(error.value.problems)
     assert "namespaceEnforcement" in problems and "Block" in problems and "Bad_Name" in problems
+
+
+async def test_dry_run_shows_nothing_even_for_a_pod_that_fits_nowhere(start_server):
+    """unboundPods Warn warns under Deny and Warn; under DryRun the finding is only logged and
+    counted, as DryRun promises (and in a namespace whose own action is DryRun likewise)."""
+    big = pod_create(pod("big", cpu="6"))
+    for enforcement, warns in (
+        (Enforcement.DENY, True),
+        (Enforcement.WARN, True),
+        (Enforcement.DRY_RUN, False),
+    ):
+        server = await start_server(worked_example(), config(enforcement=enforcement))
+        _, answer = await server.post("/validate", big)
+        assert answer["response"]["allowed"] is True, enforcement
+        assert ("warnings" in answer["response"]) is warns, enforcement
+    server = await start_server(
+        worked_example(),
+        config(enforcement=Enforcement.DENY, namespace_enforcement={"default": Enforcement.DRY_RUN}),
+    )
+    _, answer = await server.post("/validate", big)
+    assert answer["response"]["allowed"] is True and "warnings" not in answer["response"]
