@@ -23,7 +23,7 @@ from typing import Any, Generic, TypeVar
 import orjson
 from aiohttp import web
 from limitguard.errors import LimitguardError, StatusError
-from limitguard.http.limits import BodyBudget, BodyError, Reservation
+from limitguard.http.limits import BodyBudget, BodyError, BoundedRequestHandler, Reservation
 from limitguard.state.ledger import CALLER
 
 log = logging.getLogger(__name__)
@@ -118,11 +118,18 @@ async def read_body(
             budget.close(held)
 
 
-def _refused(endpoint: Endpoint[Any, Any], status: int, message: str, close: bool = False) -> web.Response:
+def _refused(
+    endpoint: Endpoint[Any, Any], status: int, message: str, request: web.Request | None = None
+) -> web.Response:
+    """The JSON error; with *request*, a body was left unread: the connection closes after it, at once
+    unless the client is still sending what was too large (413), which it may then read."""
     endpoint.rejected(status)
     response = json_error(status, message)
-    if close:  # the rest of an unread body is not worth waiting for
+    if request is not None:
         response.force_close()
+        protocol = request.protocol
+        if status != 413 and isinstance(protocol, BoundedRequestHandler):
+            protocol.close_without_lingering()
     return response
 
 
@@ -140,6 +147,12 @@ def endpoint_handler(
 
     async def serve(request: web.Request) -> web.Response:
         started = time.perf_counter()
+        try:
+            # The body first, whatever comes next: the connection serves its next request only if
+            # this one's body was read (the server does not linger over unread bodies).
+            body = await read_body(request, limit, body_timeout, budget)
+        except BodyError as error:
+            return _refused(endpoint, error.status, error.message, request)
         # The apiserver sends exactly "application/json": compare the raw header first, since
         # aiohttp parses the header (a few microseconds) on each request's first `content_type`.
         if (
@@ -151,9 +164,7 @@ def endpoint_handler(
                 endpoint, 400, f"expected Content-Type application/json, got {request.content_type!r}"
             )
         try:
-            decoded = decode(await read_body(request, limit, body_timeout, budget))
-        except BodyError as error:
-            return _refused(endpoint, error.status, error.message, close=True)
+            decoded = decode(body)
         except StatusError as error:
             return _refused(endpoint, error.status, error.message)
         except LimitguardError as error:

@@ -40,6 +40,10 @@ from limitguard.errors import StatusError
 # for the apiserver's webhook client and kube-scheduler's extender client.
 CLIENT_IDLE_TIMEOUT_SECONDS = 90.0
 HEADERS_END = b"\r\n\r\n"
+# After answering a request whose body it did not read (a 413), aiohttp reads and drops the rest for
+# this long before closing, so that the client, still sending, gets the answer rather than a reset.
+# Each such connection holds a few hundred KB of TLS and stream buffers meanwhile (aiohttp: 10 s).
+LINGER_SECONDS = 2.0
 
 CallLater = Callable[[float, Callable[[], None]], asyncio.TimerHandle]
 
@@ -62,6 +66,26 @@ def _malloc_trim() -> Callable[[], object] | None:
 
 
 _TRIM = _malloc_trim()
+
+
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+MMAP_FROM_BYTES = 128 * 1024  # glibc's initial threshold, kept from moving
+
+
+def keep_large_blocks_apart() -> None:
+    """Every allocation of 128 KiB or more gets its own mapping, returned to the system when freed.
+
+    glibc raises this threshold to the size of each large block freed (up to 32 MiB): after one 4 MiB
+    body, the next ones grow inside the heap, copied on each resize and stranded between live
+    objects when freed (32 stalled 4 MiB bodies held 7 MB each). Setting it once stops that."""
+    name = ctypes.util.find_library("c")
+    try:
+        mallopt = ctypes.CDLL(name).mallopt if name else None
+    except (OSError, AttributeError):
+        return
+    if mallopt is not None:
+        mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+        mallopt(M_MMAP_THRESHOLD, MMAP_FROM_BYTES)
 
 
 def _soon(callback: Callable[[], None]) -> None:
@@ -236,6 +260,11 @@ class BoundedRequestHandler(RequestHandler):
             self._tail = seen[-3:]
         super().data_received(data)
 
+    def close_without_lingering(self) -> None:
+        """After this answer, close at once: nobody waits for it (a stalled or refused body)."""
+        self._lingering_time = 0.0
+        self._keepalive = False
+
     def _header_deadline(self) -> None:
         self._deadline = None
         if self._in_headers:
@@ -280,13 +309,20 @@ class LimitedSite(web.BaseSite):
         loop = asyncio.get_running_loop()
         server = self._runner.server
         assert server is not None  # BaseSite checked: the runner is set up
-        connections, kwargs = self.connections, {"access_log": None, **self._kwargs}
+        connections = self.connections
+        kwargs = {"access_log": None, "lingering_time": LINGER_SECONDS, **self._kwargs}
+        keep_large_blocks_apart()
 
         def protocol() -> BoundedRequestHandler:
             return BoundedRequestHandler(server, connections, loop=loop, **kwargs)
 
         tls = (
-            {"ssl_handshake_timeout": connections.limits.header_timeout_seconds} if self._ssl_context else {}
+            {
+                "ssl_handshake_timeout": connections.limits.header_timeout_seconds,
+                "ssl_shutdown_timeout": connections.limits.header_timeout_seconds,
+            }
+            if self._ssl_context
+            else {}
         )
         self._server = await loop.create_server(
             protocol,

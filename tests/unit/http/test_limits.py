@@ -313,5 +313,6 @@ def test_budget_accounting_returns_to_zero():
 
 
 def test_the_connection_protocol_is_aiohttps_with_its_request_loop_state():
-    """BoundedRequestHandler reads aiohttp's `_waiter` (pinned aiohttp): fail loudly if it goes."""
-    assert "_waiter" in BoundedRequestHandler.__mro__[1].__slots__
+    """BoundedRequestHandler reads aiohttp's `_waiter` and sets `_lingering_time` (pinned aiohttp):
+    fail loudly if either goes."""
+    assert {"_waiter", "_lingering_time"} <= set(BoundedRequestHandler.__mro__[1].__slots__)
