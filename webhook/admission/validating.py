@@ -161,6 +161,12 @@ class Validator:
             )
             note = f"; allocated includes {held} held for nominated pods of equal or higher priority"
             verdict = dataclasses.replace(verdict, message=verdict.message + note)
+        if pod.group and verdict.message and verdict.action != "allow":
+            note = (
+                f"; the pod belongs to pod group {pod.group}, whose members are bound one by one:"
+                " those already bound stay bound"
+            )
+            verdict = dataclasses.replace(verdict, message=verdict.message + note)
         return verdict
 
     def _candidates(self, spec: Mapping[str, Any]) -> Iterable[NodeRecord]:

@@ -10,7 +10,12 @@ import sys
 from collections.abc import Callable, Mapping
 
 import orjson
-from limitguard.cli.options import CommandError, add_state_arguments, load_limitguard_config, load_state
+from limitguard.cli.options import (
+    CommandError,
+    add_state_arguments,
+    load_counted_state,
+    load_limitguard_config,
+)
 from limitguard.core.config import DAEMONSET_KINDS
 from limitguard.core.reports.audit import DEFAULT_TOP_PODS, PodShare, audit, render_text
 from limitguard.state.scan import screened_nodes
@@ -45,7 +50,7 @@ def pods_on(
 def run(args: argparse.Namespace) -> int:
     try:
         config = load_limitguard_config(args)
-        state = load_state(args, config)
+        state, release_note = load_counted_state(args, config)
     except CommandError as error:
         print(f"limitguard audit: {error}", file=sys.stderr)
         return 2
@@ -59,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         checked_before=checked_before,
         unchecked_before=unchecked_before,
     )
+    report.pod_rules = release_note
     if args.output == "json":
         sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:

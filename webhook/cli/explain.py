@@ -16,7 +16,12 @@ from typing import Any
 import orjson
 import yaml
 from limitguard.admission.mutating import Mutator, with_patch
-from limitguard.cli.options import CommandError, add_state_arguments, load_limitguard_config, load_state
+from limitguard.cli.options import (
+    CommandError,
+    add_state_arguments,
+    load_counted_state,
+    load_limitguard_config,
+)
 from limitguard.core.config import Config
 from limitguard.core.podlimits import PodSpecError, pod_limits
 from limitguard.core.reports.explain import explain_pod, render_text
@@ -76,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         pod = read_pod(args.pod)
         config = load_limitguard_config(args)
-        state = load_state(args, config)
+        state, release_note = load_counted_state(args, config)
         pod, defaults_note = with_defaults(pod, state, config)
         try:
             status = pod.get("status")
@@ -115,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if defaults_note:
         explanation.notes.insert(0, defaults_note)
+    explanation.notes.append(release_note)
     if args.output == "json":
         sys.stdout.write(orjson.dumps(explanation.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:

@@ -12,6 +12,14 @@ import time
 
 from limitguard.cli.configfile import load_config
 from limitguard.core.config import Config, ConfigError
+from limitguard.core.kubeversion import (
+    DEFAULT_MINOR,
+    VersionError,
+    release_in_effect,
+    supported_minor,
+    supported_text,
+)
+from limitguard.core.podlimits import use_release
 from limitguard.errors import LimitguardError
 from limitguard.kube.filefeed import ClusterFileError, load_cluster_file
 from limitguard.state.store import ClusterState
@@ -47,6 +55,15 @@ def positive_int(text: str) -> int:
     return value
 
 
+def kubernetes_release(text: str) -> str:
+    """argparse type of --kubernetes-version: a supported release; another one is refused."""
+    try:
+        supported_minor(text)
+    except VersionError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
 def add_config_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config",
@@ -74,14 +91,25 @@ def add_state_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds to wait for the live cluster to be fully listed",
     )
     add_config_option(parser)
+    parser.add_argument(
+        "--kubernetes-version",
+        type=kubernetes_release,
+        metavar="X.Y",
+        help=f"release whose pod rules count the limits ({supported_text()}); default: kubernetesVersion "
+        f"in --config, else the live cluster's /version, else 1.{DEFAULT_MINOR}",
+    )
     parser.add_argument("--output", "-o", choices=["text", "json"], default="text")
 
 
-async def _live_state(kubeconfig: str | None, timeout: float) -> ClusterState:
+async def _live_state(
+    kubeconfig: str | None, timeout: float, follow_release: bool
+) -> tuple[ClusterState, str | None]:
+    """The listed state, and the cluster's /version when it decided the pod rules."""
     from limitguard.kube.livefeed import start_live_feed
 
     state = ClusterState()
-    feed = await start_live_feed(state, kubeconfig)
+    feed = await start_live_feed(state, kubeconfig, follow_release=follow_release)
+    version = feed.release.version if feed.release is not None else None
     try:
         deadline = time.monotonic() + timeout
         while not state.ready:
@@ -90,22 +118,38 @@ async def _live_state(kubeconfig: str | None, timeout: float) -> ClusterState:
             await asyncio.sleep(0.05)
     finally:
         await feed.stop()
-    return state
+    return state, version
 
 
 def load_state(args: argparse.Namespace, config: Config) -> ClusterState:
     """The cluster state from --cluster FILE, or a one-off full list of the live cluster."""
+    return load_counted_state(args, config)[0]
+
+
+def load_counted_state(args: argparse.Namespace, config: Config) -> tuple[ClusterState, str]:
+    """The cluster state, and which release's pod rules counted it and why (a report's note).
+
+    The release: --kubernetes-version, else the configuration's kubernetesVersion, else the live
+    cluster's /version, else the newest supported. It is applied before any pod is counted.
+    """
+    configured = getattr(args, "kubernetes_version", None) or config.kubernetes_version
+    minor, why, warning = release_in_effect(configured, None, live=not args.cluster)
+    use_release(minor)
     state = ClusterState(config.limit_aware.binding_ledger_ttl_seconds)
     if args.cluster:
         try:
             load_cluster_file(state, args.cluster)
         except ClusterFileError as error:
             raise CommandError(str(error)) from None
-        return state
-    try:
-        return asyncio.run(_live_state(args.kubeconfig, args.timeout))
-    except OSError as error:  # KubeConfigError and connection failures
-        raise CommandError(f"cannot read the live cluster: {error}") from None
+    else:
+        try:
+            state, version = asyncio.run(_live_state(args.kubeconfig, args.timeout, configured is None))
+        except OSError as error:  # KubeConfigError and connection failures
+            raise CommandError(f"cannot read the live cluster: {error}") from None
+        if configured is None:
+            minor, why, warning = release_in_effect(None, version, live=True)
+    note = f"pod limits counted under the pod rules of Kubernetes 1.{minor}: {why}"
+    return state, note + (f" ({warning})" if warning else "")
 
 
 def load_limitguard_config(args: argparse.Namespace) -> Config:

@@ -25,7 +25,9 @@ from limitguard.cli.options import add_cluster_options, add_config_option, port_
 from limitguard.cli.replicas import Replica, identity_from_env, join_replica_set, peer_address
 from limitguard.clock import Clock
 from limitguard.core.config import Config, ConfigError
+from limitguard.core.kubeversion import release_in_effect
 from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
+from limitguard.core.podlimits import use_release
 from limitguard.http.app import ServerSettings, Services, create_app
 from limitguard.http.eventloop import EVENT_LOOPS, EventLoopError, loop_factory
 from limitguard.http.limits import LimitedSite, ServingLimits
@@ -174,6 +176,16 @@ def build_services(
     return Services(state, config, handlers, metrics, settings or ServerSettings())
 
 
+def apply_pod_release(configured: str | None, cluster_version: str | None, live: bool) -> int:
+    """Apply the pod rules of the release in effect and say which and why (the start-up log)."""
+    minor, why, warning = release_in_effect(configured, cluster_version, live)
+    use_release(minor)
+    log.info(f"pod rules of Kubernetes 1.{minor} apply", extra={"because": why})
+    if warning:
+        log.warning(warning)
+    return minor
+
+
 async def _cluster_version(feed: LiveFeed) -> str | None:
     """The cluster's version for the ConfigMap webhook; None (the newest supported) when /version fails."""
     try:
@@ -227,6 +239,9 @@ async def start_serve(
         log.info("generated a self-signed CA and serving certificate", extra={"dir": str(cert_dir)})
     state = ClusterState(config.limit_aware.binding_ledger_ttl_seconds)
     feed = None
+    follow_release = config.kubernetes_version is None and not args.cluster
+    if not follow_release:  # before any pod is counted
+        apply_pod_release(config.kubernetes_version, None, live=not args.cluster)
     if args.cluster:
         counts = load_cluster_file(state, args.cluster)
         gc.freeze()  # the loaded records hold no cycles: keep full collections from walking them all
@@ -234,9 +249,12 @@ async def start_serve(
     else:
         from limitguard.kube.livefeed import start_live_feed
 
-        feed = await start_live_feed(state, args.kubeconfig)
+        feed = await start_live_feed(state, args.kubeconfig, follow_release=follow_release)
     cluster_version = None
-    if feed is not None and config.scheduler_kubernetes_version is None:
+    if feed is not None and feed.release is not None:
+        cluster_version = feed.release.version  # read before the first list
+        apply_pod_release(None, cluster_version, live=True)
+    elif feed is not None and config.scheduler_kubernetes_version is None:
         cluster_version = await _cluster_version(feed)
     services = build_services(
         config,

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from limitguard.core.kubeversion import VersionError, parse_minor
 from limitguard.core.paths import path_join
 from limitguard.core.quantity import QuantityError, format_units, to_units
 from limitguard.core.ratios import RatioError, RatioMap, parse_ratio_map
@@ -110,7 +111,10 @@ class Config:
     while_not_ready: NotReadyPolicy = NotReadyPolicy.ALLOW
     scorers: tuple[ScorerConfig, ...] = DEFAULT_SCORERS  # the extender's prioritize (and explain)
     replicas: ReplicasConfig = field(default_factory=ReplicasConfig)
-    # ConfigMap webhook: kube-scheduler release to validate for (None: the cluster's /version, or the newest)
+    # The release whose pod rules apply ("1.36", "v1.37.1"; None: the cluster's /version, or the newest)
+    kubernetes_version: str | None = None
+    # ConfigMap webhook: kube-scheduler release to validate for (None: kubernetes_version, the
+    # cluster's /version, or the newest)
     scheduler_kubernetes_version: str | None = None
     scheduler_feature_gates: Mapping[str, bool] = field(default_factory=dict)
     # ConfigMap webhook: the scheduler that reads them, unless a ConfigMap's limitguard.io/scheduler says
@@ -186,6 +190,11 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
     )
     replicas, replica_problems = _replicas_config(raw.get("replicas") or {})
     problems += replica_problems
+    if raw.get("kubernetesVersion") is not None:
+        try:
+            parse_minor(raw["kubernetesVersion"])
+        except VersionError as error:
+            problems.append(f"kubernetesVersion: {error}")
     if problems:
         raise ConfigError(problems)
     excluded = raw.get("excludedNamespaces")
@@ -195,7 +204,9 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
         best_effort_defaults=best_effort,
         while_not_ready=NotReadyPolicy(raw.get("whileNotReady", NotReadyPolicy.ALLOW)),
         replicas=replicas,
-        scheduler_kubernetes_version=(raw.get("schedulerConfigValidation") or {}).get("kubernetesVersion"),
+        kubernetes_version=raw.get("kubernetesVersion"),
+        scheduler_kubernetes_version=(raw.get("schedulerConfigValidation") or {}).get("kubernetesVersion")
+        or raw.get("kubernetesVersion"),
         scheduler_feature_gates=dict((raw.get("schedulerConfigValidation") or {}).get("featureGates") or {}),
         scheduler_name=(raw.get("schedulerConfigValidation") or {}).get("scheduler") or "auto",
     )

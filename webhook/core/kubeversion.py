@@ -61,3 +61,33 @@ def clamped_minor(text: str) -> tuple[int, str | None]:
         f"Kubernetes version {text!r} is outside the supported {supported_text()}: "
         f"applying the rules of 1.{nearest}"
     )
+
+
+def release_in_effect(
+    configured: str | None, cluster_version: str | None, live: bool
+) -> tuple[int, str, str | None]:
+    """The minor whose pod rules a server applies, why (for the start-up log), and a warning.
+
+    The configuration's ``kubernetesVersion`` first, then the apiserver's /version (live mode), else
+    the newest supported. Outside the supported range: the nearest supported minor, with a warning.
+    """
+    if configured:
+        minor, warning = clamped_minor(configured)
+        return minor, f"kubernetesVersion {configured!r} in the configuration", warning
+    if cluster_version:
+        try:
+            minor, warning = clamped_minor(cluster_version)
+        except VersionError:
+            return (
+                DEFAULT_MINOR,
+                "the newest supported release",
+                (f"unreadable cluster version {cluster_version!r}: applying the rules of 1.{DEFAULT_MINOR}"),
+            )
+        return minor, f"the apiserver's /version reports {cluster_version}", warning
+    if live:
+        return (
+            DEFAULT_MINOR,
+            "the newest supported release (the apiserver's /version could not be read)",
+            None,
+        )
+    return DEFAULT_MINOR, "the newest supported release (no kubernetesVersion and no apiserver to ask)", None

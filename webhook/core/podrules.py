@@ -11,7 +11,9 @@ kubernetes ``pkg/apis/core/helper/qos/qos.go``; the gate defaults of ``pkg/featu
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from limitguard.core.kubeversion import DEFAULT_MINOR, OLDEST_MINOR, SUPPORTED_MINORS
 
@@ -89,3 +91,11 @@ DEFAULT_RULES = RULES[DEFAULT_MINOR]
 def rules_for(minor: int) -> PodRules:
     """The rules of a supported minor (callers clamp or refuse others first)."""
     return RULES[minor]
+
+
+def scheduling_group(spec: Mapping[str, Any]) -> str:
+    """The PodGroup a pod belongs to (spec.schedulingGroup.podGroupName, GenericWorkload, 1.36+);
+    "" for none. The scheduler places a group's members together but binds them one at a time."""
+    group = spec.get("schedulingGroup") if isinstance(spec, Mapping) else None
+    name = group.get("podGroupName") if isinstance(group, Mapping) else None
+    return name[:253] if isinstance(name, str) else ""

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from limitguard.clock import Clock, SystemClock
 from limitguard.kube.client import KubeClient, load_configuration
 from limitguard.kube.reflector import KindSink, Reflector, ReflectorSettings, WatchMetrics
+from limitguard.kube.release import ReconnectNotifyingClient, ReleaseFollower
 from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,7 @@ class LiveFeed:
     def __init__(self, client: KubeClient, reflectors: dict[str, Reflector]) -> None:
         self.client = client
         self.reflectors = reflectors
+        self.release: ReleaseFollower | None = None  # set when /version decides the pod rules
         self._metrics: WatchMetrics | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -128,6 +130,8 @@ class LiveFeed:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
+        if self.release is not None:
+            await self.release.stop()
         await self.client.close()
 
 
@@ -137,6 +141,7 @@ async def start_live_feed(
     *,
     settings: ReflectorSettings | None = None,
     token_refresh_seconds: float = 30.0,
+    follow_release: bool = False,
     clock: Clock | None = None,
 ) -> LiveFeed:
     """Connect and start the list/watch tasks; returns at once (the sync shows up in `state.ready`).
@@ -147,6 +152,11 @@ async def start_live_feed(
     configuration, source = await asyncio.to_thread(load_configuration, kubeconfig)
     client = KubeClient(configuration, token_refresh_seconds, clock)
     feed = LiveFeed(client, build_reflectors(client, state, settings, clock))
+    if follow_release:  # /version decides the pod rules: before the first list, and on each reconnect
+        feed.release = ReleaseFollower(client, lambda minor: feed.reflectors["pods"].request_relist())
+        await feed.release.check()
+        pods = feed.reflectors["pods"]
+        pods.client = ReconnectNotifyingClient(pods.client, feed.release)
     feed.start()
     log.info("watching the cluster", extra={"server": client.base_url, "credentials": source})
     return feed

@@ -20,6 +20,7 @@ from limitguard.core.eligibility import NodeTraits, parse_taints
 from limitguard.core.objects import object_or_empty as _map
 from limitguard.core.podlimits import PodAmounts, PodSpecError, ResourceAmounts, pod_amounts
 from limitguard.core.podresources import MIRROR_ANNOTATION
+from limitguard.core.podrules import scheduling_group
 from limitguard.core.quantity import to_units
 from limitguard.core.ratios import RATIO_ANNOTATION, RatioError, RatioMap, parse_ratio_annotation
 from limitguard.state.sharing import shared_name, shared_owner, shared_priority
@@ -61,6 +62,7 @@ class PodRecord:
     nominated_node: str = ""  # only while unbound: the scheduler's nominator drops bound pods
     controller: OwnerKind | None = None  # (group, kind) of the controller ownerReference
     priority: int = 0  # spec.priority (set by the Priority admission plugin)
+    group: str = ""  # spec.schedulingGroup.podGroupName: its PodGroup, bound one member at a time
 
     @property
     def name(self) -> str:
@@ -203,6 +205,7 @@ def pod_record(pod: Mapping[str, Any]) -> PodRecord:
         "" if node_name else shared_name(str(status.get("nominatedNodeName") or "")),
         controller,
         _priority(spec.get("priority")),
+        scheduling_group(spec),
     )
 
 

@@ -1,4 +1,5 @@
-"""The fake apiserver under its historical name: see limitguard.testing.fakeapi for what it reproduces.
+"""The fake apiserver under its historical name: see limitguard.testing.fakeapi for what it reproduces
+(list/watch of nodes, pods and namespaces, Leases, and GET /version).
 
 python -m limitguard.testing.fakeapiserver --nodes N --pods M    # a process for the benchmarks
 """

@@ -77,6 +77,7 @@ class AuditReport:
     nodes_checked: int  # nodes with at least one ratio: the only ones that can be over
     findings: list[NodeFinding]
     nodes_without_ratio: int = 0  # no annotation and no default ratio: nothing to check on them
+    pod_rules: str = ""  # which release's pod rules counted the limits, and why
 
     @property
     def over(self) -> bool:
@@ -88,6 +89,7 @@ class AuditReport:
             "nodesWithoutRatio": self.nodes_without_ratio,
             "nodesOver": len(self.findings),
             "findings": [finding.to_dict() for finding in self.findings],
+            **({"podRules": self.pod_rules} if self.pod_rules else {}),
         }
 
 

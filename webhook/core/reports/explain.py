@@ -16,6 +16,7 @@ from limitguard.core.config import Enforcement, LimitAwareConfig
 from limitguard.core.eligibility import Placement
 from limitguard.core.fit import LimitRow, shortfalls
 from limitguard.core.limitaware import NodeLike, effective_ratios, ratio_warnings
+from limitguard.core.podrules import scheduling_group
 from limitguard.core.quantity import format_units
 from limitguard.core.scoring import NodeFacts, PodFacts, ScorerConfig, ScoreSheet, score_candidates
 
@@ -143,6 +144,12 @@ def explain_pod(
     if config.enforcement is not Enforcement.DENY:
         notes.append(
             f"enforcement is {config.enforcement}: nothing is rejected, the extender filter passes every node"
+        )
+    group = scheduling_group(spec)
+    if group:
+        notes.append(
+            f"the pod belongs to pod group {group}: the scheduler places the group together but binds its "
+            "members one by one, so a member denied on a node leaves the others bound"
         )
     rows: list[NodeExplanation] = []
     candidates: list[tuple[NodeExplanation, NodeLike]] = []

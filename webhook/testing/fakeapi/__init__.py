@@ -50,6 +50,10 @@ Leases (coordination.k8s.io/v1, for leader election) at the namespaced paths
   name differs from the path is 400; `spec.leaseDurationSeconds` <= 0 is 422 Invalid. DELETE removes.
 - `fail_next("leases", n, status)` fails lease requests; `lease(ns, name)` reads one for assertions.
 
+GET /version answers version.Info (major, minor, gitVersion: `git_version`, default v1.37.0) without
+asking for credentials, as the apiserver's system:public-info-viewer binding allows; `version_reads`
+counts the requests. Setting `git_version` plays a control-plane upgrade.
+
 Not reproduced: labelSelector, resourceVersion/resourceVersionMatch on lists (every list is a fresh
 consistent read), sendInitialEvents (streaming lists), the inconsistent continue token in a 410,
 namespaced paths and GET of single objects and writes over HTTP (except Leases), protobuf/table output, gzip, HTTP/2,

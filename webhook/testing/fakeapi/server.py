@@ -17,8 +17,13 @@ from limitguard.testing.fakeapi.objects import KIND_NAMES
 class FakeApiServer(LeaseRoutes):
     """A list/watch apiserver for nodes, pods, namespaces and Leases (see the package docstring)."""
 
+    # GET /version's gitVersion; a test sets another to play a control-plane upgrade.
+    git_version = "v1.37.0"
+    version_reads = 0
+
     def app(self) -> web.Application:
         app = web.Application()
+        app.router.add_get("/version", self._version)
         for kind in KIND_NAMES:
             app.router.add_get(f"/api/v1/{kind}", self._handler(kind))
         self._add_lease_routes(app)
@@ -44,6 +49,13 @@ class FakeApiServer(LeaseRoutes):
             pause.release()
         if self._runner is not None:
             await self._runner.cleanup()
+
+    async def _version(self, request: web.Request) -> web.Response:
+        """version.Info; readable without credentials (system:public-info-viewer)."""
+        self.version_reads += 1
+        major, minor = self.git_version.lstrip("v").split(".")[:2]
+        body = {"major": major, "minor": minor, "gitVersion": self.git_version, "platform": "linux/amd64"}
+        return web.json_response(body)
 
     # -- benchmark control ----------------------------------------------------------------------
     async def _current_rv(self, request: web.Request) -> web.Response:

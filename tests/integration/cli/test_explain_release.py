@@ -1,0 +1,105 @@
+"""`explain` and `audit` count under the release's pod rules: --kubernetes-version, else the
+configuration's kubernetesVersion, else (file mode) the newest supported; and explain names a pod's
+pod group. The cluster is tests/integration/cli/cluster.yaml with the ratios of config.yaml."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from limitguard.cli import audit as audit_command
+from limitguard.cli import explain as explain_command
+from limitguard.core.kubeversion import DEFAULT_MINOR
+from limitguard.core.podlimits import rules_in_effect, use_release
+
+HERE = Path(__file__).resolve().parent
+CLUSTER, CONFIG = HERE / "cluster.yaml", HERE / "config.yaml"
+
+RESIZING = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "resizing", "namespace": "default"},
+    "spec": {
+        "containers": [
+            {"name": "a", "image": "app", "resources": {"limits": {"cpu": "1"}}},
+            {"name": "b", "image": "app", "resources": {"limits": {"cpu": "4"}}},
+        ],
+        "schedulingGroup": {"podGroupName": "trainer-0"},
+    },
+    "status": {  # resizing a 4 -> 1 and b 1 -> 4, not yet actuated
+        "containerStatuses": [
+            {"name": "a", "resources": {"limits": {"cpu": "4"}}},
+            {"name": "b", "resources": {"limits": {"cpu": "1"}}},
+        ]
+    },
+}
+
+
+@pytest.fixture(autouse=True)
+def newest_release_after():
+    yield
+    use_release(DEFAULT_MINOR)
+
+
+def run(module, argv: list[str], capsys) -> tuple[int, str, str]:
+    parser = argparse.ArgumentParser()
+    module.add_arguments(parser)
+    code = module.run(parser.parse_args(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def explain(tmp_path: Path, capsys, *extra: str, config: Path = CONFIG) -> dict:
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(yaml.safe_dump(RESIZING))
+    argv = [str(pod), "--cluster", str(CLUSTER), "--config", str(config), "-o", "json", *extra]
+    code, out, err = run(explain_command, argv, capsys)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_explain_counts_by_the_release_given(tmp_path, capsys):
+    report = explain(tmp_path, capsys, "--kubernetes-version", "1.36")
+    assert report["limits"]["cpu"] == "8"
+    assert "pod rules of Kubernetes 1.36: kubernetesVersion '1.36'" in report["notes"][-1]
+    report = explain(tmp_path, capsys, "--kubernetes-version", "v1.37.2")
+    assert report["limits"]["cpu"] == "5"
+
+
+def test_explain_reads_the_configuration_key_and_defaults_to_the_newest(tmp_path, capsys):
+    config = tmp_path / "config.yaml"
+    config.write_text(CONFIG.read_text() + 'kubernetesVersion: "1.35"\n')
+    report = explain(tmp_path, capsys, config=config)
+    assert report["limits"]["cpu"] == "8"
+    assert rules_in_effect().minor == 35
+    report = explain(tmp_path, capsys)
+    assert report["limits"]["cpu"] == "5"
+    assert "pod rules of Kubernetes 1.37: the newest supported release" in report["notes"][-1]
+
+
+def test_explain_says_the_pod_belongs_to_a_group(tmp_path, capsys):
+    notes = explain(tmp_path, capsys)["notes"]
+    assert any(note.startswith("the pod belongs to pod group trainer-0") for note in notes)
+
+
+@pytest.mark.parametrize("version", ["1.38", "1.30", "latest"])
+def test_an_unsupported_release_is_refused(tmp_path, capsys, version):
+    parser = argparse.ArgumentParser()
+    explain_command.add_arguments(parser)
+    with pytest.raises(SystemExit) as exited:
+        parser.parse_args(["pod.yaml", "--kubernetes-version", version])
+    assert exited.value.code == 2
+    assert "--kubernetes-version" in capsys.readouterr().err
+
+
+def test_audit_names_the_release_in_json(capsys):
+    code, out, _ = run(
+        audit_command,
+        ["--cluster", str(CLUSTER), "--config", str(CONFIG), "-o", "json", "--kubernetes-version", "1.33"],
+        capsys,
+    )
+    assert code == 1
+    assert json.loads(out)["podRules"].startswith("pod limits counted under the pod rules of Kubernetes 1.33")

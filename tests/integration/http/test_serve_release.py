@@ -1,0 +1,75 @@
+"""`limitguard serve` applies the release of its configuration's kubernetesVersion before counting
+any pod, says which and why at start-up, and validates scheduler ConfigMaps for it by default; in
+file mode without the key, the newest supported release (1.37)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+import pytest
+from limitguard.cli.serve import add_arguments, start_serve
+from limitguard.core.kubeversion import DEFAULT_MINOR
+from limitguard.core.podlimits import rules_in_effect, use_release
+
+from tests.support import REPO
+
+DEMO = REPO / "webhook" / "demo" / "cluster.yaml"
+HEADER = "apiVersion: limitguard.io/v1alpha1\nkind: LimitGuardConfiguration\n"
+
+
+@pytest.fixture(autouse=True)
+def newest_release_after():
+    yield
+    use_release(DEFAULT_MINOR)
+
+
+def serve_args(tmp_path: Path, config_body: str) -> argparse.Namespace:
+    config = tmp_path / "config.yaml"
+    config.write_text(HEADER + config_body)
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args(
+        [
+            *("--cluster", str(DEMO), "--config", str(config)),
+            *("--cert-dir", str(tmp_path / "tls"), "--host", "127.0.0.1", "--port", "0"),
+        ]
+    )
+
+
+def messages(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [record.getMessage() for record in caplog.records]
+
+
+async def test_the_configured_release_applies_and_is_logged(tmp_path: Path, caplog) -> None:
+    caplog.set_level(logging.INFO)
+    running = await start_serve(serve_args(tmp_path, 'kubernetesVersion: "v1.36.3"\n'), {})
+    try:
+        assert rules_in_effect().minor == 36
+        started = [r for r in caplog.records if r.getMessage() == "pod rules of Kubernetes 1.36 apply"]
+        assert started and started[0].because == "kubernetesVersion 'v1.36.3' in the configuration"
+        assert "scheduler configurations are validated for Kubernetes 1.36" in messages(caplog)
+    finally:
+        await running.stop()
+
+
+async def test_file_mode_without_the_key_uses_the_newest(tmp_path: Path, caplog) -> None:
+    caplog.set_level(logging.INFO)
+    use_release(33)  # whatever ran before, serve decides
+    running = await start_serve(serve_args(tmp_path, "limitAware: {}\n"), {})
+    try:
+        assert rules_in_effect().minor == DEFAULT_MINOR
+        assert "pod rules of Kubernetes 1.37 apply" in messages(caplog)
+    finally:
+        await running.stop()
+
+
+async def test_a_release_outside_the_range_is_clamped_with_a_warning(tmp_path: Path, caplog) -> None:
+    caplog.set_level(logging.INFO)
+    running = await start_serve(serve_args(tmp_path, 'kubernetesVersion: "1.29"\n'), {})
+    try:
+        assert rules_in_effect().minor == 31
+        assert any("outside the supported 1.31-1.37" in m for m in messages(caplog))
+    finally:
+        await running.stop()
