@@ -146,7 +146,7 @@ def _resources_key(spec: Any, status: Any, rules: PodRules) -> tuple[Any, ...] |
         statuses = _status_key(status)
         pod_level = spec.get("resources")
         key: list[Any] = [
-            rules,
+            rules.minor,
             statuses.get(None) if statuses else None,  # the pod-level status
             _frozen(spec.get("overhead")),
             None
