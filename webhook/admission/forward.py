@@ -107,6 +107,15 @@ def decode_decision(body: bytes) -> Response:
     )
 
 
+def _error_text(body: bytes) -> str:
+    """The `error` of a JSON error answer (limitguard.http.endpoint.json_error), else its start."""
+    try:
+        error = orjson.loads(body).get("error")
+    except (ValueError, AttributeError):
+        error = None
+    return error[:300] if isinstance(error, str) else body[:200].decode(errors="replace")
+
+
 class ForwardError(LimitguardError):
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(f"{reason}: {detail}")
@@ -170,7 +179,7 @@ class Forwarder:
                 if answer.status == NOT_DECIDING:
                     raise ForwardError("not-leader", body[:200].decode(errors="replace"))
                 if answer.status == UNAUTHENTICATED:  # our client certificate: usage, name or CA
-                    raise ForwardError("refused", body[:200].decode(errors="replace"))
+                    raise ForwardError("refused", _error_text(body))
                 if answer.status != 200:
                     raise ForwardError("bad-answer", f"HTTP {answer.status}")
                 return decode_decision(body)

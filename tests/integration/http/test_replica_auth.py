@@ -234,7 +234,9 @@ def old_context(old_dir: Path) -> ssl.SSLContext:
     return client_context(old_dir)
 
 
-async def test_a_follower_whose_certificate_the_leader_refuses_gets_no_decision(tmp_path: Path) -> None:
+async def test_a_follower_whose_certificate_the_leader_refuses_gets_no_decision(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """Same CA, another name (a workload the shared issuer also signed): 401, counted as refused."""
     cert_dir = certificate_dir(tmp_path / "tls")
     other = client_pair(tmp_path / "clients", "other", cert_dir, "other", ["other.svc"], CLIENT)
@@ -247,4 +249,10 @@ async def test_a_follower_whose_certificate_the_leader_refuses_gets_no_decision(
             assert status == 200 and answer["response"]["allowed"] is False
             assert answer["response"]["status"]["code"] == 503  # Deny: the scheduler retries
             assert failures(follower, "refused") == 1
+            assert "leader 127.0.0.1" in answer["response"]["status"]["message"]
+            (logged,) = [r for r in caplog.records if r.getMessage() == "forward to the leader failed"]
+            assert logged.error == (  # type: ignore[attr-defined]
+                "refused: replica authentication: the client certificate's names (other, other.svc) "
+                "are not admitted on this route"
+            )
             assert len(leader.state.ledger) == 0 and len(follower.state.ledger) == 0
