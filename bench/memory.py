@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import ssl
 import sys
@@ -215,6 +216,7 @@ async def big_extender(pid: int, port: int, context: ssl.SSLContext, row: Callab
         body = extender_args(count)
         status = await good_request(port, context, body, "/extender/filter")
         row(f"valid ExtenderArgs, {count:,} full Nodes ({len(body) / 1e6:.1f} MB): peak", hwm_mb(pid), status)
+    await asyncio.sleep(2)
     row("  after", rss_mb(pid), 0)
 
 
@@ -303,6 +305,7 @@ def main() -> int:
         "--server-path", help="serve limitguard from this folder (PYTHONPATH) to compare another version"
     )
     args = parser.parse_args()
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)  # the attackers' writes after a close
     with tempfile.TemporaryDirectory() as directory:
         work = Path(directory)
         certs.write(certs.generate(["localhost", "127.0.0.1"]), work / "certs")

@@ -23,7 +23,14 @@ from typing import Any, Generic, TypeVar
 import orjson
 from aiohttp import web
 from limitguard.errors import LimitguardError, StatusError
-from limitguard.http.limits import BodyBudget, BodyError, BoundedRequestHandler, Reservation
+from limitguard.http.limits import (
+    TRIM_FROM_BODY_BYTES,
+    BodyBudget,
+    BodyError,
+    BoundedRequestHandler,
+    Reservation,
+    release_freed_memory,
+)
 from limitguard.state.ledger import CALLER
 
 log = logging.getLogger(__name__)
@@ -180,6 +187,8 @@ def endpoint_handler(
             log.exception("%s failed; answering fail-open", endpoint.name)
             answer = endpoint.fail_open(decoded)
         observe(decoded, answer, time.perf_counter() - started)
+        if len(body) >= TRIM_FROM_BODY_BYTES:  # a full NodeList: its parse freed many pages
+            asyncio.get_running_loop().call_soon(release_freed_memory)
         return web.Response(body=encode(decoded, answer), content_type="application/json")
 
     return serve
