@@ -168,7 +168,8 @@ class PeerConnections:
             victim = next((handler for handler in handlers if handler.waiting), None)
             if victim is not None:
                 self.displaced += 1
-                victim.abort()  # connection_lost -> release
+                self.release(victim, other)  # now: its connection_lost comes a loop turn later
+                victim.abort()
                 return True
         return False
 

@@ -291,6 +291,40 @@ async def test_the_biggest_holder_of_body_bytes_yields_to_a_smaller_one(cert_dir
         await until(lambda: server.budget.total == 0)
 
 
+async def test_a_chunked_body_is_counted_as_it_grows(cert_dir):
+    """Without a Content-Length the bytes are counted as they arrive: past the peer's share, 503."""
+    limits = ServingLimits(header_timeout_seconds=HANG_GUARD, max_body_bytes_per_peer=50_000)
+    async with served(cert_dir, limits, Timers()) as server:
+        reader, writer = await server.connect()
+        head = b"POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
+        writer.write(head + b"%x\r\n%s\r\n" % (30_000, b"a" * 30_000))
+        await until(lambda: server.budget.total == 30_000)
+        writer.write(b"%x\r\n%s\r\n" % (30_000, b"b" * 30_000))
+        status, body = await response_of(reader)
+        assert status == 503 and b"in flight from 127.0.0.1" in body
+        await until(lambda: server.budget.total == 0)
+        # within the share, a chunked body is read whole
+        again_reader, again_writer = await server.connect()
+        again_writer.write(head + b"%x\r\n%s\r\n0\r\n\r\n" % (40_000, b"c" * 40_000))
+        assert await response_of(again_reader) == (200, b'{"size":40000}')
+        writer.close()
+        again_writer.close()
+
+
+async def test_a_burst_of_newcomers_displaces_one_waiting_connection_each(cert_dir):
+    """Displacement frees its slot at once, so a burst never goes past the total."""
+    limits = ServingLimits(header_timeout_seconds=HANG_GUARD, max_connections=4)
+    async with served(cert_dir, limits, Timers()) as server:
+        hog = [await server.connect("127.0.0.2") for _ in range(4)]
+        await until(lambda: server.site.connections.total == 4)
+        newcomers = await asyncio.gather(*(server.connect(f"127.0.0.{3 + i}") for i in range(2)))
+        await until(lambda: server.site.connections.displaced == 2)
+        assert server.site.connections.total == 4
+        assert len(server.site.connections.by_peer["127.0.0.2"]) == 2
+        for connection in [*hog, *newcomers]:
+            connection[1].close()
+
+
 def test_budget_accounting_returns_to_zero():
     budget = BodyBudget(ServingLimits(max_body_bytes_per_peer=100, max_body_bytes_in_flight=150))
     evicted: list[str] = []
