@@ -22,10 +22,11 @@ from __future__ import annotations
 import logging
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from inspect import iscoroutine
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import aiohttp
 import orjson
@@ -44,7 +45,7 @@ LEADER_PATH = "/leader/validate"
 NOT_DECIDING = 503  # the peer answer of a replica that is not (or not yet) the deciding leader
 UNAUTHENTICATED = 401  # the leader did not accept this replica's client certificate
 
-LocalHandler = Callable[[AdmissionRequest], Response]
+LocalHandler = Callable[[AdmissionRequest], Response | Coroutine[Any, Any, Response]]
 
 
 def touches_ledger(request: AdmissionRequest) -> bool:
@@ -223,7 +224,8 @@ class LeaderRouted:
 
     async def __call__(self, request: AdmissionRequest) -> Response:
         if not isinstance(request, LedgerRequest) or self.leadership.deciding:
-            return self.local(request)  # checked and decided in one loop turn
+            answer = self.local(request)  # checked and decided in one loop turn
+            return await answer if iscoroutine(answer) else answer  # a ConfigMap: off the loop
         address = self.leadership.leader_address()
         if address is None:
             return self.without_leader(request, "no deciding leader (election or catch-up under way)")

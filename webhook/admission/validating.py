@@ -6,8 +6,9 @@ This is the edge between the cluster state and the pure policy: it looks things 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any
 
 from limitguard.admission.review import AdmissionRequest
@@ -41,6 +42,10 @@ class Validator:
         self.columnar = columnar  # scan nodes on the node table; False: the reference path (tests)
         self.config = config
         self._configmap_check = configmap_check
+        # Scheduler-config validation is the one check that can take seconds (2 s for a 1 MB
+        # ConfigMap): it runs in a worker thread, one at a time, so bindings keep being answered on
+        # the loop meanwhile whoever sends ConfigMap reviews.
+        self._configmap_slot = asyncio.Semaphore(1)
         # limitAware.namespaceEnforcement: each listed namespace's configuration, built once
         self._in_namespace = config.limit_aware.per_namespace()
         # (group, resource, subresource, operation): the request's own fields, no string built per call
@@ -53,15 +58,22 @@ class Validator:
             ("", "nodes", "", "UPDATE"): self.node_write,
         }
 
-    def __call__(self, request: AdmissionRequest) -> Response:
+    def __call__(self, request: AdmissionRequest) -> Response | Coroutine[Any, Any, Response]:
+        """The answer; a coroutine for a ConfigMap (validated off the loop), a Response otherwise."""
         if request.group == "" and request.resource == "configmaps" and not request.sub_resource:
             if request.operation in ("CREATE", "UPDATE") and self._configmap_check is not None:
-                return self._configmap_check(_map(request.object)) or allowed("no-scheduler-config")
+                return self._configmap(_map(request.object))
             return allowed("not-checked")
         route = self._routes.get((request.group, request.resource, request.sub_resource, request.operation))
         if route is None:
             return allowed("not-checked")
         return route(request)
+
+    async def _configmap(self, configmap: Mapping[str, Any]) -> Response:
+        assert self._configmap_check is not None
+        async with self._configmap_slot:
+            response = await asyncio.to_thread(self._configmap_check, configmap)
+        return response or allowed("no-scheduler-config")
 
     # -- helpers ------------------------------------------------------------------------------
     def _excluded(self, namespace: str) -> bool:

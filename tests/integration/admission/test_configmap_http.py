@@ -1,11 +1,21 @@
 """ConfigMaps carrying a KubeSchedulerConfiguration are validated on CREATE/UPDATE (SPEC 6)."""
 
+import asyncio
 import copy
+import json
+import threading
+from pathlib import Path
 
+import limitguard
 import yaml
+from limitguard.admission import configmaps
+from limitguard.kube.filefeed import load_cluster_file
 from limitguard.state.store import ClusterState
+from limitguard.testing.server import HANG_GUARD_SECONDS
 
 from tests.support import FIXTURES, fixture, review
+
+DEMO = Path(limitguard.__file__).parent / "demo"
 
 
 def configmap_request(configmap: dict, operation: str = "CREATE") -> dict:
@@ -66,3 +76,37 @@ async def test_deletes_are_not_validated(start_server):
     configmap["data"][key] = "kind: KubeSchedulerConfiguration\n: broken : yaml"
     _, answer = await server.post("/validate", configmap_request(configmap, "DELETE"))
     assert answer["response"]["allowed"] is True
+
+
+async def test_a_slow_scheduler_config_check_holds_up_neither_bindings_nor_the_loop(
+    start_server, monkeypatch
+):
+    """Validating a large ConfigMap takes seconds and anyone may send one: it runs in a worker thread,
+    one at a time, while bindings are answered on the loop."""
+    started, finish = threading.Event(), threading.Event()
+    checked: list[str] = []
+
+    def held_check(configmap: dict, **_: object) -> None:
+        checked.append(configmap["metadata"]["name"])
+        started.set()
+        finish.wait(HANG_GUARD_SECONDS)
+
+    monkeypatch.setattr(configmaps, "configmap_check", held_check)
+    state = ClusterState()
+    load_cluster_file(state, DEMO / "cluster.yaml")
+    server = await start_server(state)
+    one, two = koordinator_configmap(), koordinator_configmap()
+    one["metadata"]["name"], two["metadata"]["name"] = "one", "two"
+    pending = [asyncio.create_task(server.post("/validate", configmap_request(c))) for c in (one, two)]
+    await asyncio.to_thread(started.wait, HANG_GUARD_SECONDS)
+
+    status, answer = await server.post(
+        "/validate", json.loads((DEMO / "binding-pod5-node2.json").read_text())
+    )
+    assert status == 200 and answer["response"]["allowed"] is True
+    assert len(checked) == 1 and not any(task.done() for task in pending)  # one check at a time, still held
+
+    finish.set()
+    answers = [answer for _, answer in await asyncio.gather(*pending)]
+    assert sorted(checked) == ["one", "two"]
+    assert all(a["response"]["allowed"] for a in answers)
