@@ -39,6 +39,7 @@ def test_configuration_values_reach_the_server(render: Render, tmp_path: Path) -
         "config.limitAware.bindingLedgerTTLSeconds=30",
         "config.bestEffortDefaults.limits.cpu=2",
         "config.whileNotReady=Deny",
+        "config.kubernetesVersion=v1.36.2",
     )
     config = _config(objects)
     assert set(config.limit_aware.default_ratios) == {"cpu", "memory"}
@@ -46,6 +47,8 @@ def test_configuration_values_reach_the_server(render: Render, tmp_path: Path) -
     assert config.limit_aware.binding_ledger_ttl_seconds == 30
     assert config.best_effort_defaults.limits["cpu"] == 2 or config.best_effort_defaults.limits["cpu"] == "2"
     assert config.while_not_ready.value == "Deny"
+    assert config.kubernetes_version == "v1.36.2" and config.scheduler_kubernetes_version == "v1.36.2"
+    assert _config(render("default")).kubernetes_version is None  # unset: the apiserver's /version
     # The file as mounted is what `limitguard serve --config` loads.
     from limitguard.cli.configfile import load_config
 
@@ -106,6 +109,7 @@ def test_server_mounts_configuration_and_certificates(render: Render) -> None:
         ("resources.limits.cpu=lots", "cpu"),
         ("replicaCont=2", "replicaCont"),
         ("certs.certManager.issuerRef.group=cert-manager.io", "issuerRef"),
+        ("config.kubernetesVersion=latest", "kubernetesVersion"),
     ],
 )
 def test_values_schema_rejects_wrong_values(helm: Helm, setting: str, complaint: str) -> None:
