@@ -248,8 +248,17 @@ async def start_serve(
         log.info("cluster state loaded from file", extra={"file": args.cluster, **counts})
     else:
         from limitguard.kube.livefeed import start_live_feed
+        from limitguard.kube.reflector import ReflectorSettings
+        from limitguard.kube.unwritten import UnwrittenSettings
 
-        feed = await start_live_feed(state, args.kubeconfig, follow_release=follow_release)
+        live = config.live_state
+        feed = await start_live_feed(
+            state,
+            args.kubeconfig,
+            follow_release=follow_release,
+            settings=ReflectorSettings(unready_after_seconds=live.not_ready_after_seconds),
+            unwritten=UnwrittenSettings(horizon_seconds=live.binding_write_horizon_seconds),
+        )
     cluster_version = None
     if feed is not None and feed.release is not None:
         cluster_version = feed.release.version  # read before the first list

@@ -92,6 +92,16 @@ class ReplicasConfig:
 
 
 @dataclass(frozen=True)
+class LiveStateConfig:
+    """How the live cluster state handles writes that never happen and an apiserver out of reach."""
+
+    # A validating webhook's answer may be followed by the write up to the slowest other webhook's
+    # timeout later; past this, an approval the watch has not shown was never written.
+    binding_write_horizon_seconds: float = 10.0
+    not_ready_after_seconds: float = 60.0  # /readyz fails once the state went this long unrefreshed
+
+
+@dataclass(frozen=True)
 class BestEffortDefaults:
     """Per-container defaults in exact units (millicores, bytes), plus the text they came from."""
 
@@ -111,6 +121,7 @@ class Config:
     while_not_ready: NotReadyPolicy = NotReadyPolicy.ALLOW
     scorers: tuple[ScorerConfig, ...] = DEFAULT_SCORERS  # the extender's prioritize (and explain)
     replicas: ReplicasConfig = field(default_factory=ReplicasConfig)
+    live_state: LiveStateConfig = field(default_factory=LiveStateConfig)
     # The release whose pod rules apply ("1.36", "v1.37.1"; None: the cluster's /version, or the newest)
     kubernetes_version: str | None = None
     # ConfigMap webhook: kube-scheduler release to validate for (None: kubernetes_version, the
@@ -204,6 +215,18 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
         best_effort_defaults=best_effort,
         while_not_ready=NotReadyPolicy(raw.get("whileNotReady", NotReadyPolicy.ALLOW)),
         replicas=replicas,
+        live_state=LiveStateConfig(
+            binding_write_horizon_seconds=float(
+                (raw.get("liveState") or {}).get(
+                    "bindingWriteHorizonSeconds", LiveStateConfig.binding_write_horizon_seconds
+                )
+            ),
+            not_ready_after_seconds=float(
+                (raw.get("liveState") or {}).get(
+                    "notReadyAfterSeconds", LiveStateConfig.not_ready_after_seconds
+                )
+            ),
+        ),
         kubernetes_version=raw.get("kubernetesVersion"),
         scheduler_kubernetes_version=(raw.get("schedulerConfigValidation") or {}).get("kubernetesVersion")
         or raw.get("kubernetesVersion"),

@@ -135,6 +135,18 @@ class Metrics:
         self.watch_events = Counter(
             "limitguard_watch_events", "Watch events applied", ["kind", "type"], registry=self.registry
         )
+        self.watch_stalls = Counter(
+            "limitguard_watch_stalls",
+            "Watch streams found silent past their timeout (a dead path) and restarted",
+            ["kind"],
+            registry=self.registry,
+        )
+        self.ledger_unwritten = Counter(
+            "limitguard_ledger_unwritten_released",
+            "Ledger entries released because the apiserver never wrote what they held room for",
+            ["hold"],
+            registry=self.registry,
+        )
         self.extender_requests = CounterTally(
             "limitguard_extender_requests",
             "Extender calls answered, by verb and outcome",

@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from limitguard.clock import Clock, SystemClock
 from limitguard.kube.client import KubeClient, load_configuration
 from limitguard.kube.reflector import KindSink, Reflector, ReflectorSettings, WatchMetrics
 from limitguard.kube.release import ReconnectNotifyingClient, ReleaseFollower
+from limitguard.kube.unwritten import UnwrittenReleaser, UnwrittenSettings
 from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,7 @@ def build_reflectors(
     state: ClusterState,
     settings: ReflectorSettings | None = None,
     clock: Clock | None = None,
+    stall_sleep: Callable[[float], Awaitable[None]] | None = None,
 ) -> dict[str, Reflector]:
     sinks = state_sinks(state)
     paths = {"nodes": "/api/v1/nodes", "pods": "/api/v1/pods", "namespaces": "/api/v1/namespaces"}
@@ -93,18 +95,26 @@ def build_reflectors(
             settings=settings,
             field_selector=selectors.get(kind),
             clock=clock,
+            stall_sleep=stall_sleep,
         )
         for kind, path in paths.items()
     }
 
 
 class LiveFeed:
-    """Three reflector tasks sharing one HTTP session; readiness comes from the state, not from here."""
+    """Three reflector tasks sharing one HTTP session, and the task that releases ledger entries
+    the apiserver never wrote; readiness comes from the state, not from here."""
 
-    def __init__(self, client: KubeClient, reflectors: dict[str, Reflector]) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        reflectors: dict[str, Reflector],
+        releaser: UnwrittenReleaser | None = None,
+    ) -> None:
         self.client = client
         self.reflectors = reflectors
         self.release: ReleaseFollower | None = None  # set when /version decides the pod rules
+        self.releaser = releaser
         self._metrics: WatchMetrics | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
@@ -117,12 +127,16 @@ class LiveFeed:
         self._metrics = metrics
         for reflector in self.reflectors.values():
             reflector.metrics = metrics
+        if self.releaser is not None:
+            self.releaser.metrics = metrics  # type: ignore[assignment]  # Metrics has ledger_unwritten
 
     def start(self) -> None:
         self._tasks = [
             asyncio.create_task(reflector.run(), name=f"reflector-{kind}")
             for kind, reflector in self.reflectors.items()
         ]
+        if self.releaser is not None:
+            self._tasks.append(asyncio.create_task(self.releaser.run(), name="ledger-unwritten"))
 
     async def stop(self) -> None:
         """Cancel the watches and close the session; safe to call twice."""
@@ -143,15 +157,23 @@ async def start_live_feed(
     token_refresh_seconds: float = 30.0,
     follow_release: bool = False,
     clock: Clock | None = None,
+    unwritten: UnwrittenSettings | None = None,
+    stall_sleep: Callable[[float], Awaitable[None]] | None = None,
 ) -> LiveFeed:
     """Connect and start the list/watch tasks; returns at once (the sync shows up in `state.ready`).
 
     *clock* times backoffs, slices and token refreshes; give the state's ledger the same one.
+    *stall_sleep* times the silent-watch deadline (the event loop's sleep unless a test drives it).
+    With *unwritten*, ledger entries the apiserver never wrote are released (limitguard.kube.unwritten).
     """
     clock = clock or SystemClock()
     configuration, source = await asyncio.to_thread(load_configuration, kubeconfig)
     client = KubeClient(configuration, token_refresh_seconds, clock)
-    feed = LiveFeed(client, build_reflectors(client, state, settings, clock))
+    reflectors = build_reflectors(client, state, settings, clock, stall_sleep)
+    releaser = None
+    if unwritten is not None:
+        releaser = UnwrittenReleaser(client, lambda: state.ledger, reflectors["pods"], clock, unwritten)
+    feed = LiveFeed(client, reflectors, releaser)
     if follow_release:  # /version decides the pod rules: before the first list, and on each reconnect
         feed.release = ReleaseFollower(client, lambda minor: feed.reflectors["pods"].request_relist())
         await feed.release.check()

@@ -2,22 +2,33 @@
 
 One Reflector per kind. It lists (paginated, a consistent snapshot), then watches from the list's
 resourceVersion; a dropped stream resumes from the last resourceVersion it applied, and only a 410
-Gone (history compacted) costs a full relist. Errors back off exponentially with full jitter so a
-fleet of replicas does not hammer a recovering API server in step.
+Gone (history compacted) costs a full relist. Errors back off exponentially with jitter, capped at a
+few seconds, so replicas neither hammer a recovering API server in step nor stay behind it long.
 
 A relist never holds every page: each page is applied as it arrives and, at the end, whatever the
-snapshot did not contain is removed. State work runs in slices of a few milliseconds with a yield
-to the event loop between them, so admissions keep being answered during a big sync or burst.
+snapshot did not contain is removed. Readiness stays on meanwhile (as client-go's informers keep
+serving their store until Replace): every object is at its last known or a newer version, and what
+vanished during the outage counts until the list ends, which over-counts and never under-counts.
+State work runs in slices of a few milliseconds with a yield to the event loop between them, so
+admissions keep being answered during a big sync or burst.
+
+A watch whose TCP path silently drops packets sends nothing and never ends. The server is asked to
+end every stream after 15-20 s (timeoutSeconds); a stream still open a grace period past that is
+declared stalled, closed and resumed from the last resourceVersion. Decisions go on from the last
+state meanwhile; only when a kind could not be refreshed for `unready_after_seconds` is the state
+marked not synced (so /readyz fails and the not-ready policy answers), and synced again at the next
+successful contact.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import logging
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -26,6 +37,7 @@ import orjson
 from limitguard.clock import Clock, SystemClock
 from limitguard.errors import LimitguardError
 from limitguard.kube.client import ApiError
+from limitguard.kube.retry import Backoff, describe, what_to_check
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +50,7 @@ class WatchMetrics(Protocol):
     watch_restarts: Any
     relists: Any
     watch_events: Any
+    watch_stalls: Any
 
 
 class ListWatchClient(Protocol):
@@ -63,38 +76,22 @@ class KindSink:
 class ReflectorSettings:
     page_size: int = 500  # client-go's default chunk size
     list_timeout_seconds: float = 60.0
-    watch_timeout_seconds: tuple[int, int] = (300, 600)  # random in range, like client-go, spreads reconnects
+    # Random in range (spreads reconnects, like client-go's 5-10 min) but short, so that a stream
+    # that has not ended on time proves a dead path within 30 s; bookmarks alone come once a minute.
+    watch_timeout_seconds: tuple[int, int] = (15, 20)
+    watch_stall_grace_seconds: float = 8.0  # past timeoutSeconds: the stream is declared stalled
     connect_timeout_seconds: float = 10.0
     backoff_initial_seconds: float = 0.8
-    backoff_max_seconds: float = 30.0
+    backoff_max_seconds: float = 4.0  # after an outage, back within a few seconds of the apiserver
+    unready_after_seconds: float = 60.0  # no refresh for this long: the state is marked not synced
     healthy_watch_seconds: float = 10.0  # a stream that lived this long resets the backoff
     slice_seconds: float = 0.004  # longest run of state work before yielding to the event loop
-
-
-class Backoff:
-    """Exponential backoff with jitter: the n-th delay is uniform in [c/2, c], c = min(cap, initial * 2^n).
-
-    Half the ceiling is kept as a floor so a retry storm cannot collapse to near-zero delays.
-    """
-
-    def __init__(self, initial: float, maximum: float, rng: random.Random) -> None:
-        self._initial = initial
-        self._maximum = maximum
-        self._rng = rng
-        self._attempt = 0
-
-    def reset(self) -> None:
-        self._attempt = 0
-
-    def next_delay(self) -> float:
-        ceiling = min(self._maximum, self._initial * 2**self._attempt)
-        self._attempt += 1
-        return self._rng.uniform(ceiling / 2, ceiling)
 
 
 class WatchEnd(enum.Enum):
     CLOSED = "closed"  # the server ended the stream (timeoutSeconds) or the connection dropped
     GONE = "gone"  # 410: our resourceVersion is compacted away, relist
+    STALLED = "stalled"  # open past timeoutSeconds + grace with nothing said: a dead path
 
 
 class ProtocolError(LimitguardError):
@@ -123,6 +120,7 @@ class Reflector:
         settings: ReflectorSettings | None = None,
         rng: random.Random | None = None,
         clock: Clock | None = None,
+        stall_sleep: Callable[[float], Awaitable[None]] | None = None,
     ) -> None:
         self.client = client
         self.kind = kind
@@ -144,6 +142,11 @@ class Reflector:
         self.progressed = asyncio.Event()
         self._relist_requested = False
         self._stream: aiohttp.ClientResponse | None = None
+        # The stall deadline runs on the event loop's own monotonic time, not on *clock*: a test
+        # clock that jumps through every sleep would end each stream the moment it opened.
+        self._stall_sleep = stall_sleep or asyncio.sleep
+        self.refreshed_at: float | None = None  # last contact that proved the state current
+        self.stale = False  # marked not synced for want of a refresh
 
     def request_relist(self) -> None:
         """End the current watch and list afresh (a list is at least as new as the request)."""
@@ -173,6 +176,9 @@ class Reflector:
                     log.info("watch history compacted, relisting", extra={"kind": self.kind})
                     need_list = True
                     continue
+                if end is WatchEnd.STALLED:
+                    await self._wait("watch stream stalled (nothing received past its timeout)", None)
+                    continue
                 if (
                     self._relist_requested
                     or self.clock.now() - started >= self.settings.healthy_watch_seconds
@@ -187,13 +193,34 @@ class Reflector:
                 else:
                     await self._wait(str(error), error.retry_after, error)
             except (aiohttp.ClientError, TimeoutError, ProtocolError, OSError, ValueError) as error:
-                await self._wait(_describe(error), None, error)
+                await self._wait(describe(error), None, error)
             except Exception as error:
                 # A bug must not silently end the feed while /readyz keeps saying ok.
                 log.exception("list/watch loop failed", extra={"kind": self.kind})
-                await self._wait(_describe(error), None, error)
+                await self._wait(describe(error), None, error)
+
+    def refreshed(self) -> None:
+        """The apiserver answered: the state is as current as the stream it feeds."""
+        self.refreshed_at = self.clock.now()
+        if self.stale:
+            self.stale = False
+            self.sink.mark_synced(True)
+            log.warning("state refreshed again", extra={"kind": self.kind})
+
+    def _check_staleness(self) -> None:
+        if self.stale or not self.lists_completed or self.refreshed_at is None:
+            return
+        stale_for = self.clock.now() - self.refreshed_at
+        if stale_for > self.settings.unready_after_seconds:
+            self.stale = True
+            self.sink.mark_synced(False)
+            log.warning(
+                "state not refreshed for too long: marked not ready",
+                extra={"kind": self.kind, "stale_s": round(stale_for, 3)},
+            )
 
     async def _wait(self, why: str, at_least: float | None, error: BaseException | None = None) -> None:
+        self._check_staleness()
         delay = max(self._backoff.next_delay(), at_least or 0.0)
         base_url = getattr(self.client, "base_url", "")
         log.warning(
@@ -210,8 +237,8 @@ class Reflector:
 
     # -- list -------------------------------------------------------------------------------
     async def list_and_replace(self) -> None:
-        """Make the sink hold exactly the current list, page by page; readiness is off meanwhile."""
-        self.sink.mark_synced(False)
+        """Make the sink hold exactly the current list, page by page. Only the first list leaves
+        readiness off meanwhile; a relist keeps deciding on the state it replaces."""
         if self.lists_completed and self.metrics is not None:
             self.metrics.relists.labels(self.kind).inc()
         timeout = aiohttp.ClientTimeout(
@@ -243,6 +270,8 @@ class Reflector:
         self.resource_version = str(metadata.get("resourceVersion") or "")
         self.lists_completed += 1
         self._backoff.reset()
+        self.stale = False
+        self.refreshed()
         self.sink.mark_synced(True)
         self.sink.caught_up()
         self.progressed.set()
@@ -289,17 +318,37 @@ class Reflector:
         }
         if self.field_selector:
             params["fieldSelector"] = self.field_selector
-        # No total timeout; a silent dead connection is caught by the read timeout (bookmarks and
-        # the server's own timeoutSeconds keep a live one talking).
+        # A live stream ends by the server's timeoutSeconds; one still open past the grace is dead
+        # (the stall deadline below). The read timeout is only a backstop behind it.
+        grace = self.settings.watch_stall_grace_seconds
         timeout = aiohttp.ClientTimeout(
-            total=None, connect=self.settings.connect_timeout_seconds, sock_read=server_timeout + 30
+            total=None, connect=self.settings.connect_timeout_seconds, sock_read=server_timeout + grace + 5
         )
         counts: Counter[str] = Counter()
+        consume: asyncio.Future[WatchEnd] | None = None
+        deadline: asyncio.Future[None] | None = None
         try:
             async with self.client.get(self.path, params, timeout) as response:
                 self._stream = response
-                return await self._consume(response.content, counts)
+                self.refreshed()
+                consume = asyncio.ensure_future(self._consume(response.content, counts))
+                deadline = asyncio.ensure_future(self._stall_sleep(server_timeout + grace))
+                await asyncio.wait((consume, deadline), return_when=asyncio.FIRST_COMPLETED)
+                if consume.done():
+                    return consume.result()
+                log.warning(
+                    "watch stalled: nothing received past its timeout, restarting",
+                    extra={"kind": self.kind, "timeout_s": server_timeout, "grace_s": grace},
+                )
+                if self.metrics is not None:
+                    self.metrics.watch_stalls.labels(self.kind).inc()
+                return WatchEnd.STALLED
         finally:
+            for task in (consume, deadline):
+                if task is not None and not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             self._stream = None
             self._flush_counts(counts)
 
@@ -324,6 +373,7 @@ class Reflector:
                     await asyncio.sleep(0)
                     deadline = self._slice_deadline()
             self._flush_counts(counts)  # once per chunk: cheap, and /metrics never lags an idle stream
+            self.refreshed_at = self.clock.now()
             self.sink.caught_up()
             self.progressed.set()
 
@@ -361,32 +411,3 @@ class Reflector:
             for event_type, count in counts.items():
                 self.metrics.watch_events.labels(self.kind, event_type).inc(count)
         counts.clear()
-
-
-def _describe(error: BaseException) -> str:
-    """The error's type and text; a bare timeout says what it was."""
-    text = str(error) or ("no answer in time" if isinstance(error, TimeoutError) else "")
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
-def what_to_check(error: BaseException | None, kind: str) -> str:
-    """What an operator should look at for this failure, in one line."""
-    if isinstance(error, ApiError):
-        if error.status == 401:
-            return "the credentials: the apiserver does not accept this token or client certificate"
-        if error.status == 403:
-            return f"RBAC: this identity needs get, list and watch on {kind} (kubectl auth can-i list {kind} --as=...)"
-        if error.status == 404:
-            return "the server address: something answers there, but not a Kubernetes apiserver with this API"
-        if error.status == 410:
-            return "nothing: the watch history was compacted and a relist follows"
-        return "the apiserver's health and logs: it answered with an error"
-    if isinstance(error, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):
-        return "the CA: the apiserver's certificate is not trusted by the kubeconfig's or the ServiceAccount's CA"
-    if isinstance(error, TimeoutError):  # before OSError, its base class
-        return "that the apiserver is up and reachable: the connection or the answer timed out"
-    if isinstance(error, aiohttp.ClientConnectorError | OSError):
-        return (
-            "the server address and the path to it: DNS, routes, NetworkPolicy egress, the apiserver running"
-        )
-    return "the apiserver's logs and this server's logs above"

@@ -105,10 +105,12 @@ async def test_gone_after_compaction_relists_and_removes_what_vanished(apiserver
     apiserver.compact()
 
     reconnect.set()
-    await eventually(lambda: not live.state.ready, "not ready during the relist")
+    await eventually(lambda: apiserver.gate_waiting("pods"), "the pods relist held")
+    assert live.state.ready  # a relist decides on the last state, as client-go serves its store
     assert live.state.pod("team-a", "web-1") is not None  # stale until the relist completes
     held.set()
-    await eventually(lambda: live.state.ready, "ready after the relist")
+    await eventually(lambda: live.counter("limitguard_relists_total", kind="pods") == 1, "relisted")
+    await eventually(lambda: live.state.pod("team-a", "web-1") is None, "the vanished pod removed")
 
     assert live.state.pod("team-a", "web-1") is None
     assert live.state.pod("team-b", "db-1") is None

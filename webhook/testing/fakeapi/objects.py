@@ -133,7 +133,7 @@ class Watcher:
     selector: FieldSelector
     pending: list[bytes] = field(default_factory=list)
     wakeup: asyncio.Event = field(default_factory=asyncio.Event)
-    closing: str = ""  # "", "clean" or "abort"
+    closing: str = ""  # "", "clean", "abort" or "silent" (a dead path: nothing more, no end)
 
     def push(self, line: bytes) -> None:
         self.pending.append(line)

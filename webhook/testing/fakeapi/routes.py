@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import bisect
+import contextlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -49,8 +50,12 @@ class ListWatchRoutes(ClusterStore):
             if watching:
                 return await self._watch(request, kind, params, selector)
             gate = self._gates.get(kind)
-            if gate is not None:
-                await gate.wait()
+            if gate is not None and not gate.is_set():
+                self._held_lists[kind] = self._held_lists.get(kind, 0) + 1
+                try:
+                    await gate.wait()
+                finally:
+                    self._held_lists[kind] -= 1
             return self._list(kind, params, selector)
 
         return handle
@@ -152,6 +157,18 @@ class ListWatchRoutes(ClusterStore):
         try:
             await response.prepare(request)
             while True:
+                if watcher.closing == "silent":
+                    # A path that drops packets: nothing more arrives and the stream never ends,
+                    # until the client gives up on it (or the server stops).
+                    while watcher.closing == "silent" and not (
+                        request.transport is None or request.transport.is_closing()
+                    ):
+                        watcher.wakeup.clear()
+                        with contextlib.suppress(TimeoutError):
+                            await asyncio.wait_for(watcher.wakeup.wait(), 0.02)
+                    if watcher.closing == "silent":
+                        return response
+                    continue
                 pause = self._pauses.get(kind)
                 if pause is not None and pause.holding.is_set() and not pause.released.is_set():
                     await pause.released.wait()

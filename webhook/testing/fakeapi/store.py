@@ -50,6 +50,7 @@ class ClusterStore:
         self._snapshots: dict[tuple[str, int], Snapshot] = {}
         self._failures: dict[str, list[int]] = {kind: [] for kind in KIND_NAMES}
         self._gates: dict[str, asyncio.Event] = {}
+        self._held_lists: dict[str, int] = {}  # list requests waiting at a gate, per kind
         self._pauses: dict[str, WatchPause] = {}
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -99,6 +100,17 @@ class ClusterStore:
             watcher.wakeup.set()
         return len(self.watchers)
 
+    def silence_watches(self, kind: str) -> int:
+        """Make the open watches of *kind* go silent, as over a TCP path that drops every packet:
+        no event, bookmark or end of stream reaches the client any more. Returns how many."""
+        silenced = 0
+        for watcher in self.watchers:
+            if watcher.kind == kind and not watcher.closing:
+                watcher.closing = "silent"
+                watcher.wakeup.set()
+                silenced += 1
+        return silenced
+
     def send_error(self, code: int, reason: str = "Expired", message: str = "injected error") -> None:
         for watcher in self.watchers:
             watcher.push(event_line("ERROR", status_body(code, reason, message)))
@@ -106,10 +118,18 @@ class ClusterStore:
     def fail_next(self, kind: str, count: int = 1, status: int = 500) -> None:
         self._failures[kind].extend([status] * count)
 
+    def recover(self, kind: str) -> None:
+        """Drop the failures still queued for *kind* (the apiserver is back)."""
+        self._failures[kind].clear()
+
     def gate(self, kind: str) -> asyncio.Event:
         """Hold list requests of *kind* until the returned event is set."""
         self._gates[kind] = gate = asyncio.Event()
         return gate
+
+    def gate_waiting(self, kind: str) -> int:
+        """How many list requests of *kind* are held at the gate now."""
+        return self._held_lists.get(kind, 0)
 
     def pause_watch(self, kind: str, after_events: int) -> WatchPause:
         """Let *kind*'s watches write *after_events* more events, then hold them until released."""
