@@ -6,7 +6,9 @@ namespaces at the cluster-wide paths `/api/v1/{nodes,pods,namespaces}`:
 - resourceVersion: one cluster-wide counter (the etcd revision). Every write bumps it and stamps the
   object's `metadata.resourceVersion`; a list carries the revision of its snapshot in
   `metadata.resourceVersion`; a DELETED event carries the object at the revision of the delete.
-- Paginated list: `limit` and `continue`. The first page fixes a snapshot; later pages read that
+- Paginated list: `limit` and `continue`. Every list is a consistent read of the current revision,
+  so a `limit=1` list returns the apiserver's current resourceVersion (what client-go's consistent
+  reads and limitguard's fence for never-written ledger entries rely on). The first page fixes a snapshot; later pages read that
   same snapshot (a consistent list, whatever changes in between). Items come sorted by key
   (namespace/name) like etcd keys. The continue token is base64 JSON `{"v","rv","start"}` like the
   apiserver's. `remainingItemCount` is set when no selector is used. A continue token whose revision
@@ -37,7 +39,11 @@ error Status; `send_error(code)` sends an ERROR event to open watches; `gate(kin
 requests until released; `after_page` is called after each list page is served;
 `pause_watch(kind, after_events=N)` lets the watch streams of *kind* write N more events and then
 holds them (no events, no bookmarks) until `release()`: a test can stop a burst half-way through
-delivery and look at the client in between.
+delivery and look at the client in between. `silence_watches(kind)` makes the open streams of
+*kind* behave as over a TCP path that drops every packet: nothing more is written, not even the end
+of stream at `timeoutSeconds`, until the client closes the connection (new watches are normal).
+`gate_waiting(kind)` says how many list requests a gate holds; `recover(kind)` drops the failures
+still queued by `fail_next`.
 
 Leases (coordination.k8s.io/v1, for leader election) at the namespaced paths
 `/apis/coordination.k8s.io/v1/namespaces/{ns}/leases[/{name}]`, sharing the one resourceVersion counter:
