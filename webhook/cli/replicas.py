@@ -25,7 +25,7 @@ from limitguard.clock import Clock, SystemClock
 from limitguard.core.config import NoLeaderPolicy, ReplicasConfig
 from limitguard.http.app import Services
 from limitguard.http.peers import PeerGate
-from limitguard.kube.catchup import pods_caught_up
+from limitguard.kube.catchup import WATCH_WAIT_SECONDS, pods_caught_up
 from limitguard.kube.leader import ElectionTiming, Elector
 from limitguard.kube.leaseapi import KubeLeaseApi
 from limitguard.kube.livefeed import LiveFeed
@@ -129,8 +129,9 @@ def join_replica_set(
 
     async def catch_up(version: str) -> str:
         # The watch usually gets there within a moment (pod events, bookmarks); a quiet cluster
-        # gets a fresh list after renewDeadline instead of waiting for the next bookmark.
-        return await pods_caught_up(pods, version, sleep=clock.sleep, relist_after=timing.renew_deadline)
+        # gets a fresh list soon instead of waiting for the next bookmark.
+        relist_after = min(timing.renew_deadline, WATCH_WAIT_SECONDS)
+        return await pods_caught_up(pods, version, sleep=clock.sleep, relist_after=relist_after)
 
     elector = Elector(
         KubeLeaseApi(feed.client, identity.namespace, lease_name, timing.renew_deadline / 2),

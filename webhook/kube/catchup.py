@@ -5,7 +5,10 @@ as pods bound in the watch. The write that gave us the lease has resourceVersion
 binding persisted before it has a smaller one (etcd revisions are one cluster-wide counter), so a
 pod cache that has applied everything up to R shows them all. The watch gets there by itself when
 pods change or a bookmark arrives; if it has not after *relist_after* seconds, a fresh list (a
-consistent read, newer than R by construction) settles it.
+consistent read, newer than R by construction) settles it. Waiting long for the watch does not pay:
+with no leader deciding, the bindings that would move the pod watch are the ones being refused, and
+bookmarks come about once a minute; a relist keeps the replica ready and deciding elsewhere, so
+WATCH_WAIT_SECONDS is short.
 
 resourceVersions are compared as integers here: they are etcd revisions. When one is not an
 integer (an apiserver that does not use etcd revisions), only the relist path is trusted.
@@ -18,6 +21,8 @@ import contextlib
 from collections.abc import Awaitable, Callable
 
 from limitguard.kube.reflector import Reflector
+
+WATCH_WAIT_SECONDS = 2.0  # how long a new leader waits for the pod watch before relisting pods
 
 
 def _at_least(version: str, target: int) -> bool:
