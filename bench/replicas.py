@@ -9,6 +9,11 @@ hits both sides alike. The follower forwards each one to the leader over HTTPS a
 
     python -m bench.replicas                        # defaults
     python -m bench.replicas --requests 4000 --concurrency 32
+    python -m bench.replicas --faults               # recovery times instead of throughput
+
+With --faults: the fake apiserver is stopped (SIGSTOP) for --outage seconds and continued, then the
+leader is killed (SIGKILL); for each, the time from the fault's end until a binding sent to a live
+replica is decided again (allowed: under noLeaderPolicy Deny nothing else is), probing every 0.1 s.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import ssl
 import subprocess
 import tempfile
@@ -102,6 +108,59 @@ async def drive(session: aiohttp.ClientSession, url: str, bodies: list[bytes], c
     return elapsed
 
 
+async def decided_after(
+    session: aiohttp.ClientSession, urls: list[str], started: float, first: int, args: argparse.Namespace
+) -> float:
+    """Seconds from *started* until one of *urls* decides a binding (allowed, no warning)."""
+    index = first
+    while time.monotonic() < started + 180:
+        for url in urls:
+            index += 1
+            body = binding_body(index, args.pods, args.nodes)
+            try:
+                async with session.post(
+                    url + "/validate",
+                    data=body,
+                    headers={"Content-Type": "application/json"},
+                    timeout=aiohttp.ClientTimeout(total=3),
+                ) as response:
+                    answer = orjson.loads(await response.read())["response"]
+                if answer["allowed"] and not answer.get("warnings"):
+                    return time.monotonic() - started
+            except (aiohttp.ClientError, TimeoutError, KeyError, orjson.JSONDecodeError):
+                pass
+        await asyncio.sleep(0.1)
+    raise SystemExit("no decision within 180 s")
+
+
+async def faults(
+    session: aiohttp.ClientSession,
+    urls: list[str],
+    leader: int,
+    api: subprocess.Popen[str],
+    replicas: list[subprocess.Popen[bytes]],
+    args: argparse.Namespace,
+) -> None:
+    api.send_signal(signal.SIGSTOP)
+    await asyncio.sleep(args.outage)
+    api.send_signal(signal.SIGCONT)
+    back = await decided_after(session, urls, time.monotonic(), 10_000, args)
+    print(f"apiserver stopped {args.outage:.0f} s: a binding decided {back:.1f} s after it continued")
+    leader = await wait_for_leader(session, urls, time.monotonic() + 120)
+    await asyncio.sleep(args.settle)  # renewed a few times: the kill lands mid-lease
+    replicas[leader].kill()
+    killed = time.monotonic()
+    took = await decided_after(session, [urls[1 - leader]], killed, 20_000, args)
+    how = await metric_labelled(session, urls[1 - leader], "limitguard_leader_catch_ups_total")
+    print(f"leader SIGKILLed: the other replica decided {took:.1f} s later (catch-ups: {how})")
+
+
+async def metric_labelled(session: aiohttp.ClientSession, url: str, name: str) -> str:
+    async with session.get(url + "/metrics") as response:
+        lines = (await response.text()).splitlines()
+    return ", ".join(line.removeprefix(name) for line in lines if line.startswith(name + "{")) or "none"
+
+
 async def run(args: argparse.Namespace) -> None:
     api, api_url = start_fake_apiserver(args.nodes, args.pods, TOKEN)
     replicas: list[subprocess.Popen[bytes]] = []
@@ -119,6 +178,9 @@ async def run(args: argparse.Namespace) -> None:
             connector = aiohttp.TCPConnector(ssl=context, limit=args.concurrency * 2)
             async with aiohttp.ClientSession(connector=connector) as session:
                 leader = await wait_for_leader(session, urls, time.monotonic() + 120)
+                if args.faults:
+                    await faults(session, urls, leader, api, replicas, args)
+                    return
                 follower = 1 - leader
                 bodies = [binding_body(i, args.pods, args.nodes) for i in range(args.requests)]
                 await drive(
@@ -153,6 +215,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--base-port", type=int, default=18443)
+    parser.add_argument("--faults", action="store_true", help="measure recovery after faults instead")
+    parser.add_argument("--outage", type=float, default=20.0, help="seconds the apiserver is stopped")
+    parser.add_argument("--settle", type=float, default=5.0, help="seconds between recovery and the kill")
     asyncio.run(run(parser.parse_args()))
 
 
