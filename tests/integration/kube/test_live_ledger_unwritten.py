@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from limitguard.admission.validating import Validator
 from limitguard.http.app import Services, create_app
+from limitguard.kube.client import ApiError
 from limitguard.testing.builders import make_namespace, make_pod, pod_create
 from limitguard.testing.fakeapi import FakeApiServer
 
@@ -131,3 +132,20 @@ async def test_a_retried_binding_is_counted_once_on_the_live_state(apiserver, se
     assert (await bind(client, "pod5", "node2", "try-1"))["allowed"] is True
     assert (await bind(client, "pod5", "node2", "try-2"))["allowed"] is True  # not 13 of 10
     assert live.state.allocated("node2")["cpu"] == 9000
+
+
+async def test_an_apiserver_that_cannot_be_read_releases_nothing(quiet_apiserver, served) -> None:
+    apiserver = quiet_apiserver
+    live, client = await served(apiserver)
+    await send_forgery(client, live)
+    live.clock.advance(HORIZON + 1)
+    apiserver.fail_next("pods", 1, 503)  # the fence read fails: no release on a guess
+    with pytest.raises(ApiError):
+        await live.feed.releaser.round()
+    assert len(live.state.ledger) == 1
+    apiserver.apply("namespaces", make_namespace("elsewhere"))
+    live.clock.advance(3)
+    assert await live.feed.releaser.round() == []  # fenced now; the watch has not passed it yet
+    live.clock.advance(3)
+    released = await live.feed.releaser.round()  # past the grace: the node read settles it
+    assert [entry.pod_key for entry in released] == ["default/forged"]

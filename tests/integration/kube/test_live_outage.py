@@ -99,8 +99,11 @@ async def test_readiness_fails_only_past_the_refresh_limit_and_returns_with_the_
     await live.clock.wait_for_sleepers(1)  # the pods reflector backs off (on the test's clock)
     assert live.state.ready  # stale for less than the limit: still deciding
 
+    seen = len(apiserver.requests)
     live.clock.advance(limit - 1)
-    await eventually(lambda: apiserver.requests[-1].kind == "pods", "a failed reconnect")
+    await eventually(lambda: len(apiserver.requests) > seen, "a failed reconnect")
+    await live.clock.wait_for_sleepers(1)  # backing off again, after judging its staleness
+    assert apiserver.requests[-1].kind == "pods"
     assert live.state.ready
 
     live.clock.advance(2)  # now past the limit without one refresh
