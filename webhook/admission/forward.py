@@ -19,6 +19,8 @@ never straddle a step-down. While no deciding leader answers, `replicas.noLeader
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import ssl
 import time
@@ -43,6 +45,9 @@ log = logging.getLogger(__name__)
 
 LEADER_PATH = "/leader/validate"
 NOT_DECIDING = 503  # the peer answer of a replica that is not (or not yet) the deciding leader
+# A replica started into a burst waits this long (real time, a bound only) for its first look at
+# the Lease before deciding alone: otherwise it answers as if no replica led while another does.
+FIRST_ROUND_WAIT_SECONDS = 1.0
 UNAUTHENTICATED = 401  # the leader did not accept this replica's client certificate
 
 LocalHandler = Callable[[AdmissionRequest], Response | Coroutine[Any, Any, Response]]
@@ -227,6 +232,14 @@ class LeaderRouted:
             answer = self.local(request)  # checked and decided in one loop turn
             return await answer if iscoroutine(answer) else answer  # a ConfigMap: off the loop
         address = self.leadership.leader_address()
+        first_round: asyncio.Event | None = getattr(self.leadership, "first_round", None)
+        if address is None and first_round is not None and not first_round.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(first_round.wait(), FIRST_ROUND_WAIT_SECONDS)
+            if self.leadership.deciding:
+                answer = self.local(request)
+                return await answer if iscoroutine(answer) else answer
+            address = self.leadership.leader_address()
         if address is None:
             return self.without_leader(request, "no deciding leader (election or catch-up under way)")
         started = time.perf_counter()

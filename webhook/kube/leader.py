@@ -17,6 +17,11 @@ What is carried over from client-go (tools/leaderelection/leaderelection.go, res
   is later than its start, the old leader stops deciding before any follower may take over.
 - A released lease (holderIdentity "", leaseDurationSeconds 1) is free at once, like ReleaseOnCancel.
 
+Beyond client-go: a replica that *created* the Lease (none existed, so no replica ever led under
+it) has no predecessor's approvals to catch up on and decides at once; and `first_round` is set
+once the first attempt has read or written the Lease, so a replica started into a burst can wait
+for it instead of deciding alone before it knows that another replica leads.
+
 Where the leader listens is written next to the record, in the `limitguard.io/leader-address`
 annotation (POD_IP:port), so followers can forward to it.
 
@@ -211,6 +216,8 @@ class Elector:
         self._caught_up = False
         self._catch_up_task: asyncio.Task[None] | None = None
         self._stopped = False
+        self._created_lease = False  # the last successful write created the Lease
+        self.first_round = asyncio.Event()
 
     # -- what the request path asks -------------------------------------------------------------
     @property
@@ -262,6 +269,7 @@ class Elector:
 
     async def try_acquire_or_renew(self) -> bool:
         """client-go's tryAcquireOrRenew: fast-path renew, else read, decide, compare-and-swap."""
+        self._created_lease = False
         if self.leading and self.observed is not None:
             record = self._claim(self._now())
             if record is not None and await self._write(record, create=False):
@@ -275,7 +283,9 @@ class Elector:
         if current is None:
             self.observed = None
             record = self._claim(now)  # a fresh record: no transitions yet
-            return record is not None and await self._write(record, create=True)
+            created = record is not None and await self._write(record, create=True)
+            self._created_lease = created
+            return created
         self._observe(current, now)
         record = self._claim(now)
         if record is None:
@@ -298,6 +308,8 @@ class Elector:
                 self._step_down("failed to renew within renewDeadline")
             elif self._leading and self.observed is not None and self.observed.record.holder != self.identity:
                 self._step_down(f"lease taken by {self.observed.record.holder}")
+            if renewed or self.observed is not None:
+                self.first_round.set()  # the Lease was read or written: who leads is known
             period = self.timing.retry_period
             if not self._leading:
                 period += self._rng.random() * JITTER_FACTOR * period
@@ -312,6 +324,9 @@ class Elector:
         if self.metrics is not None:
             self.metrics.leader.set(1)
             self.metrics.leader_transitions.labels("acquired").inc()
+        if self._created_lease:  # no Lease existed: no previous leader approved anything
+            self._decide(version, "new-lease", now)
+            return
         self._catch_up_task = asyncio.create_task(self._catch_up_then_decide(version))
 
     async def _catch_up_then_decide(self, version: str) -> None:
@@ -327,6 +342,9 @@ class Elector:
             return
         if not self._leading:
             return
+        self._decide(version, how, started)
+
+    def _decide(self, version: str, how: str, started: float) -> None:
         self._caught_up = True
         self.events.append(("caught-up", self._now()))
         log.info(
