@@ -23,13 +23,13 @@ from typing import Any, Generic, TypeVar
 import orjson
 from aiohttp import web
 from limitguard.errors import LimitguardError, StatusError
+from limitguard.http.heap import release_freed_memory
 from limitguard.http.limits import (
     TRIM_FROM_BODY_BYTES,
     BodyBudget,
     BodyError,
     BoundedRequestHandler,
     Reservation,
-    release_freed_memory,
 )
 from limitguard.state.ledger import CALLER
 

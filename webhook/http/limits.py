@@ -26,8 +26,6 @@ addresses are few and whose requests are small and quick.
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +33,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from limitguard.errors import StatusError
+from limitguard.http.heap import keep_large_blocks_apart, release_freed_memory, soon
 
 # Go's net/http.DefaultTransport IdleConnTimeout, which k8s.io/apimachinery's SetTransportDefaults keeps
 # for the apiserver's webhook client and kube-scheduler's extender client.
@@ -50,60 +49,6 @@ CallLater = Callable[[float, Callable[[], None]], asyncio.TimerHandle]
 # After this many connections closed, or a body this large returned, freed memory is handed back.
 TRIM_EVERY_CLOSED = 512
 TRIM_FROM_BODY_BYTES = 1 << 20
-
-
-def _malloc_trim() -> Callable[[], object] | None:
-    """glibc's malloc_trim(0), or None on other C libraries."""
-    name = ctypes.util.find_library("c")
-    try:
-        trim = ctypes.CDLL(name).malloc_trim if name else None
-    except (OSError, AttributeError):
-        return None
-    if trim is None:
-        return None
-    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-    return lambda: trim(0)
-
-
-_TRIM = _malloc_trim()
-
-
-M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
-MMAP_FROM_BYTES = 128 * 1024  # glibc's initial threshold, kept from moving
-
-
-def keep_large_blocks_apart() -> None:
-    """Every allocation of 128 KiB or more gets its own mapping, returned to the system when freed.
-
-    glibc raises this threshold to the size of each large block freed (up to 32 MiB): after one 4 MiB
-    body, the next ones grow inside the heap, copied on each resize and stranded between live
-    objects when freed (32 stalled 4 MiB bodies held 7 MB each). Setting it once stops that."""
-    name = ctypes.util.find_library("c")
-    try:
-        mallopt = ctypes.CDLL(name).mallopt if name else None
-    except (OSError, AttributeError):
-        return
-    if mallopt is not None:
-        mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-        mallopt(M_MMAP_THRESHOLD, MMAP_FROM_BYTES)
-
-
-def _soon(callback: Callable[[], None]) -> None:
-    try:
-        asyncio.get_running_loop().call_soon(callback)
-    except RuntimeError:  # no loop (a direct caller): now
-        callback()
-
-
-def release_freed_memory() -> None:
-    """Hand the C heap's free pages back to the system.
-
-    What thousands of closed TLS connections or a stalled 4 MiB body held is freed, but glibc keeps
-    free pages inside its heap between live allocations: RSS would stay at the attack's height
-    (220 MB after 5,000 slow-header sockets had all been closed). malloc_trim(0) returns them; it
-    costs about a millisecond and runs only after much was freed."""
-    if _TRIM is not None:
-        _TRIM()
 
 
 @dataclass(frozen=True)
@@ -183,7 +128,7 @@ class PeerConnections:
         self._closed_since_trim += 1
         if self._closed_since_trim >= TRIM_EVERY_CLOSED or (self.total == 0 and self._closed_since_trim > 64):
             self._closed_since_trim = 0
-            _soon(release_freed_memory)  # after the connection's own objects are freed
+            soon(release_freed_memory)  # after the connection's own objects are freed
 
 
 class BoundedRequestHandler(RequestHandler):
@@ -412,7 +357,7 @@ class BodyBudget:
         self.total -= reservation.size
         remaining = self.held_by_peer[reservation.peer] - reservation.size
         if reservation.size >= TRIM_FROM_BODY_BYTES:
-            _soon(release_freed_memory)  # once the reader's buffer is gone
+            soon(release_freed_memory)  # once the reader's buffer is gone
         reservation.size = 0
         if held:
             self.held_by_peer[reservation.peer] = remaining
