@@ -31,4 +31,3 @@ def test_a_freed_large_block_leaves_the_resident_set_even_after_an_earlier_one()
         del block
         assert held - rss_bytes() > BLOCK // 2
     # without the pinned threshold the second and third blocks stayed resident here (0 MB returned)
-
