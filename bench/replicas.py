@@ -11,9 +11,12 @@ hits both sides alike. The follower forwards each one to the leader over HTTPS a
     python -m bench.replicas --requests 4000 --concurrency 32
     python -m bench.replicas --faults               # recovery times instead of throughput
 
-With --faults: the fake apiserver is stopped (SIGSTOP) for --outage seconds and continued, then the
-leader is killed (SIGKILL); for each, the time from the fault's end until a binding sent to a live
-replica is decided again (allowed: under noLeaderPolicy Deny nothing else is), probing every 0.1 s.
+With --faults: first a forged pod creation (spec.nodeName, a DaemonSet owner, a limit no node can
+hold) is sent, and the time until a dry-run binding to that node is allowed again is measured (the
+apiserver never writes the forged pod, so its ledger entry must go); then the fake apiserver is
+stopped (SIGSTOP) for --outage seconds and continued, then the leader is killed (SIGKILL); for each,
+the time from the fault's end until a binding sent to a live replica is decided again (allowed:
+under noLeaderPolicy Deny nothing else is), probing every 0.1 s.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from pathlib import Path
 import aiohttp
 import orjson
 from limitguard.certs import generate as certs
-from limitguard.testing.builders import binding
+from limitguard.testing.builders import binding, make_pod, pod_create
 from limitguard.testing.kubeconfig import write_kubeconfig
 
 from bench.harness import REPO, serve_command, start_fake_apiserver, stop
@@ -133,6 +136,30 @@ async def decided_after(
     raise SystemExit("no decision within 180 s")
 
 
+async def forged_hold(session: aiohttp.ClientSession, url: str, args: argparse.Namespace) -> float:
+    """Seconds from a forged pod creation's answer until the room it held is free again."""
+    node = f"node-{1 % args.nodes:05d}"
+    forged = make_pod("ns-0", "forged", node, cpu_limit="100000000", phase="Pending")
+    forged["metadata"]["ownerReferences"] = [
+        {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "x", "uid": "x", "controller": True}
+    ]
+    probe = orjson.dumps(binding("app-000000", node, namespace="ns-0", uid="probe", dry_run=True))
+
+    async def post(body: bytes) -> dict:
+        headers = {"Content-Type": "application/json"}
+        async with session.post(url + "/validate", data=body, headers=headers) as response:
+            return orjson.loads(await response.read())["response"]
+
+    assert (await post(orjson.dumps(pod_create(forged, uid="forged"))))["allowed"]
+    answered = time.monotonic()
+    assert not (await post(probe))["allowed"], "the forged entry should hold the node's room"
+    while time.monotonic() < answered + 120:
+        if (await post(probe))["allowed"]:
+            return time.monotonic() - answered
+        await asyncio.sleep(0.1)
+    raise SystemExit("the forged entry was never released")
+
+
 async def faults(
     session: aiohttp.ClientSession,
     urls: list[str],
@@ -141,6 +168,8 @@ async def faults(
     replicas: list[subprocess.Popen[bytes]],
     args: argparse.Namespace,
 ) -> None:
+    held = await forged_hold(session, urls[leader], args)
+    print(f"forged pod creation: its room held for {held:.1f} s (write horizon 10 s)")
     api.send_signal(signal.SIGSTOP)
     await asyncio.sleep(args.outage)
     api.send_signal(signal.SIGCONT)
