@@ -27,6 +27,7 @@ from pathlib import Path
 import orjson
 from limitguard.certs import generate as certs
 from limitguard.core.ratios import RATIO_ANNOTATION
+from limitguard.http.limits import ServingLimits
 from limitguard.testing.builders import binding
 
 from bench.admission import CONFIG
@@ -38,6 +39,7 @@ PORT = 18543
 HEADER_TIMEOUT = 10.0  # the defaults, so the figures are the shipped ones
 BODY_TIMEOUT = 10.0
 ANNOTATION_RESOURCES = 9363  # what fits a 256 KiB annotation
+HEADERS_END = b"\r\n\r\n"
 
 
 def rss_mb(pid: int) -> float:
@@ -220,11 +222,90 @@ async def big_extender(pid: int, port: int, context: ssl.SSLContext, row: Callab
     row("  after", rss_mb(pid), 0)
 
 
+LIMITS = ServingLimits()  # the server runs with its defaults
+CROWD = LIMITS.max_connections  # every connection the server keeps
+CROWD_PEERS = 8  # each address within its share of connections and of body bytes
+# all of them together fill the body bytes in flight exactly
+CROWD_BODY = LIMITS.max_body_bytes_in_flight // CROWD
+TRICKLE_SECONDS = 8.0  # each phase ends before its 10 s deadline
+TRICKLE_PIECES = 8
+
+
+class Crowd:
+    """CROWD TLS connections, each sending its headers, then its body, a piece a second."""
+
+    def __init__(self, port: int, context: ssl.SSLContext, body: bytes) -> None:
+        self.attack = Attack(port, context)
+        self.head = post_head("/validate", len(body))
+        self.body = body
+        self.phase = {"headers": 0, "body": 0, "answered": 0}
+        self.statuses: dict[int, int] = {}
+
+    async def trickle(self, writer: asyncio.StreamWriter, data: bytes) -> None:
+        piece = -(-len(data) // TRICKLE_PIECES)
+        for offset in range(0, len(data), piece):
+            writer.write(data[offset : offset + piece])
+            await writer.drain()
+            await asyncio.sleep(TRICKLE_SECONDS / TRICKLE_PIECES)
+
+    async def one(self, index: int, handshakes: asyncio.Semaphore) -> None:
+        async with handshakes:
+            connection = await self.attack.connect(f"127.0.0.{2 + index % CROWD_PEERS}")
+        if connection is None:
+            return
+        reader, writer = connection
+        status = 0
+        try:
+            self.phase["headers"] += 1
+            await self.trickle(writer, self.head)
+            self.phase["headers"] -= 1
+            self.phase["body"] += 1
+            await self.trickle(writer, self.body)
+            self.phase["body"] -= 1
+            head = await asyncio.wait_for(reader.readuntil(HEADERS_END), 30)
+            status = int(head.split(b" ")[1])
+            self.phase["answered"] += 1
+        except (OSError, TimeoutError, asyncio.IncompleteReadError, ssl.SSLError):
+            pass
+        self.statuses[status] = self.statuses.get(status, 0) + 1
+
+    async def phase_height(self, name: str, pid: int) -> tuple[float, int]:
+        """The RSS and open connections when most connections were in phase *name*."""
+        best, mb = -1, 0.0
+        while True:
+            await asyncio.sleep(0.25)
+            now = self.phase[name]
+            if now >= best:
+                best, mb = now, rss_mb(pid)
+            elif best > 0 and now < best * 0.9:
+                return mb, best
+
+
+async def crowd(pid: int, port: int, context: ssl.SSLContext, row: Callable[..., None]) -> None:
+    """The worst the connection and body caps allow at once: every connection held, slowly."""
+    body = BINDING + b" " * (CROWD_BODY - len(BINDING))  # valid JSON: answered 200 if it arrives
+    attackers = Crowd(port, context, body)
+    handshakes = asyncio.Semaphore(200)
+    tasks = [asyncio.ensure_future(attackers.one(index, handshakes)) for index in range(CROWD)]
+    mb, count = await attackers.phase_height("headers", pid)
+    label = f"{CROWD:,} TLS connections ({CROWD_PEERS} addresses) sending headers slowly"
+    row(f"{label}: {count:,} at once", mb, await good_request(port, context, BINDING))
+    mb, count = await attackers.phase_height("body", pid)
+    label = f"  then {CROWD_BODY // 1024} KiB bodies slowly"
+    row(f"{label}: {count:,} at once", mb, await good_request(port, context, BINDING))
+    await asyncio.gather(*tasks)
+    answers = ", ".join(f"{status or 'none'}: {n:,}" for status, n in sorted(attackers.statuses.items()))
+    attackers.attack.close()
+    await asyncio.sleep(2)
+    row(f"  after ({answers})", rss_mb(pid), await good_request(port, context, BINDING))
+
+
 SCENARIOS: dict[str, Callable[[int, int, ssl.SSLContext, Callable[..., None]], Awaitable[None]]] = {
     "slow-headers": slow_headers,
     "stalled-bodies": stalled_bodies,
     "stalled-extender": stalled_extender,
     "big-extender": big_extender,
+    "crowd": crowd,
 }
 
 

@@ -12,6 +12,7 @@ from limitguard.certs import generate as certs
 from limitguard.cli.serve import add_arguments, serving_limits, start_serve
 from limitguard.http.app import DEFAULT_MAX_BODY_BYTES
 from limitguard.http.limits import LimitedSite, ServingLimits
+from prometheus_client import generate_latest
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_CLUSTER = REPO / "webhook" / "demo" / "cluster.yaml"
@@ -65,7 +66,9 @@ async def test_serve_closes_a_connection_past_its_peers_cap(tmp_path):
         second_reader, second_writer = await connect()
         with contextlib.suppress(ConnectionError, ssl.SSLError):  # closed before any request
             assert await asyncio.wait_for(second_reader.read(), HANG_GUARD) == b""
-        assert connections.refused == 1
+        assert connections.refusals.connections_refused["peer-share"] == 1
+        exposed = generate_latest(running.services.metrics.registry).decode()  # what /metrics serves
+        assert 'limitguard_connections_refused_total{reason="peer-share"} 1.0' in exposed
         first_writer.write(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
         head = await asyncio.wait_for(first_reader.readuntil(b"\r\n\r\n"), HANG_GUARD)
         assert head.startswith(b"HTTP/1.1 200")

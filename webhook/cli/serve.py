@@ -35,6 +35,7 @@ from limitguard.http.logs import configure as configure_logging
 from limitguard.http.metrics import Metrics
 from limitguard.http.metrics_http import create_metrics_app
 from limitguard.http.peers import PeerGate
+from limitguard.http.refusals import RefusalCollector
 from limitguard.http.tls import CertificateReloader, server_context
 from limitguard.kube.filefeed import ClusterFileError, load_cluster_file
 from limitguard.kube.livefeed import LiveFeed
@@ -173,7 +174,9 @@ def build_services(
         "mutate": Mutator(state, config),
     }
     metrics = Metrics(state, config, node_ratio_series_limit)
-    return Services(state, config, handlers, metrics, settings or ServerSettings())
+    services = Services(state, config, handlers, metrics, settings or ServerSettings())
+    metrics.registry.register(RefusalCollector(services.refusals))
+    return services
 
 
 def apply_pod_release(configured: str | None, cluster_version: str | None, live: bool) -> int:
@@ -302,7 +305,13 @@ async def start_serve(
     runner = web.AppRunner(create_app(services), shutdown_timeout=SHUTDOWN_GRACE_SECONDS, access_log=None)
     await runner.setup()
     site = LimitedSite(
-        runner, args.host, args.port, limits=services.settings.limits, ssl_context=context, backlog=1024
+        runner,
+        args.host,
+        args.port,
+        limits=services.settings.limits,
+        ssl_context=context,
+        backlog=1024,
+        refusals=services.refusals,
     )
     await site.start()
     port = runner.addresses[0][1] if args.port == 0 else args.port

@@ -34,6 +34,7 @@ from limitguard.http.limits import BodyBudget, ServingLimits
 from limitguard.http.logs import log_event
 from limitguard.http.metrics import FAIL_OPEN_REASONS, Metrics
 from limitguard.http.peers import PeerGate, guarded
+from limitguard.http.refusals import Refusals
 from limitguard.state.store import ClusterState
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -76,6 +77,8 @@ class Services:
     leader_handler: Handler | None = None  # a replica-set member: decides forwarded reviews (LEADER_PATH)
     # Client-certificate checks by route group: "leader" (the replicas), "admission", "extender".
     peer_gates: dict[str, PeerGate] = field(default_factory=dict)
+    # What the connection and body bounds refused (limitguard_*_refused_total and the like).
+    refusals: Refusals = field(default_factory=Refusals)
 
 
 SERVICES = web.AppKey("services", Services)
@@ -214,7 +217,8 @@ def create_app(services: Services) -> web.Application:
     app = web.Application()  # bodies are read by each endpoint, with its own limit
     app[SERVICES] = services
     timeout = services.settings.body_timeout_seconds
-    budget = BodyBudget(services.settings.limits)  # one for every route: the bytes are the process's
+    # one budget for every route: the bytes are the process's
+    budget = BodyBudget(services.settings.limits, services.refusals)
     gates = services.peer_gates
     for name, handler in services.handlers.items():
         endpoint = admission_endpoint(name, handler, services)

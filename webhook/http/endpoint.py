@@ -111,6 +111,10 @@ async def read_body(
     if budget is not None:
         held = budget.open(request.remote or "", lambda: evicted.done() or evicted.set_result(None))
     reader = loop.create_task(_read(request, limit, budget, held))
+    protocol = request.protocol
+    bounded = isinstance(protocol, BoundedRequestHandler)
+    if bounded:
+        protocol.receiving_body = True  # displaceable meanwhile: no decision has started
     try:
         done, _ = await asyncio.wait((reader, evicted), timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         if reader in done:
@@ -119,6 +123,8 @@ async def read_body(
             raise BodyError(503, "body dropped to make room for other clients' requests; retry later")
         raise BodyError(408, f"body not received within {timeout:g}s")
     finally:
+        if bounded:
+            protocol.receiving_body = False
         if not reader.done():
             reader.cancel()  # its buffer goes with it
         if budget is not None and held is not None:

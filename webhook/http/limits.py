@@ -13,8 +13,9 @@ limit, so every one of them is bounded here, by time and by count, per peer addr
   not the server, closes idle connections, and a POST never races a server-side close.
 - **connections**: at most `max_connections_per_peer` from one address and `max_connections` in
   all. Past the total, a new connection displaces the oldest connection that is waiting for a
-  request (idle or still sending headers) of the peer holding the most connections, when that
-  peer holds more than the newcomer's; otherwise the newcomer is closed.
+  request (idle or still sending headers), or else one still receiving its request's body, of the
+  peer holding the most connections, when that peer holds more than the newcomer's; otherwise the
+  newcomer is closed. A connection whose request is being answered is never displaced.
 - **body bytes in flight**: `BodyBudget` counts the bytes of bodies being received, per peer and
   in total, with the same rule: past the total, the largest holder yields to a smaller one.
 
@@ -34,6 +35,7 @@ from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from limitguard.errors import StatusError
 from limitguard.http.heap import keep_large_blocks_apart, release_freed_memory, soon
+from limitguard.http.refusals import Refusals
 
 # Go's net/http.DefaultTransport IdleConnTimeout, which k8s.io/apimachinery's SetTransportDefaults keeps
 # for the apiserver's webhook client and kube-scheduler's extender client.
@@ -60,7 +62,9 @@ class ServingLimits:
     # One apiserver holds one HTTP/1.1 connection per concurrent webhook call, at most its
     # in-flight limit (--max-requests-inflight 400 + --max-mutating-requests-inflight 200).
     max_connections_per_peer: int = 1024
-    max_connections: int = 4096
+    # bench/memory.py: ~32 KB of RSS each over TLS; with the bodies in flight below, a crowd of
+    # slow clients on every connection adds ~180 MB to the idle server (4,096 added ~245 MB).
+    max_connections: int = 2048
     # two extender bodies at their route's cap (32 MiB: a full NodeList, docs/extender.md)
     max_body_bytes_per_peer: int = 64 * 1024 * 1024
     max_body_bytes_in_flight: int = 96 * 1024 * 1024  # bench/memory.py: ~1.6 MB of RSS per MB held
@@ -76,14 +80,14 @@ class BodyError(StatusError):
 class PeerConnections:
     """Open connections by peer address, oldest first, and which may be displaced."""
 
-    def __init__(self, limits: ServingLimits, call_later: CallLater | None = None) -> None:
+    def __init__(
+        self, limits: ServingLimits, call_later: CallLater | None = None, refusals: Refusals | None = None
+    ) -> None:
         self.limits = limits
         self.call_later = call_later  # the header deadlines' timer (tests drive it); None: the loop's
         self.by_peer: dict[str, dict[BoundedRequestHandler, None]] = {}
         self.total = 0
-        self.refused = 0  # connections closed on arrival
-        self.displaced = 0  # waiting connections closed to make room
-        self.timed_out = 0  # connections closed by the header deadline
+        self.refusals = refusals or Refusals()
         self._closed_since_trim = 0
 
     def admit(self, handler: BoundedRequestHandler, peer: str) -> bool:
@@ -91,10 +95,10 @@ class PeerConnections:
         held = self.by_peer.get(peer)
         count = len(held) if held else 0
         if count >= self.limits.max_connections_per_peer:
-            self.refused += 1
+            self.refusals.connections_refused["peer-share"] += 1
             return False
         if self.total >= self.limits.max_connections and not self._displace_for(peer, count):
-            self.refused += 1
+            self.refusals.connections_refused["total"] += 1
             return False
         if held is None:
             held = self.by_peer[peer] = {}
@@ -103,7 +107,8 @@ class PeerConnections:
         return True
 
     def _displace_for(self, peer: str, count: int) -> bool:
-        """Close the oldest waiting connection of the peer holding the most, when it holds more."""
+        """Close the oldest waiting connection of the peer holding the most, when it holds more; one
+        receiving a body when it has none waiting (else a crowd streaming slow bodies locks others out)."""
         ranked = sorted(self.by_peer.items(), key=lambda item: len(item[1]), reverse=True)
         for other, handlers in ranked:
             if len(handlers) <= count + 1:
@@ -111,8 +116,10 @@ class PeerConnections:
             if other == peer:
                 continue
             victim = next((handler for handler in handlers if handler.waiting), None)
+            if victim is None:
+                victim = next((handler for handler in handlers if handler.receiving_body), None)
             if victim is not None:
-                self.displaced += 1
+                self.refusals.connections_displaced += 1
                 self.release(victim, other)  # now: its connection_lost comes a loop turn later
                 victim.abort()
                 return True
@@ -148,6 +155,7 @@ class BoundedRequestHandler(RequestHandler):
         "_in_headers",
         "_peer",
         "_tail",
+        "receiving_body",
     )
 
     def __init__(self, manager: web.Server, connections: PeerConnections, **kwargs: Any) -> None:
@@ -160,6 +168,7 @@ class BoundedRequestHandler(RequestHandler):
         self._deadline: asyncio.TimerHandle | None = None
         self._in_headers = True  # a new connection is before its first request's headers
         self._tail = b""
+        self.receiving_body = False  # set by the endpoint while it reads a request's body
 
     @property
     def waiting(self) -> bool:
@@ -214,7 +223,7 @@ class BoundedRequestHandler(RequestHandler):
     def _header_deadline(self) -> None:
         self._deadline = None
         if self._in_headers:
-            self._connections.timed_out += 1
+            self._connections.refusals.connections_timed_out += 1
             self.abort()
 
     def abort(self) -> None:
@@ -239,11 +248,12 @@ class LimitedSite(web.BaseSite):
         ssl_context: Any = None,
         backlog: int = 128,
         call_later: CallLater | None = None,
+        refusals: Refusals | None = None,
         **handler_kwargs: Any,
     ) -> None:
         super().__init__(runner, ssl_context=ssl_context, backlog=backlog)
         self._host, self._port = host, port
-        self.connections = PeerConnections(limits, call_later)
+        self.connections = PeerConnections(limits, call_later, refusals)
         self._kwargs = handler_kwargs
 
     @property
@@ -303,14 +313,13 @@ class Reservation:
 class BodyBudget:
     """Bytes of request bodies being received, per peer and in total (ServingLimits)."""
 
-    def __init__(self, limits: ServingLimits) -> None:
+    def __init__(self, limits: ServingLimits, refusals: Refusals | None = None) -> None:
         self.per_peer_limit = limits.max_body_bytes_per_peer
         self.limit = limits.max_body_bytes_in_flight
         self.by_peer: dict[str, dict[Reservation, None]] = {}
         self.held_by_peer: dict[str, int] = {}
         self.total = 0
-        self.refused = 0
-        self.evicted = 0
+        self.refusals = refusals or Refusals()
 
     def open(self, peer: str, on_evict: Callable[[], None]) -> Reservation:
         reservation = Reservation(peer, on_evict)
@@ -326,13 +335,13 @@ class BodyBudget:
         peer = reservation.peer
         held = self.held_by_peer[peer]
         if held + extra > self.per_peer_limit:
-            self.refused += 1
+            self.refusals.bodies_refused["peer-share"] += 1
             raise BodyError(
                 503, f"too many body bytes in flight from {peer} (limit {self.per_peer_limit}); retry later"
             )
         while self.total + extra > self.limit:
             if not self._evict_for(peer, held + extra):
-                self.refused += 1
+                self.refusals.bodies_refused["total"] += 1
                 raise BodyError(503, "too many body bytes in flight; retry later")
         reservation.size = size
         self.held_by_peer[peer] = held + extra
@@ -345,7 +354,7 @@ class BodyBudget:
             return False
         victim = max(self.by_peer[other], key=lambda reservation: reservation.size)
         self.close(victim)
-        self.evicted += 1
+        self.refusals.bodies_displaced += 1
         victim.evict()
         return True
 

@@ -22,7 +22,9 @@ from aiohttp import web
 from limitguard.certs import generate as certs
 from limitguard.http.endpoint import Endpoint, add_endpoint
 from limitguard.http.limits import BodyBudget, BodyError, BoundedRequestHandler, LimitedSite, ServingLimits
+from limitguard.http.refusals import RefusalCollector, Refusals
 from limitguard.http.tls import server_context
+from prometheus_client import CollectorRegistry, generate_latest
 
 HANG_GUARD = 60.0  # ends a stuck run; never decides an outcome
 
@@ -87,13 +89,20 @@ async def served(
     cert_dir: Path, limits: ServingLimits, timers: Timers | None = None, body_timeout: float = HANG_GUARD
 ) -> AsyncIterator[Served]:
     app = web.Application()
-    budget = BodyBudget(limits)
+    refusals = Refusals()
+    budget = BodyBudget(limits, refusals)
     add_endpoint(app, "/echo", _echo_endpoint(1 << 20), body_timeout, budget)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     context = server_context(cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY)
     site = LimitedSite(
-        runner, "127.0.0.1", 0, limits=limits, ssl_context=context, call_later=timers and timers.call_later
+        runner,
+        "127.0.0.1",
+        0,
+        limits=limits,
+        ssl_context=context,
+        call_later=timers and timers.call_later,
+        refusals=refusals,
     )
     await site.start()
     try:
@@ -140,7 +149,7 @@ async def test_headers_not_finished_by_the_deadline_close_the_connection(cert_di
         await until(lambda: server.site.connections.total == 1)
         assert timers.fire() == 1
         assert await closed_by_server(reader)
-        assert server.site.connections.timed_out == 1
+        assert server.site.connections.refusals.connections_timed_out == 1
         await until(lambda: server.site.connections.total == 0)
         writer.close()
 
@@ -183,7 +192,7 @@ async def test_an_idle_connection_is_closed_after_the_idle_timeout(cert_dir):
     async with served(cert_dir, limits, timers) as server:
         reader, writer = await server.connect()
         assert await closed_by_server(reader)
-        assert server.site.connections.timed_out == 0
+        assert server.site.connections.refusals.connections_timed_out == 0
         writer.close()
 
 
@@ -201,7 +210,7 @@ async def test_connections_past_the_per_peer_cap_are_closed_and_others_still_ser
         await until(lambda: server.site.connections.total == 2)
         reader, writer = await server.connect("127.0.0.2")
         assert await closed_by_server(reader)
-        assert server.site.connections.refused == 1
+        assert server.site.connections.refusals.connections_refused == {"peer-share": 1, "total": 0}
         # another address is not affected by the first one's cap
         other_reader, other_writer = await server.connect("127.0.0.3")
         other_writer.write(request(b"ok"))
@@ -230,13 +239,13 @@ async def test_a_full_server_displaces_the_biggest_peers_waiting_connection(cert
         reader, writer = await server.connect("127.0.0.3")
         writer.write(request(b"in"))
         assert await response_of(reader) == (200, b'{"size":2}')
-        assert server.site.connections.displaced == 1
+        assert server.site.connections.refusals.connections_displaced == 1
         assert await closed_by_server(hog[0][0])  # the oldest of the biggest holder's
         # now 2 + 1: a second newcomer would hold as many as the biggest holder: refused
         await until(lambda: server.site.connections.total == 3)
         late_reader, late_writer = await server.connect("127.0.0.3")
         assert await closed_by_server(late_reader)
-        assert server.site.connections.refused == 1
+        assert server.site.connections.refusals.connections_refused == {"peer-share": 0, "total": 1}
         for connection in [*hog, (reader, writer), (late_reader, late_writer)]:
             connection[1].close()
 
@@ -275,7 +284,7 @@ async def test_the_biggest_holder_of_body_bytes_yields_to_a_smaller_one(cert_dir
         await until(lambda: server.budget.total == 90_000)
         reader, writer = await server.connect("127.0.0.3")
         writer.write(request(b"y", declared=20_000))  # needs 10,000 more than is free
-        await until(lambda: server.budget.evicted == 1)
+        await until(lambda: server.budget.refusals.bodies_displaced == 1)
         writer.write(b"y" * 19_999)
         assert await response_of(reader) == (200, b'{"size":20000}')
         statuses = []
@@ -318,11 +327,54 @@ async def test_a_burst_of_newcomers_displaces_one_waiting_connection_each(cert_d
         hog = [await server.connect("127.0.0.2") for _ in range(4)]
         await until(lambda: server.site.connections.total == 4)
         newcomers = await asyncio.gather(*(server.connect(f"127.0.0.{3 + i}") for i in range(2)))
-        await until(lambda: server.site.connections.displaced == 2)
+        await until(lambda: server.site.connections.refusals.connections_displaced == 2)
         assert server.site.connections.total == 4
         assert len(server.site.connections.by_peer["127.0.0.2"]) == 2
         for connection in [*hog, *newcomers]:
             connection[1].close()
+
+
+async def test_a_full_server_displaces_a_connection_receiving_a_body_when_none_waits(cert_dir):
+    """A crowd streaming slow bodies on every connection would otherwise lock a newcomer out for as
+    long as it keeps streaming: its bodies are not being answered yet, so one may be dropped."""
+    limits = ServingLimits(header_timeout_seconds=HANG_GUARD, max_connections=3)
+    async with served(cert_dir, limits, Timers()) as server:
+        hog = [await server.connect("127.0.0.2") for _ in range(3)]
+        for _, writer in hog:
+            writer.write(request(b"x", declared=1000))  # headers done, body never completes
+        await until(lambda: server.budget.total == 3000)
+        assert not any(handler.waiting for handler in server.site.connections.by_peer["127.0.0.2"])
+        reader, writer = await server.connect("127.0.0.3")
+        writer.write(request(b"in"))
+        assert await response_of(reader) == (200, b'{"size":2}')
+        assert server.site.connections.refusals.connections_displaced == 1
+        await until(lambda: server.budget.total == 2000)  # the dropped body's bytes are returned
+        for connection in [*hog, (reader, writer)]:
+            connection[1].close()
+
+
+async def test_refusals_are_exposed_as_counters(cert_dir):
+    limits = ServingLimits(
+        header_timeout_seconds=HANG_GUARD, max_connections_per_peer=1, max_body_bytes_per_peer=100
+    )
+    async with served(cert_dir, limits, Timers()) as server:
+        reader, writer = await server.connect("127.0.0.2")
+        writer.write(request(b"x", declared=200))  # over the address's body share: 503
+        assert (await response_of(reader))[0] == 503
+        _, held_writer = await server.connect("127.0.0.3")
+        await until(lambda: server.site.connections.total >= 1)
+        refused_reader, refused_writer = await server.connect("127.0.0.3")  # past its address's cap
+        assert await closed_by_server(refused_reader)
+        registry = CollectorRegistry()
+        registry.register(RefusalCollector(server.site.connections.refusals))
+        exposed = generate_latest(registry).decode()
+        assert 'limitguard_connections_refused_total{reason="peer-share"} 1.0' in exposed
+        assert 'limitguard_connections_refused_total{reason="total"} 0.0' in exposed
+        assert 'limitguard_bodies_refused_total{reason="peer-share"} 1.0' in exposed
+        assert "limitguard_connections_displaced_total 0.0" in exposed
+        assert "limitguard_bodies_displaced_total 0.0" in exposed
+        for connection_writer in (writer, held_writer, refused_writer):
+            connection_writer.close()
 
 
 def test_budget_accounting_returns_to_zero():
@@ -341,6 +393,8 @@ def test_budget_accounting_returns_to_zero():
     assert evicted == ["first"] and first.evicted
     assert budget.total == 70 and budget.held_by_peer == {"a": 0, "b": 70}
     budget.grow(first, 10)  # an evicted reservation holds nothing more
+    assert budget.refusals.bodies_refused == {"peer-share": 1, "total": 0}
+    assert budget.refusals.bodies_displaced == 1
     for reservation in (first, second, small, small):
         budget.close(reservation)
     assert (budget.total, budget.by_peer, budget.held_by_peer) == (0, {}, {})
