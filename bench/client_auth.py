@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime
 import socket
 import ssl
 import tempfile
@@ -27,12 +26,10 @@ from pathlib import Path
 
 import aiohttp
 import orjson
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.x509.oid import ExtendedKeyUsageOID
 from limitguard.certs import generate as certs
 from limitguard.testing.builders import binding
+from limitguard.testing.clientcerts import client_context, client_pair
 
 from bench.harness import REPO, percentile_ms, serve_command, start, stop
 
@@ -43,32 +40,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def client_certificate(directory: Path, ca_dir: Path) -> tuple[Path, Path]:
-    ca_cert = x509.load_pem_x509_certificate((ca_dir / certs.CA_CERT).read_bytes())
-    ca_key = serialization.load_pem_private_key((ca_dir / certs.CA_KEY).read_bytes(), password=None)
-    key = ec.generate_private_key(ec.SECP256R1())
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, CLIENT_NAME)]))
-        .issuer_name(ca_cert.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
-        .sign(ca_key, hashes.SHA256())  # type: ignore[arg-type]
-    )
-    crt, pem_key = directory / "client.crt", directory / "client.key"
-    crt.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    pem_key.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    return crt, pem_key
 
 
 async def measure(url: str, context: ssl.SSLContext, requests: int, fresh: int) -> dict[str, list[float]]:
@@ -102,9 +73,10 @@ def main() -> None:
         root = Path(temporary)
         certs.write(certs.generate(["localhost", "127.0.0.1"]), root / "tls")
         certs.write(certs.generate(["client-ca"]), root / "client-ca")
-        pair = client_certificate(root, root / "client-ca")
-        context = ssl.create_default_context(cafile=str(root / "tls" / certs.CA_CERT))
-        context.load_cert_chain(*pair)
+        pair = client_pair(
+            root, "client", root / "client-ca", CLIENT_NAME, [], [ExtendedKeyUsageOID.CLIENT_AUTH]
+        )
+        context = client_context(root / "tls", pair)
         cluster = str(REPO / "webhook" / "demo" / "cluster.yaml")
         common = ("--cluster", cluster, "--cert-dir", str(root / "tls"))
         authenticated = (

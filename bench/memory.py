@@ -29,6 +29,7 @@ from limitguard.certs import generate as certs
 from limitguard.core.ratios import RATIO_ANNOTATION
 from limitguard.http.limits import ServingLimits
 from limitguard.testing.builders import binding
+from limitguard.testing.tlsclient import connect_from
 
 from bench.admission import CONFIG
 from bench.harness import start, stop
@@ -75,16 +76,7 @@ class Attack:
 
     async def connect(self, peer: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(
-                    "127.0.0.1",
-                    self.port,
-                    ssl=self.context,
-                    server_hostname="localhost",
-                    local_addr=(peer, 0),
-                ),
-                30,
-            )
+            reader, writer = await connect_from(peer, self.port, self.context, 30)
         except (OSError, TimeoutError, ssl.SSLError):
             self.failed += 1
             return None

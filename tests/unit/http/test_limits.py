@@ -24,6 +24,7 @@ from limitguard.http.endpoint import Endpoint, add_endpoint
 from limitguard.http.limits import BodyBudget, BodyError, BoundedRequestHandler, LimitedSite, ServingLimits
 from limitguard.http.refusals import RefusalCollector, Refusals
 from limitguard.http.tls import server_context
+from limitguard.testing.tlsclient import connect_from
 from prometheus_client import CollectorRegistry, generate_latest
 
 HANG_GUARD = 60.0  # ends a stuck run; never decides an outcome
@@ -59,16 +60,7 @@ class Served:
     context: ssl.SSLContext
 
     async def connect(self, peer: str = "127.0.0.1") -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        return await asyncio.wait_for(
-            asyncio.open_connection(
-                "127.0.0.1",
-                self.port,
-                ssl=self.context,
-                server_hostname="localhost",
-                local_addr=(peer, 0),
-            ),
-            HANG_GUARD,
-        )
+        return await connect_from(peer, self.port, self.context, HANG_GUARD)
 
 
 def _echo_endpoint(limit: int) -> Endpoint[Any, Any]:
