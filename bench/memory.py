@@ -240,7 +240,7 @@ class Crowd:
             await writer.drain()
             await asyncio.sleep(TRICKLE_SECONDS / TRICKLE_PIECES)
 
-    async def one(self, index: int, handshakes: asyncio.Semaphore) -> None:
+    async def one(self, index: int, handshakes: asyncio.Semaphore, quick_headers: bool = False) -> None:
         async with handshakes:
             connection = await self.attack.connect(f"127.0.0.{2 + index % CROWD_PEERS}")
         if connection is None:
@@ -248,9 +248,12 @@ class Crowd:
         reader, writer = connection
         status = 0
         try:
-            self.phase["headers"] += 1
-            await self.trickle(writer, self.head)
-            self.phase["headers"] -= 1
+            if quick_headers:  # a refill, streaming its body while the others do
+                writer.write(self.head)
+            else:
+                self.phase["headers"] += 1
+                await self.trickle(writer, self.head)
+                self.phase["headers"] -= 1
             self.phase["body"] += 1
             await self.trickle(writer, self.body)
             self.phase["body"] -= 1
@@ -261,16 +264,23 @@ class Crowd:
             pass
         self.statuses[status] = self.statuses.get(status, 0) + 1
 
-    async def phase_height(self, name: str, pid: int) -> tuple[float, int]:
-        """The RSS and open connections when most connections were in phase *name*."""
-        best, mb = -1, 0.0
-        while True:
+    async def plateau(self, name: str) -> None:
+        """Until the count in phase *name* has stopped growing for a second (all are in it)."""
+        best, still = -1, 0
+        while still < 4 or best <= 0:
             await asyncio.sleep(0.25)
             now = self.phase[name]
-            if now >= best:
-                best, mb = now, rss_mb(pid)
-            elif best > 0 and now < best * 0.9:
+            best, still = (now, 0) if now > best else (best, still + 1)
+
+    async def phase_height(self, name: str, pid: int) -> tuple[float, int]:
+        """The highest RSS and count while phase *name* lasts (until a tenth have left it)."""
+        best, mb = -1, 0.0
+        while True:
+            now = self.phase[name]
+            best, mb = max(best, now), max(mb, rss_mb(pid))
+            if best > 0 and now < best * 0.9:
                 return mb, best
+            await asyncio.sleep(0.25)
 
 
 async def crowd(pid: int, port: int, context: ssl.SSLContext, row: Callable[..., None]) -> None:
@@ -279,17 +289,42 @@ async def crowd(pid: int, port: int, context: ssl.SSLContext, row: Callable[...,
     attackers = Crowd(port, context, body)
     handshakes = asyncio.Semaphore(200)
     tasks = [asyncio.ensure_future(attackers.one(index, handshakes)) for index in range(CROWD)]
+    await attackers.plateau("headers")
+    status = await good_request(port, context, BINDING)
+    # the slot the good request took back is refilled, so that the next one finds the server full
+    tasks.append(asyncio.ensure_future(attackers.one(CROWD, handshakes, quick_headers=True)))
     mb, count = await attackers.phase_height("headers", pid)
     label = f"{CROWD:,} TLS connections ({CROWD_PEERS} addresses) sending headers slowly"
-    row(f"{label}: {count:,} at once", mb, await good_request(port, context, BINDING))
+    row(f"{label}: {count:,} at once", mb, status)
+    await attackers.plateau("body")
+    status = await good_request(port, context, BINDING)
     mb, count = await attackers.phase_height("body", pid)
-    label = f"  then {CROWD_BODY // 1024} KiB bodies slowly"
-    row(f"{label}: {count:,} at once", mb, await good_request(port, context, BINDING))
+    row(f"  then {CROWD_BODY // 1024} KiB bodies slowly: {count:,} at once", mb, status)
     await asyncio.gather(*tasks)
     answers = ", ".join(f"{status or 'none'}: {n:,}" for status, n in sorted(attackers.statuses.items()))
+    if attackers.attack.failed:
+        answers += f", not connected: {attackers.attack.failed}"
     attackers.attack.close()
     await asyncio.sleep(2)
     row(f"  after ({answers})", rss_mb(pid), await good_request(port, context, BINDING))
+    print(f"  {await refusal_counts(port, context)}")
+
+
+async def refusal_counts(port: int, context: ssl.SSLContext) -> str:
+    """The server's own count of what its bounds turned away (its /metrics)."""
+    connection = await Attack(port, context).connect("127.0.0.1")
+    if connection is None:
+        return "metrics unreachable"
+    reader, writer = connection
+    writer.write(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    text = (await asyncio.wait_for(reader.read(-1), 30)).decode()
+    writer.transport.abort()
+    counts = [
+        line.removeprefix("limitguard_")
+        for line in text.splitlines()
+        if line.startswith(("limitguard_connections_", "limitguard_bodies_")) and not line.endswith(" 0.0")
+    ]
+    return "server counted: " + (", ".join(counts) or "nothing refused")
 
 
 SCENARIOS: dict[str, Callable[[int, int, ssl.SSLContext, Callable[..., None]], Awaitable[None]]] = {
