@@ -62,8 +62,8 @@ class ServingLimits:
     # One apiserver holds one HTTP/1.1 connection per concurrent webhook call, at most its
     # in-flight limit (--max-requests-inflight 400 + --max-mutating-requests-inflight 200).
     max_connections_per_peer: int = 1024
-    # bench/memory.py: ~32 KB of RSS each over TLS; with the bodies in flight below, a crowd of
-    # slow clients on every connection adds ~180 MB to the idle server (4,096 added ~245 MB).
+    # bench/memory.py: ~40 KB of RSS each over TLS; with the bodies in flight below, a crowd of
+    # slow clients on every connection adds ~195 MB to the idle server (4,096 added ~245 MB).
     max_connections: int = 2048
     # two extender bodies at their route's cap (32 MiB: a full NodeList, docs/extender.md)
     max_body_bytes_per_peer: int = 64 * 1024 * 1024
