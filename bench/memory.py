@@ -233,14 +233,16 @@ class Crowd:
         self.phase = {"headers": 0, "body": 0, "answered": 0}
         self.statuses: dict[int, int] = {}
 
-    async def trickle(self, writer: asyncio.StreamWriter, data: bytes) -> None:
+    async def trickle(self, writer: asyncio.StreamWriter, data: bytes, seconds: float) -> None:
         piece = -(-len(data) // TRICKLE_PIECES)
         for offset in range(0, len(data), piece):
             writer.write(data[offset : offset + piece])
             await writer.drain()
-            await asyncio.sleep(TRICKLE_SECONDS / TRICKLE_PIECES)
+            await asyncio.sleep(seconds / TRICKLE_PIECES)
 
-    async def one(self, index: int, handshakes: asyncio.Semaphore, quick_headers: bool = False) -> None:
+    async def one(
+        self, index: int, handshakes: asyncio.Semaphore, header_seconds: float = TRICKLE_SECONDS
+    ) -> None:
         async with handshakes:
             connection = await self.attack.connect(f"127.0.0.{2 + index % CROWD_PEERS}")
         if connection is None:
@@ -248,14 +250,11 @@ class Crowd:
         reader, writer = connection
         status = 0
         try:
-            if quick_headers:  # a refill, streaming its body while the others do
-                writer.write(self.head)
-            else:
-                self.phase["headers"] += 1
-                await self.trickle(writer, self.head)
-                self.phase["headers"] -= 1
+            self.phase["headers"] += 1
+            await self.trickle(writer, self.head, header_seconds)
+            self.phase["headers"] -= 1
             self.phase["body"] += 1
-            await self.trickle(writer, self.body)
+            await self.trickle(writer, self.body, TRICKLE_SECONDS)
             self.phase["body"] -= 1
             head = await asyncio.wait_for(reader.readuntil(HEADERS_END), 30)
             status = int(head.split(b" ")[1])
@@ -291,15 +290,15 @@ async def crowd(pid: int, port: int, context: ssl.SSLContext, row: Callable[...,
     tasks = [asyncio.ensure_future(attackers.one(index, handshakes)) for index in range(CROWD)]
     await attackers.plateau("headers")
     status = await good_request(port, context, BINDING)
-    # the slot the good request took back is refilled, so that the next one finds the server full
-    tasks.append(asyncio.ensure_future(attackers.one(CROWD, handshakes, quick_headers=True)))
-    mb, count = await attackers.phase_height("headers", pid)
-    label = f"{CROWD:,} TLS connections ({CROWD_PEERS} addresses) sending headers slowly"
-    row(f"{label}: {count:,} at once", mb, status)
+    # the slot the good request took back is refilled by a connection that catches up with the
+    # others' bodies, so that the next good request finds every connection receiving a body
+    tasks.append(asyncio.ensure_future(attackers.one(CROWD, handshakes, header_seconds=4.0)))
+    mb, _ = await attackers.phase_height("headers", pid)
+    row(f"{CROWD:,} TLS connections ({CROWD_PEERS} addresses) sending headers slowly", mb, status)
     await attackers.plateau("body")
     status = await good_request(port, context, BINDING)
-    mb, count = await attackers.phase_height("body", pid)
-    row(f"  then {CROWD_BODY // 1024} KiB bodies slowly: {count:,} at once", mb, status)
+    mb, _ = await attackers.phase_height("body", pid)
+    row(f"  then a {CROWD_BODY // 1024} KiB body each, slowly", mb, status)
     await asyncio.gather(*tasks)
     answers = ", ".join(f"{status or 'none'}: {n:,}" for status, n in sorted(attackers.statuses.items()))
     if attackers.attack.failed:
