@@ -22,6 +22,7 @@ from jsonschema.validators import extend
 from limitguard.core.paths import path_join
 
 from .report import Finding, format_value, invalid, required, unsupported
+from .rules.durations import GO_DURATION_PATTERN, parse_go_duration_ns
 
 MESSAGE_KEYWORD = "x-limitguard-message"
 
@@ -40,8 +41,29 @@ def _is_strict_integer(_checker: Any, instance: Any) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
+DURATION_RANGE_KEYWORD = "x-go-duration-range"
+_DEFAULT_PATTERN = Draft202012Validator.VALIDATORS["pattern"]
+
+
+def _pattern(
+    validator: Any, pattern: str, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
+    """JSON Schema's pattern, and for a Go duration also time.ParseDuration's int64 nanosecond range
+    (the syntax matches "9223372036854775808ns", ParseDuration refuses it)."""
+    errors = list(_DEFAULT_PATTERN(validator, pattern, instance, schema))
+    yield from errors
+    duration = pattern == GO_DURATION_PATTERN and isinstance(instance, str)
+    if not errors and duration and parse_go_duration_ns(instance) is None:
+        yield ValidationError(
+            "out of range: a Go duration holds int64 nanoseconds "
+            "(-2562047h47m16.854775808s to 2562047h47m16.854775807s)",
+            validator=DURATION_RANGE_KEYWORD,
+        )
+
+
 _StrictValidator = extend(
     Draft202012Validator,
+    validators={"pattern": _pattern},
     type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
 )
 
@@ -121,6 +143,9 @@ def _convert(error: ValidationError, base: str) -> Iterator[Finding]:
         for name in error.validator_value:
             if name not in value:
                 yield required(path_join(path, name), "", "schema.required")
+        return
+    if keyword == DURATION_RANGE_KEYWORD:
+        yield invalid(path, value, error.message, "schema.go-duration-range")
         return
     custom = schema.get(MESSAGE_KEYWORD)
     if custom:
