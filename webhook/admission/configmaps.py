@@ -16,7 +16,7 @@ from limitguard.core.response import Response, allowed, warning
 from limitguard.schedcfg import configmap_verdict
 from limitguard.schedcfg.rules.gates import gate_problems
 from limitguard.schedcfg.rules.releases import DEFAULT_RELEASE, Release
-from limitguard.schedcfg.schedulers import AUTO
+from limitguard.schedcfg.schedulers import AUTO, SCHEDULERS
 from limitguard.schedcfg.validator import SCHEDULER_ANNOTATION
 
 UNPROCESSABLE = 422
@@ -28,12 +28,21 @@ _MAX_WARNINGS = 10
 
 
 def scheduler_release(
-    configured: str | None, gates: Mapping[str, bool], cluster_version: str | None = None
+    configured: str | None,
+    gates: Mapping[str, bool],
+    cluster_version: str | None = None,
+    scheduler: str = AUTO,
 ) -> tuple[Release, str]:
     """The release ConfigMaps are validated for, and why: configured, else the cluster's /version, else
     the newest supported. A server keeps answering: a release outside the supported range is clamped to
     the nearest one, and gates that release refuses are left out; ``Release.note`` says so, and every
-    verdict carries it as a warning."""
+    verdict carries it as a warning. A ``scheduler`` built on one Kubernetes minor (koord-scheduler v1.8:
+    1.35) applies that minor whatever the cluster runs: its gates are judged there and the notes name it."""
+    reader = SCHEDULERS.get(scheduler)
+    if reader is not None and reader.kubernetes_minor is not None:
+        applied = f"{reader.label} (Kubernetes 1.{reader.kubernetes_minor})"
+        release = _gated(reader.kubernetes_minor, gates, [], f" by {applied}")
+        return release, f"{reader.label} is Kubernetes 1.{reader.kubernetes_minor}"
     notes: list[str] = []
     text = configured or cluster_version
     why = "configured" if configured else f"cluster {cluster_version}" if cluster_version else "default"
@@ -48,14 +57,19 @@ def scheduler_release(
             why += f", nearest supported 1.{minor}" if clamp else ""
         if clamp:
             notes.append(clamp)
+    return _gated(minor, gates, notes), why
+
+
+def _gated(minor: int, gates: Mapping[str, bool], notes: list[str], by: str = "") -> Release:
+    """Release 1.<minor> with the gates it accepts; those it refuses are named in the note."""
     kept: dict[str, bool] = {}
     for gate, value in gates.items():
         problems = gate_problems({gate: value}, minor)
         if problems:
-            notes.append(f"feature gate ignored: {problems[0]}")
+            notes.append(f"feature gate ignored{by}: {problems[0]}")
         else:
             kept[gate] = value
-    return Release(minor, kept, "; ".join(notes) or None), why
+    return Release(minor, kept, "; ".join(notes) or None)
 
 
 def configmap_check(

@@ -162,7 +162,10 @@ def build_services(
     from limitguard.admission.mutating import Mutator
 
     release, why = scheduler_release(
-        config.scheduler_kubernetes_version, config.scheduler_feature_gates, cluster_version
+        config.scheduler_kubernetes_version,
+        config.scheduler_feature_gates,
+        cluster_version,
+        config.scheduler_name,
     )
     log.info("scheduler configurations are validated for Kubernetes " + release.name, extra={"because": why})
     handlers = {

@@ -12,13 +12,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from typing import Any, BinaryIO
 
 from limitguard.core.kubeversion import DEFAULT_MINOR, supported_text
 from limitguard.schedcfg.documents import MAX_INPUT_BYTES
 from limitguard.schedcfg.report import Finding, Report
-from limitguard.schedcfg.rules.releases import KNOWN_GATES, Release, ReleaseError, release_for
-from limitguard.schedcfg.schedulers import AUTO, CHOICES
+from limitguard.schedcfg.rules.releases import (
+    KNOWN_GATES,
+    Release,
+    ReleaseError,
+    parse_feature_gates,
+    reader_gates,
+    release_for,
+)
+from limitguard.schedcfg.schedulers import AUTO, CHOICES, SCHEDULERS, reader_label
 from limitguard.schedcfg.validator import validate_text
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -88,11 +96,21 @@ def _load(name: str, release: Release, scheduler: str = AUTO) -> Report:
 
 def run(args: argparse.Namespace) -> int:
     """Validate ``args.files``, print the results, return the exit code."""
+    scheduler = getattr(args, "scheduler", AUTO)
     try:
-        release = release_for(getattr(args, "kubernetes_version", None), getattr(args, "feature_gates", None))
+        release = release_for(getattr(args, "kubernetes_version", None))
+        gates = parse_feature_gates(getattr(args, "feature_gates", None))
     except ReleaseError as exc:
         print(f"limitguard validate: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    # --feature-gates are the reading scheduler's flags, judged at its own Kubernetes minor (koord-scheduler
+    # v1.8: 1.35); with auto that is per file, by the validator, where the reader is known
+    release = replace(release, overrides=gates)
+    if scheduler != AUTO:
+        reader, problems = reader_gates(SCHEDULERS[scheduler].release_for(release))
+        if problems:
+            print(f"limitguard validate: {reader_label(reader)}: {'; '.join(problems)}", file=sys.stderr)
+            return EXIT_USAGE
     unknown_gates = sorted(set(release.overrides) - KNOWN_GATES)
     if unknown_gates:
         print(
@@ -103,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     io_errors: list[dict[str, str]] = []
     for name in args.files:
         try:
-            reports.append(_load(name, release, getattr(args, "scheduler", AUTO)))
+            reports.append(_load(name, release, scheduler))
         except OSError as exc:
             io_errors.append({"file": name, "error": exc.strerror or str(exc)})
     strict = bool(getattr(args, "strict", False))

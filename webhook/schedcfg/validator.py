@@ -18,11 +18,22 @@ from . import schemas
 from .api import CONFIG_VERSIONS, GROUP, KIND, api_version
 from .args import check_plugin_configs
 from .documents import Document, YamlInputError, load_documents
-from .report import Finding, Reader, Report, info, invalid, prefix_path, relocate, unsupported, warning
+from .report import (
+    Finding,
+    Reader,
+    Report,
+    Severity,
+    info,
+    invalid,
+    prefix_path,
+    relocate,
+    unsupported,
+    warning,
+)
 from .rules import config as config_rules
 from .rules import framework
 from .rules.defaults import apply_defaults, plugin_weight_warnings
-from .rules.releases import API_REMOVED_IN, DEFAULT_RELEASE, Release
+from .rules.releases import API_REMOVED_IN, DEFAULT_RELEASE, Release, reader_gates
 from .schedulers import AUTO, CHOICES, choose, reader_label
 
 API_VERSIONS: dict[str, str] = {api_version(v): v for v in CONFIG_VERSIONS}
@@ -82,11 +93,15 @@ class _Validation:
         release: Release = DEFAULT_RELEASE,
         scheduler: str = AUTO,
         named_by: str = "--scheduler",
+        refused_gates: Severity = "error",
     ) -> None:
         self.report = report
         self.release = release
         self.scheduler = scheduler
         self.named_by = named_by
+        # --feature-gates the reader refuses: an error for the CLI (that scheduler would not start), a
+        # warning for the webhook (its gates are the server's setting, not the ConfigMap's fault)
+        self.refused_gates = refused_gates
         self.configs = 0
 
     def emit(self, findings: list[Finding], *, prefix: str, document: int | None, locate: Locator) -> None:
@@ -177,8 +192,15 @@ class _Validation:
             self.emit([finding], prefix=prefix, document=document, locate=locate)
             return
         detection = choose(data, self.scheduler, self.release, self.named_by)
-        release = detection.scheduler.release_for(self.release)
+        release, refused = reader_gates(detection.scheduler.release_for(self.release))
         chosen = detection.scheduler
+        if refused:  # judged at the reader's own minor, not the cluster's (issue 28)
+            reader = reader_label(release)
+            gate_findings = [
+                Finding(self.refused_gates, "", f"feature gates of {reader}: {p}", "feature-gates.reader")
+                for p in refused
+            ]
+            self.emit(gate_findings, prefix=prefix, document=document, locate=locate)
         self.report.readers.append(
             Reader(prefix, chosen.name, chosen.release, release.name, detection.reason, detection.certain)
         )
@@ -328,7 +350,7 @@ def configmap_verdict(
             path = f"metadata.annotations[{SCHEDULER_ANNOTATION}]"
             report.add(unsupported(path, named, list(CHOICES), "input.scheduler"))
             return report
-    _Validation(report, release, scheduler, named_by).configmap(
+    _Validation(report, release, scheduler, named_by, refused_gates="warning").configmap(
         configmap, prefix="", structural="", document=None, outer=None
     )
     return report

@@ -11,7 +11,7 @@ which tag each rule was read at.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from limitguard.core.kubeversion import (
     DEFAULT_MINOR,
@@ -34,6 +34,7 @@ __all__ = [
     "gate_default",
     "parse_feature_gates",
     "parse_version",
+    "reader_gates",
     "release_for",
 ]
 
@@ -124,3 +125,19 @@ def release_with_gates(
 def release_for(version: str | None = None, feature_gates: str | Mapping[str, bool] | None = None) -> Release:
     """A Release from CLI-style strings (None -> the default minor); ReleaseError when unsupported."""
     return release_with_gates(supported_minor(version) if version else DEFAULT_MINOR, feature_gates)
+
+
+def reader_gates(release: Release) -> tuple[Release, list[str]]:
+    """``release`` keeping only the --feature-gates its own minor accepts, and what that minor refuses.
+
+    Gates are judged by the scheduler that reads the file, at its Kubernetes minor (koord-scheduler v1.8
+    is component-base 1.35 whatever the cluster runs): what it refuses would stop it at start-up."""
+    kept: dict[str, bool] = {}
+    problems: list[str] = []
+    for gate, value in release.overrides.items():
+        found = gate_problems({gate: value}, release.minor)
+        if found:
+            problems += found
+        else:
+            kept[gate] = value
+    return (replace(release, overrides=kept) if problems else release), problems
