@@ -150,6 +150,7 @@ class Forwarder:
         self._files = (ca_file, cert_file, key_file)
         self._context = client_context(*self._files)
         self._server_name = server_name
+        self.timeout_seconds = timeout_seconds
         self._timeout = aiohttp.ClientTimeout(total=timeout_seconds)
         self._session: aiohttp.ClientSession | None = None
         self.reloads = 0
@@ -171,8 +172,11 @@ class Forwarder:
             )
         return self._session
 
-    async def forward(self, address: str, request: LedgerRequest) -> Response:
-        extra = {"server_hostname": self._server_name} if self._server_name else {}
+    async def forward(self, address: str, request: LedgerRequest, timeout: float | None = None) -> Response:
+        """The leader's decision; *timeout* (default forwardTimeoutSeconds) is what is left of it."""
+        extra: dict[str, Any] = {"server_hostname": self._server_name} if self._server_name else {}
+        if timeout is not None:
+            extra["timeout"] = aiohttp.ClientTimeout(total=timeout)
         try:
             async with self._client().post(
                 f"https://{address}{LEADER_PATH}",
@@ -218,7 +222,9 @@ class LeaderRouted:
         forwarder: Forwarder,
         policy: NoLeaderPolicy,
         metrics: ReplicaMetrics,
+        now: Callable[[], float] = time.monotonic,
     ) -> None:
+        self.now = now
         self.local = local
         self.leadership = leadership
         self.forwarder = forwarder
@@ -233,18 +239,26 @@ class LeaderRouted:
             return await answer if iscoroutine(answer) else answer  # a ConfigMap: off the loop
         address = self.leadership.leader_address()
         first_round: asyncio.Event | None = getattr(self.leadership, "first_round", None)
+        budget: dict[str, float] = {}
         if address is None and first_round is not None and not first_round.is_set():
+            # The start wait and the forward share forwardTimeoutSeconds, which the chart keeps below
+            # the webhook's timeoutSeconds: the apiserver never gives up on this call first.
+            total = self.forwarder.timeout_seconds
+            waiting_since = self.now()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(first_round.wait(), FIRST_ROUND_WAIT_SECONDS)
+                await asyncio.wait_for(first_round.wait(), min(FIRST_ROUND_WAIT_SECONDS, total))
             if self.leadership.deciding:
                 answer = self.local(request)
                 return await answer if iscoroutine(answer) else answer
             address = self.leadership.leader_address()
+            budget["timeout"] = total - (self.now() - waiting_since)
+            if address is not None and budget["timeout"] <= 0:
+                return self.without_leader(request, "no time left to forward after the first election round")
         if address is None:
             return self.without_leader(request, "no deciding leader (election or catch-up under way)")
         started = time.perf_counter()
         try:
-            response = await self.forwarder.forward(address, request)
+            response = await self.forwarder.forward(address, request, **budget)
         except ForwardError as error:
             self.metrics.forward_failures.labels(error.reason).inc()
             log.warning("forward to the leader failed", extra={"leader": address, "error": str(error)})

@@ -91,11 +91,15 @@ async def test_a_replica_taking_over_an_existing_lease_still_catches_up(client, 
 class RecordingForwarder:
     """Stands in for the HTTPS hop only: records where a review would have gone."""
 
+    timeout_seconds = 2.0  # forwardTimeoutSeconds: the start wait and the forward share it
+
     def __init__(self) -> None:
         self.sent_to: list[str] = []
+        self.timeouts: list[float | None] = []
 
-    async def forward(self, address: str, request: object) -> Response:
+    async def forward(self, address: str, request: object, timeout: float | None = None) -> Response:
         self.sent_to.append(address)
+        self.timeouts.append(timeout)
         return allowed("forwarded")
 
 
@@ -116,6 +120,7 @@ async def test_a_replica_started_into_a_burst_waits_for_its_first_look_at_the_le
         forwarder,  # type: ignore[arg-type]
         NoLeaderPolicy.LOCAL,
         ReplicaMetrics(CollectorRegistry()),
+        now=clock.now,
     )
     request = decode_for_leader(orjson.dumps(binding("pod5", "node2", uid="burst-1")))
     answering = asyncio.create_task(routed(request))
@@ -124,5 +129,7 @@ async def test_a_replica_started_into_a_burst_waits_for_its_first_look_at_the_le
     late_task = asyncio.create_task(late.run())
     answer = await asyncio.wait_for(answering, 60)
     assert answer.reason == "forwarded" and forwarder.sent_to == ["a:8443"]
+    # the forward got what the wait left of forwardTimeoutSeconds, not all of it again
+    assert forwarder.timeouts[0] is not None and forwarder.timeouts[0] <= forwarder.timeout_seconds
     assert len(state.ledger) == 0  # the follower held nothing of its own
     await stop(leader_task, late_task)
