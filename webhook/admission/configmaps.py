@@ -14,6 +14,7 @@ from typing import Any
 from limitguard.core.kubeversion import DEFAULT_MINOR, VersionError, clamped_minor
 from limitguard.core.response import Response, allowed, warning
 from limitguard.schedcfg import configmap_verdict
+from limitguard.schedcfg.report import Report
 from limitguard.schedcfg.rules.gates import gate_problems
 from limitguard.schedcfg.rules.releases import DEFAULT_RELEASE, Release
 from limitguard.schedcfg.schedulers import AUTO, SCHEDULERS
@@ -79,7 +80,7 @@ def configmap_check(
     report = configmap_verdict(dict(configmap), release, scheduler)
     if report is None:
         return None
-    notes = (warning(f"limitguard: {release.note}"),) if release.note else ()
+    notes = (warning(f"limitguard: {_applied_note(release, report)}"),) if release.note else ()
     guessed = not report.certain
     undetermined = (warning(UNDETERMINED),) if guessed else ()
     problems = report.findings if guessed else report.warnings
@@ -95,3 +96,13 @@ def configmap_check(
         f"error(s):\n{errors}"
     )
     return Response(False, "invalid-scheduler-config", UNPROCESSABLE, message, warnings, action="deny")
+
+
+def _applied_note(release: Release, report: Report) -> str | None:
+    """The server release's note, led by the release actually applied when the ConfigMap's reader is
+    built on another minor (auto-detected koord-scheduler: 1.35, whatever the cluster's clamp says)."""
+    applied = sorted({reader.kubernetes for reader in report.readers} - {release.name})
+    if not applied:
+        return release.note
+    names = ", ".join(sorted({f"{r.scheduler} {r.release}" for r in report.readers if r.release}))
+    return f"rules of Kubernetes {', '.join(applied)} applied ({names}); server release: {release.note}"

@@ -121,3 +121,16 @@ def test_configmap_review_auto_warns_of_gates_the_detected_reader_refuses() -> N
     assert any("feature gates of koord-scheduler v1.8.0 (Kubernetes 1.35)" in w for w in response.warnings)
     plain = configmap_check(_configmap(KUBE), release=release)
     assert plain is not None and not any("feature gates of" in w for w in plain.warnings)
+
+
+def test_the_clamp_note_names_the_release_a_detected_reader_applies() -> None:
+    """A 1.40 cluster clamps to 1.37, but an auto-detected koord-scheduler ConfigMap is judged at 1.35."""
+    release, _ = scheduler_release(None, {}, "v1.40.0")
+    assert release.minor == 37 and release.note is not None
+    koord = configmap_check(_configmap(KOORD), release=release)
+    assert koord is not None
+    assert koord.warnings[0].startswith(
+        "limitguard: rules of Kubernetes 1.35 applied (koord-scheduler v1.8.0); server release:"
+    )
+    kube = configmap_check(_configmap(KUBE), release=release)
+    assert kube is not None and kube.warnings[0] == f"limitguard: {release.note}"
