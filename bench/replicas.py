@@ -14,9 +14,15 @@ hits both sides alike. The follower forwards each one to the leader over HTTPS a
 With --faults: first a forged pod creation (spec.nodeName, a DaemonSet owner, a limit no node can
 hold) is sent, and the time until a dry-run binding to that node is allowed again is measured (the
 apiserver never writes the forged pod, so its ledger entry must go); then the fake apiserver is
-stopped (SIGSTOP) for --outage seconds and continued, then the leader is killed (SIGKILL); for each,
-the time from the fault's end until a binding sent to a live replica is decided again (allowed:
-under noLeaderPolicy Deny nothing else is), probing every 0.1 s.
+stopped (SIGSTOP) for --outage seconds and continued, then the leader is frozen (SIGSTOP) until the
+other replica decides, then the leader is killed (SIGKILL); for each, the time until a binding sent
+to a live replica is decided again (allowed: under noLeaderPolicy Deny nothing else is), probing
+every 0.1 s, from the apiserver's return, the freeze and the kill. The frozen leader is continued
+with --queued bindings already waiting on its socket: it must decide none of them itself (its lease
+is stale), only forward them to the new leader or refuse them. From the apiserver's return, --waves
+bursts one second apart each send --burst concurrent bindings of fresh pending pods into a fresh node
+with room for 8 (alternately through both replicas), and the admitted count of each is printed
+(--policy Deny or Local: the replicas' noLeaderPolicy).
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import os
 import signal
 import ssl
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -37,16 +44,35 @@ from limitguard.certs import generate as certs
 from limitguard.testing.builders import binding, make_pod, pod_create
 from limitguard.testing.kubeconfig import write_kubeconfig
 
-from bench.harness import REPO, serve_command, start_fake_apiserver, stop
+from bench.harness import REPO, serve_command, stop
 
 TOKEN = "bench-token"
 CONFIG = """apiVersion: limitguard.io/v1alpha1
 kind: LimitGuardConfiguration
 limitAware:
-  defaultLimitToAllocatableRatio: {cpu: 100000}
+  defaultLimitToAllocatableRatio: {{cpu: 100000}}
 excludedNamespaces: []
-replicas: {noLeaderPolicy: Deny}
+replicas: {{noLeaderPolicy: {policy}}}
 """
+ROOM = 8  # pods of 1 cpu that fit on a room-NNN node of the fake apiserver (8 cpu, ratio 100 %)
+
+
+def start_fake_apiserver(
+    nodes: int, pods: int, token: str, room_nodes: int, room_pods: int
+) -> tuple[subprocess.Popen[str], str]:
+    """The fake apiserver in its own process, with *room_nodes* empty nodes for the bursts."""
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "limitguard.testing.fakeapiserver"),
+            *("--nodes", str(nodes), "--pods", str(pods), "--token", token, "--bookmark-interval", "5"),
+            *("--room-nodes", str(room_nodes), "--room-pods", str(room_pods)),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    return process, f"http://127.0.0.1:{int(process.stdout.readline())}"
 
 
 def binding_body(index: int, pods: int, nodes: int) -> bytes:
@@ -173,8 +199,26 @@ async def faults(
     api.send_signal(signal.SIGSTOP)
     await asyncio.sleep(args.outage)
     api.send_signal(signal.SIGCONT)
-    back = await decided_after(session, urls, time.monotonic(), 10_000, args)
+    returned = time.monotonic()
+    back, waves = await asyncio.gather(
+        decided_after(session, urls, returned, 10_000, args), bursts(session, urls, returned, args)
+    )
     print(f"apiserver stopped {args.outage:.0f} s: a binding decided {back:.1f} s after it continued")
+    print(
+        f"bursts of {args.burst} bindings into room for {ROOM} (noLeaderPolicy {args.policy}), through both:"
+    )
+    for started, admitted in waves:
+        print(f"  +{started:4.1f} s  admitted {admitted:2d}" + ("  OVER ROOM" if admitted > ROOM else ""))
+    exact = [started for started, admitted in waves if admitted == ROOM]
+    steady = next((s for s, _ in waves if all(a == ROOM for t, a in waves if t >= s)), None)
+    print(
+        f"first wave with exactly its room: +{exact[0]:.1f} s; every wave from +{steady:.1f} s"
+        if exact and steady is not None
+        else "no wave got exactly its room"
+    )
+    leader = await wait_for_leader(session, urls, time.monotonic() + 120)
+    await asyncio.sleep(args.settle)  # renewed a few times: the stop lands mid-lease
+    await frozen_leader(session, urls, leader, replicas[leader], args)
     leader = await wait_for_leader(session, urls, time.monotonic() + 120)
     await asyncio.sleep(args.settle)  # renewed a few times: the kill lands mid-lease
     replicas[leader].kill()
@@ -184,6 +228,99 @@ async def faults(
     print(f"leader SIGKILLed: the other replica decided {took:.1f} s later (catch-ups: {how})")
 
 
+async def bursts(
+    session: aiohttp.ClientSession, urls: list[str], returned: float, args: argparse.Namespace
+) -> list[tuple[float, int]]:
+    """Every second from the apiserver's return, --burst concurrent bindings of fresh pending pods
+    into a fresh node with room for ROOM, alternately through each replica; (start, admitted) each."""
+
+    async def wave(index: int) -> tuple[float, int]:
+        await asyncio.sleep(max(0.0, returned + index - time.monotonic()))
+        started = time.monotonic() - returned
+        bodies = [
+            orjson.dumps(
+                binding(
+                    f"wave-{index:03d}-{pod:02d}",
+                    f"room-{index:03d}",
+                    namespace="ns-0",
+                    uid=f"w{index}-{pod}",
+                )
+            )
+            for pod in range(args.burst)
+        ]
+        answers = await asyncio.gather(
+            *(post_review(session, urls[pod % len(urls)], body) for pod, body in enumerate(bodies)),
+            return_exceptions=True,
+        )
+        admitted = sum(1 for a in answers if isinstance(a, dict) and a["allowed"] and not a.get("warnings"))
+        return started, admitted
+
+    return list(await asyncio.gather(*(wave(index) for index in range(args.waves))))
+
+
+async def frozen_leader(
+    session: aiohttp.ClientSession,
+    urls: list[str],
+    leader: int,
+    process: subprocess.Popen[bytes],
+    args: argparse.Namespace,
+) -> None:
+    """SIGSTOP the leader past its lease; time until the other replica decides; then SIGCONT it with
+    bindings already queued on its socket and count how many it decided itself (must be none: its
+    lease is stale, so each is forwarded to the new leader or refused)."""
+    survivor = 1 - leader
+    before = await forward_counts(session, urls[leader])
+    process.send_signal(signal.SIGSTOP)
+    stopped = time.monotonic()
+    try:
+        took = await decided_after(session, [urls[survivor]], stopped, 30_000, args)
+        print(f"leader SIGSTOPped: the other replica decided {took:.1f} s later")
+        queued = [
+            asyncio.create_task(
+                post_review(session, urls[leader], binding_body(40_000 + i, args.pods, args.nodes))
+            )
+            for i in range(args.queued)
+        ]
+        await asyncio.sleep(0.5)  # the requests wait in the stopped process's socket buffers
+    finally:
+        process.send_signal(signal.SIGCONT)
+    answers = await asyncio.gather(*queued, return_exceptions=True)
+    after = await forward_counts(session, urls[leader])
+    counts = {key: after[key] - before[key] for key in after}
+    local = len(queued) - counts["forwarded"] - counts["no-leader"]
+    refused = sum(1 for answer in answers if isinstance(answer, dict) and not answer["allowed"])
+    deciding = [await metric(session, url, "limitguard_leader_deciding") for url in urls]
+    print(
+        f"old leader continued with {len(queued)} bindings queued: {counts['forwarded']:.0f} forwarded, "
+        f"{counts['no-leader']:.0f} answered by noLeaderPolicy ({refused} refused), {local:.0f} decided "
+        f"on the stale lease; deciding now (old, new): {deciding[leader]:.0f}, {deciding[survivor]:.0f}; "
+        f"old leader's lost transitions: {counts['lost']:.0f}"
+    )
+
+
+async def post_review(session: aiohttp.ClientSession, url: str, body: bytes) -> dict:
+    headers = {"Content-Type": "application/json"}
+    timeout = aiohttp.ClientTimeout(total=10)
+    async with session.post(url + "/validate", data=body, headers=headers, timeout=timeout) as response:
+        return orjson.loads(await response.read())["response"]
+
+
+async def forward_counts(session: aiohttp.ClientSession, url: str) -> dict[str, float]:
+    """This replica's forwarded ledger requests, noLeaderPolicy answers and lost leaderships."""
+    async with session.get(url + "/metrics") as response:
+        lines = (await response.text()).splitlines()
+    counts = {"forwarded": 0.0, "no-leader": 0.0, "lost": 0.0}
+    for line in lines:
+        name, _, value = line.rpartition(" ")
+        if name.startswith("limitguard_forwarded_requests_total{"):
+            counts["forwarded"] += float(value)
+        elif name.startswith("limitguard_no_leader_answers_total{"):
+            counts["no-leader"] += float(value)
+        elif name.startswith("limitguard_leader_transitions_total{") and 'direction="lost"' in name:
+            counts["lost"] += float(value)
+    return counts
+
+
 async def metric_labelled(session: aiohttp.ClientSession, url: str, name: str) -> str:
     async with session.get(url + "/metrics") as response:
         lines = (await response.text()).splitlines()
@@ -191,11 +328,11 @@ async def metric_labelled(session: aiohttp.ClientSession, url: str, name: str) -
 
 
 async def run(args: argparse.Namespace) -> None:
-    api, api_url = start_fake_apiserver(args.nodes, args.pods, TOKEN)
+    api, api_url = start_fake_apiserver(args.nodes, args.pods, TOKEN, args.waves, args.burst)
     replicas: list[subprocess.Popen[bytes]] = []
     with tempfile.TemporaryDirectory() as directory:
         home = Path(directory)
-        (home / "config.yaml").write_text(CONFIG)
+        (home / "config.yaml").write_text(CONFIG.format(policy=args.policy))
         certs.write(certs.generate(["localhost", "127.0.0.1"]), home / "certs")
         kubeconfig = write_kubeconfig(home, api_url, token=TOKEN)
         ports = [args.base_port, args.base_port + 1]
@@ -246,6 +383,12 @@ def main() -> None:
     parser.add_argument("--base-port", type=int, default=18443)
     parser.add_argument("--faults", action="store_true", help="measure recovery after faults instead")
     parser.add_argument("--outage", type=float, default=20.0, help="seconds the apiserver is stopped")
+    parser.add_argument("--policy", choices=["Deny", "Local"], default="Deny", help="noLeaderPolicy")
+    parser.add_argument(
+        "--waves", type=int, default=12, help="bursts after the apiserver's return, 1 s apart"
+    )
+    parser.add_argument("--burst", type=int, default=12, help=f"bindings per burst (room for {ROOM})")
+    parser.add_argument("--queued", type=int, default=20, help="bindings queued on the frozen leader")
     parser.add_argument("--settle", type=float, default=5.0, help="seconds between recovery and the kill")
     asyncio.run(run(parser.parse_args()))
 
