@@ -21,8 +21,10 @@ def main() -> int:
     port = int(os.environ.get("LIMITGUARD_PORT", "443"))
     connect_host = os.environ.get("LIMITGUARD_CONNECT_HOST", host)
     timeout = float(os.environ.get("LIMITGUARD_TIMEOUT_SECONDS") or 10)
-    context = ssl.create_default_context(cafile=os.environ.get("LIMITGUARD_CA_FILE") or None,
-                                         cadata=os.environ.get("LIMITGUARD_CA_PEM") or None)
+    context = ssl.create_default_context(
+        cafile=os.environ.get("LIMITGUARD_CA_FILE") or None,
+        cadata=os.environ.get("LIMITGUARD_CA_PEM") or None,
+    )
     uid = str(uuid.uuid4())
     review = {
         "apiVersion": "admission.k8s.io/v1",
@@ -63,7 +65,9 @@ def main() -> int:
     response = answer.get("response") or {}
     problems = []
     if answer.get("apiVersion") != "admission.k8s.io/v1" or answer.get("kind") != "AdmissionReview":
-        problems.append(f"not an admission.k8s.io/v1 AdmissionReview: {answer.get('apiVersion')}/{answer.get('kind')}")
+        problems.append(
+            f"not an admission.k8s.io/v1 AdmissionReview: {answer.get('apiVersion')}/{answer.get('kind')}"
+        )
     if response.get("uid") != uid:
         problems.append(f"response.uid {response.get('uid')!r} does not echo {uid!r}")
     if response.get("allowed") is not True:
