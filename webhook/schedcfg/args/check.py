@@ -2,6 +2,13 @@
 
 Args of plugins limitguard does not know get an informational note, never an error: we cannot judge
 them, and kube-scheduler passes them to the plugin untouched.
+
+Out-of-tree plugins validate their args only when the framework constructs them (scheduler-plugins
+v0.34.7: each plugin's New, e.g. pkg/networkaware/networkoverhead/networkoverhead.go; Koordinator v1.8.0:
+pkg/scheduler/plugins/*/plugin.go New calls validation.Validate...Args). The strict decode of every
+pluginConfig entry happens at config load (kube-scheduler's scheme, into which both register their
+kinds), so under those schedulers the args of a plugin the profile does not enable keep their decode
+(schema) errors, while their rule errors become one warning: unused now, refused once enabled.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from .. import schedulers, schemas
 from ..api import GROUP
 from ..report import Finding, info, unsupported, warning
 from ..rules.releases import DEFAULT_RELEASE, Release
+from . import fitplus
 from .registry import Registry
 
 
@@ -31,6 +39,7 @@ def check_plugin_configs(
         entries = profile.get("pluginConfig") if isinstance(profile, dict) else None
         if not isinstance(entries, list):
             continue
+        enabled = _constructed(profile, release)
         for j, entry in enumerate(entries):
             if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
                 continue
@@ -40,8 +49,18 @@ def check_plugin_configs(
                 path_join("profiles", i, "pluginConfig", j, "args"),
                 version,
                 release,
+                enabled=enabled is None or entry["name"] in enabled,
             )
     return findings
+
+
+def _constructed(profile: dict[str, Any], release: Release) -> set[str] | None:
+    """Plugins the framework constructs for ``profile`` (None: the reader validates args at load)."""
+    if release.scheduler in ("", schedulers.KUBE_SCHEDULER):
+        return None
+    from ..rules.effective import enabled_plugins  # rules import args: resolved at call time
+
+    return enabled_plugins(profile, release)
 
 
 def _unknown(plugin: str, args: dict[str, Any], path: str, why: str, registry: Registry) -> list[Finding]:
@@ -68,10 +87,36 @@ def _unknown(plugin: str, args: dict[str, Any], path: str, why: str, registry: R
     return findings
 
 
+def _unused(plugin: str, path: str, rules: list[Finding], release: Release) -> list[Finding]:
+    """Rule findings of args the reader never validates: errors folded into one warning."""
+    errors = [f for f in rules if f.severity == "error"]
+    if not errors:
+        return rules
+    reader = schedulers.reader_label(release)
+    return [
+        warning(
+            path,
+            f"plugin {json.dumps(plugin)} is not enabled in this profile, so {reader} never constructs it "
+            f"and these args are unused; they would fail once it is enabled ({len(errors)} error"
+            f"{'s' if len(errors) > 1 else ''}, the first: {errors[0]})",
+            "args.unused-plugin",
+            plugin,
+        ),
+        *(f for f in rules if f.severity != "error"),
+    ]
+
+
 def check_plugin_args(
-    plugin: str, args: Any, path: str, version: str, release: Release = DEFAULT_RELEASE
+    plugin: str,
+    args: Any,
+    path: str,
+    version: str,
+    release: Release = DEFAULT_RELEASE,
+    *,
+    enabled: bool = True,
 ) -> list[Finding]:
-    """Validate one plugin's args; ``path`` is the path of the ``args`` field itself."""
+    """Validate one plugin's args; ``path`` is the path of the ``args`` field itself. ``enabled=False``:
+    the profile does not construct the plugin (only out-of-tree readers tell that apart)."""
     if not isinstance(args, dict):
         return []  # absent/null args are fine; a wrong type is a schema error of the config
     registry = schedulers.registry_for(release)
@@ -104,6 +149,8 @@ def check_plugin_args(
         )
     findings += schemas.validate(schemas.schema_validator(entry.schema_path), checked, path)
     defaulted = copy.deepcopy(args)
-    findings += entry.default(defaulted, path, release)
-    findings += entry.validate(defaulted, path, release)
-    return findings
+    rules = entry.default(defaulted, path, release)
+    rules += entry.validate(defaulted, path, release)
+    if not enabled and not entry.in_tree and entry.validate is not fitplus.koord_refuses_legacy_kind:
+        rules = _unused(plugin, path, rules, release)
+    return findings + rules
