@@ -110,3 +110,32 @@ def test_in_tree_kinds_are_validated_at_load_by_every_reader() -> None:
         report = run(scheduler, "NodeResourcesFit", fit, plugins)
         assert of(report, "error"), scheduler
         assert not [f for f in report.findings if f.rule == "args.unused-plugin"]
+
+
+# ------------------------------------------------- enabled without pluginConfig: the default args (item 2)
+def peaks(plugin_config: list[dict[str, Any]]) -> Report:
+    profile = {
+        "schedulerName": "s",
+        "plugins": {"score": {"enabled": [{"name": "Peaks"}]}},
+        "pluginConfig": plugin_config,
+    }
+    return check(config(profiles=[profile]), scheduler="scheduler-plugins")
+
+
+def test_peaks_enabled_without_args_does_not_start() -> None:
+    """Peaks' kind is registered into kube-scheduler's v1 SchemeBuilder (apis/config/v1/register.go at
+    v0.34.7), so defaults.go appends a defaulted PeaksArgs; its empty watcherAddress fails in New."""
+    found = [f for f in peaks([]).findings if f.rule == "args.default-args"]
+    assert len(found) == 1 and found[0].severity == "error"
+    assert found[0].path == "profiles[0].pluginConfig"
+    assert 'plugin "Peaks" is enabled without a pluginConfig entry' in found[0].message
+    assert "WatcherAddress: Required value" in found[0].message
+    given = peaks([{"name": "Peaks", "args": {"kind": "PeaksArgs", "watcherAddress": "http://lw:2020"}}])
+    assert not [f for f in given.findings if f.rule == "args.default-args"]
+
+
+def test_default_args_that_validate_say_nothing() -> None:
+    for scheduler, plugin in (("scheduler-plugins", "Coscheduling"), ("koord-scheduler", "ElasticQuota")):
+        profile = {"schedulerName": "s", "plugins": {"multiPoint": {"enabled": [{"name": plugin}]}}}
+        report = check(config(profiles=[profile]), scheduler=scheduler)
+        assert not [f for f in report.findings if f.rule == "args.default-args"], scheduler

@@ -40,6 +40,9 @@ def check_plugin_configs(
         if not isinstance(entries, list):
             continue
         enabled = _constructed(profile, release)
+        if enabled is not None:
+            configured = {e.get("name") for e in entries if isinstance(e, dict)}
+            findings += _default_args(sorted(enabled - configured), path_join("profiles", i), release)
         for j, entry in enumerate(entries):
             if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
                 continue
@@ -51,6 +54,36 @@ def check_plugin_configs(
                 release,
                 enabled=enabled is None or entry["name"] in enabled,
             )
+    return findings
+
+
+def _default_args(plugins: list[str], path: str, release: Release) -> list[Finding]:
+    """Enabled out-of-tree plugins without a pluginConfig entry: setDefaults_KubeSchedulerProfile
+    (kubernetes pkg/scheduler/apis/config/v1/defaults.go) appends the defaulted ``<Name>Args`` of every
+    enabled plugin whose kind GetPluginArgConversionScheme knows, and both projects register their kinds
+    into kube-scheduler's v1 SchemeBuilder (scheduler-plugins v0.34.7 apis/config/v1/register.go,
+    Koordinator v1.8.0 pkg/scheduler/apis/config/v1/register.go); the plugin's New validates them."""
+    registry = schedulers.registry_for(release)
+    findings: list[Finding] = []
+    for plugin in plugins:
+        entry = registry.kinds.get(plugin + "Args")
+        if entry is None or entry.in_tree or entry.plugin != plugin or not entry.exists_in(release):
+            continue
+        defaulted: dict[str, Any] = {}
+        rules = entry.default(defaulted, "args", release) + entry.validate(defaulted, "args", release)
+        reader = schedulers.reader_label(release)
+        findings += [
+            Finding(
+                "error",
+                path_join(path, "pluginConfig"),
+                f"plugin {json.dumps(plugin)} is enabled without a pluginConfig entry, so {reader} gives it "
+                f"the default {entry.kind}, which the plugin refuses when it is constructed: {f}",
+                "args.default-args",
+                plugin,
+            )
+            for f in rules
+            if f.severity == "error"
+        ]
     return findings
 
 
