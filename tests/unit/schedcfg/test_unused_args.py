@@ -139,3 +139,29 @@ def test_default_args_that_validate_say_nothing() -> None:
         profile = {"schedulerName": "s", "plugins": {"multiPoint": {"enabled": [{"name": plugin}]}}}
         report = check(config(profiles=[profile]), scheduler=scheduler)
         assert not [f for f in report.findings if f.rule == "args.default-args"], scheduler
+
+
+# ------------------------------------------------------------ args for a plugin without a kind (item 3)
+@pytest.mark.parametrize(
+    ("scheduler", "plugin"),
+    [
+        ("scheduler-plugins", "CapacityScheduling"),
+        ("scheduler-plugins", "PodState"),
+        ("scheduler-plugins", "QOSSort"),
+        ("koord-scheduler", "DefaultPreBind"),
+    ],
+)
+def test_args_of_a_plugin_without_kind_are_ignored(scheduler: str, plugin: str) -> None:
+    """decodeNestedObjects skips a plugin whose <Name>Args is not registered; New ignores runtime.Unknown."""
+    report = run(scheduler, plugin, {"whatever": 1})
+    assert of(report, "error") == []
+    found = [f for f in report.findings if f.path == ARGS0]
+    assert [(f.severity, f.rule) for f in found] == [("warning", "args.ignored")]
+    assert f'plugin "{plugin}" takes no args' in found[0].message and "ignores them" in found[0].message
+
+
+def test_a_foreign_plugin_stays_an_info_note() -> None:
+    report = run("scheduler-plugins", "SomeoneElsesPlugin", {"whatever": 1})
+    assert [(f.severity, f.rule) for f in report.findings if f.path == ARGS0] == [
+        ("info", "args.unknown-plugin")
+    ]

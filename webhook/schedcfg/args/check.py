@@ -139,6 +139,26 @@ def _unused(plugin: str, path: str, rules: list[Finding], release: Release) -> l
     ]
 
 
+def _ignored(
+    plugin: str, args: dict[str, Any], path: str, release: Release, registry: Registry
+) -> list[Finding]:
+    """Args of the reader's own plugin that has no args kind: PluginConfig.decodeNestedObjects
+    (kube-scheduler config/v1/types.go, v0.34.7) skips a plugin whose ``<Name>Args`` is not registered,
+    the args reach New as runtime.Unknown and these plugins' New ignore them (scheduler-plugins v0.34.7
+    pkg/capacityscheduling/capacity_scheduling.go, pkg/podstate/pod_state.go, pkg/qos/queue_sort.go;
+    Koordinator v1.8.0 pkg/scheduler/plugins/defaultprebind/plugin.go): the scheduler starts."""
+    reader = schedulers.reader_label(release)
+    findings = _unknown(plugin, args, path, "has no args kind", registry)
+    findings[0] = warning(
+        path,
+        f"plugin {json.dumps(plugin)} takes no args: {reader} does not decode them and the plugin "
+        "ignores them (no field here has any effect)",
+        "args.ignored",
+        plugin,
+    )
+    return findings
+
+
 def check_plugin_args(
     plugin: str,
     args: Any,
@@ -154,6 +174,8 @@ def check_plugin_args(
         return []  # absent/null args are fine; a wrong type is a schema error of the config
     registry = schedulers.registry_for(release)
     kinds = [k for k in registry.plugin_kinds.get(plugin, ()) if registry.kinds[k].exists_in(release)]
+    if not kinds and plugin in schedulers.scheduler_of(release).plugins:
+        return _ignored(plugin, args, path, release, registry)
     if not kinds:
         why = (
             f"has no args kind in Kubernetes {release.name}"
