@@ -165,3 +165,51 @@ def test_a_foreign_plugin_stays_an_info_note() -> None:
     assert [(f.severity, f.rule) for f in report.findings if f.path == ARGS0] == [
         ("info", "args.unknown-plugin")
     ]
+
+
+# ------------------------------------------ NodeResourceTopologyMatch's resync cache needs reserve (item 4)
+NRT_ARGS = {"kind": "NodeResourceTopologyMatchArgs", "cacheResyncPeriodSeconds": 5}
+
+
+def nrt_rule(plugins: dict[str, Any], args: dict[str, Any] = NRT_ARGS) -> list[Any]:
+    report = run("scheduler-plugins", "NodeResourceTopologyMatch", args, plugins)
+    return [f for f in report.findings if f.rule == "sigs.topologymatch.cache-needs-reserve"]
+
+
+def test_resync_cache_without_reserve_is_a_warning() -> None:
+    found = nrt_rule({"filter": {"enabled": [{"name": "NodeResourceTopologyMatch"}]}})
+    assert [(f.severity, f.path) for f in found] == [("warning", f"{ARGS0}.cacheResyncPeriodSeconds")]
+    assert "needs NodeResourceTopologyMatch enabled at reserve" in found[0].message
+
+
+@pytest.mark.parametrize(
+    ("plugins", "args"),
+    [
+        ({"multiPoint": {"enabled": [{"name": "NodeResourceTopologyMatch"}]}}, NRT_ARGS),
+        (
+            {
+                "filter": {"enabled": [{"name": "NodeResourceTopologyMatch"}]},
+                "reserve": {"enabled": [{"name": "NodeResourceTopologyMatch"}]},
+            },
+            NRT_ARGS,
+        ),
+        ({"filter": {"enabled": [{"name": "NodeResourceTopologyMatch"}]}}, {"cacheResyncPeriodSeconds": 0}),
+        (
+            {"filter": {"enabled": [{"name": "NodeResourceTopologyMatch"}]}},
+            {**NRT_ARGS, "discardReservedNodes": True},
+        ),
+        ({}, NRT_ARGS),  # not enabled at all: unused args, nothing to say about reserve
+    ],
+)
+def test_resync_cache_with_reserve_or_without_cache_says_nothing(
+    plugins: dict[str, Any], args: dict[str, Any]
+) -> None:
+    assert nrt_rule(plugins, args) == []
+
+
+def test_resync_cache_disabled_at_reserve_is_a_warning() -> None:
+    plugins = {
+        "multiPoint": {"enabled": [{"name": "NodeResourceTopologyMatch"}]},
+        "reserve": {"disabled": [{"name": "NodeResourceTopologyMatch"}]},
+    }
+    assert len(nrt_rule(plugins)) == 1

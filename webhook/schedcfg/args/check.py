@@ -54,6 +54,8 @@ def check_plugin_configs(
                 release,
                 enabled=enabled is None or entry["name"] in enabled,
             )
+            if enabled is not None and entry["name"] == _NRT and _NRT in enabled:
+                findings += _nrt_cache_without_reserve(profile, entry.get("args"), i, j, release)
     return findings
 
 
@@ -85,6 +87,37 @@ def _default_args(plugins: list[str], path: str, release: Release) -> list[Findi
             if f.severity == "error"
         ]
     return findings
+
+
+_NRT = "NodeResourceTopologyMatch"
+
+
+def _nrt_cache_without_reserve(
+    profile: dict[str, Any], args: Any, i: int, j: int, release: Release
+) -> list[Finding]:
+    """scheduler-plugins v0.34.7 pkg/noderesourcetopology/README.md ("Scheduler-side cache with the
+    reserve plugin"): the resync cache needs both cacheResyncPeriodSeconds > 0 and the plugin at
+    reserve. New does not check it; without Reserve the OverReserve cache (cache/overreserve.go) never
+    records the pods in flight, so Filter and Score judge NRT data that lacks them."""
+    from ..rules.effective import effective_point  # rules import args: resolved at call time
+
+    if not isinstance(args, dict) or args.get("discardReservedNodes") is True:
+        return []
+    period = args.get("cacheResyncPeriodSeconds")
+    if not isinstance(period, int) or isinstance(period, bool) or period <= 0:
+        return []
+    if _NRT in effective_point(profile, "reserve", release):
+        return []
+    return [
+        warning(
+            path_join("profiles", i, "pluginConfig", j, "args", "cacheResyncPeriodSeconds"),
+            f"the resync cache needs {_NRT} enabled at reserve too (it is not in this profile's "
+            "reserve plugins): without Reserve the cache never counts the pods being bound, so Filter "
+            "and Score see node topology without them and may overcommit NUMA zones",
+            "sigs.topologymatch.cache-needs-reserve",
+            period,
+        )
+    ]
 
 
 def _constructed(profile: dict[str, Any], release: Release) -> set[str] | None:
