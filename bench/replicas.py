@@ -116,6 +116,22 @@ async def wait_for_leader(session: aiohttp.ClientSession, urls: list[str], deadl
     raise SystemExit("no deciding leader within the deadline")
 
 
+async def wait_ready(session: aiohttp.ClientSession, urls: list[str], deadline: float) -> None:
+    """Until every replica's /readyz answers 200 (its caches listed), not only the leader's gauge."""
+    while time.monotonic() < deadline:
+        statuses = []
+        for url in urls:
+            try:
+                async with session.get(url + "/readyz") as response:
+                    statuses.append(response.status)
+            except aiohttp.ClientError:
+                statuses.append(0)
+        if all(status == 200 for status in statuses):
+            return
+        await asyncio.sleep(0.2)
+    raise SystemExit("replicas not ready within the deadline")
+
+
 async def drive(session: aiohttp.ClientSession, url: str, bodies: list[bytes], concurrency: int) -> float:
     """Send every body with *concurrency* requests in flight; returns the elapsed seconds."""
     queue = iter(bodies)
@@ -162,6 +178,25 @@ async def decided_after(
     raise SystemExit("no decision within 180 s")
 
 
+async def leading_after(
+    session: aiohttp.ClientSession, urls: list[str], started: float, first: int, args: argparse.Namespace
+) -> float:
+    """Seconds from *started* until one of *urls* decides as the leader. Under noLeaderPolicy Deny a
+    decided binding shows it; under Local every replica decides alone meanwhile, so the leader's
+    gauge (limitguard_leader_deciding) is read instead."""
+    if args.policy == "Deny":
+        return await decided_after(session, urls, started, first, args)
+    while time.monotonic() < started + 180:
+        for url in urls:
+            try:
+                if await metric(session, url, "limitguard_leader_deciding") == 1.0:
+                    return time.monotonic() - started
+            except aiohttp.ClientError:
+                pass
+        await asyncio.sleep(0.1)
+    raise SystemExit("no deciding leader within 180 s")
+
+
 async def forged_hold(session: aiohttp.ClientSession, url: str, args: argparse.Namespace) -> float:
     """Seconds from a forged pod creation's answer until the room it held is free again."""
     node = f"node-{1 % args.nodes:05d}"
@@ -201,7 +236,7 @@ async def faults(
     api.send_signal(signal.SIGCONT)
     returned = time.monotonic()
     back, waves = await asyncio.gather(
-        decided_after(session, urls, returned, 10_000, args), bursts(session, urls, returned, args)
+        leading_after(session, urls, returned, 10_000, args), bursts(session, urls, returned, args)
     )
     print(f"apiserver stopped {args.outage:.0f} s: a binding decided {back:.1f} s after it continued")
     print(
@@ -223,7 +258,7 @@ async def faults(
     await asyncio.sleep(args.settle)  # renewed a few times: the kill lands mid-lease
     replicas[leader].kill()
     killed = time.monotonic()
-    took = await decided_after(session, [urls[1 - leader]], killed, 20_000, args)
+    took = await leading_after(session, [urls[1 - leader]], killed, 20_000, args)
     how = await metric_labelled(session, urls[1 - leader], "limitguard_leader_catch_ups_total")
     print(f"leader SIGKILLed: the other replica decided {took:.1f} s later (catch-ups: {how})")
 
@@ -273,7 +308,7 @@ async def frozen_leader(
     process.send_signal(signal.SIGSTOP)
     stopped = time.monotonic()
     try:
-        took = await decided_after(session, [urls[survivor]], stopped, 30_000, args)
+        took = await leading_after(session, [urls[survivor]], stopped, 30_000, args)
         print(f"leader SIGSTOPped: the other replica decided {took:.1f} s later")
         queued = [
             asyncio.create_task(
@@ -344,6 +379,7 @@ async def run(args: argparse.Namespace) -> None:
             connector = aiohttp.TCPConnector(ssl=context, limit=args.concurrency * 2)
             async with aiohttp.ClientSession(connector=connector) as session:
                 leader = await wait_for_leader(session, urls, time.monotonic() + 120)
+                await wait_ready(session, urls, time.monotonic() + 120)
                 if args.faults:
                     await faults(session, urls, leader, api, replicas, args)
                     return
