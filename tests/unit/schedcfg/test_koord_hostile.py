@@ -11,43 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from limitguard.schedcfg import schemas
 
-from tests.support import REPO
+from tests.unit.schedcfg.hostile import any_json, schema_fields
 from tests.unit.schedcfg.koord_helpers import ARGS, BY_KIND, RELEASE
 
-
-def _field_names(node: Any) -> set[str]:
-    names: set[str] = set()
-    if isinstance(node, dict):
-        names |= set(node.get("properties", {}))
-        for value in node.values():
-            names |= _field_names(value)
-    elif isinstance(node, list):
-        for value in node:
-            names |= _field_names(value)
-    return names
-
-
 #: Every field name these schemas know, so generated args reach the rules, not only "unknown field".
-FIELDS = sorted(
-    set().union(
-        *(_field_names(json.loads((REPO / "schemas" / e.schema_path).read_text())) for e in BY_KIND.values())
-    )
-    | {"cpu", "memory", "nvidia.com/gpu", "ignoredResources"}
-)
-
-SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(2**70), 2**70),
-    st.floats(allow_nan=False),
-    st.text(max_size=6),
-    st.sampled_from(["", "0", "0s", "-1m", "1h", "-1", "1Gi", "p95", "LeastAllocated", "FullPCPUs", "x"]),
-)
-JSON = st.recursive(
-    SCALARS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(FIELDS), inner, max_size=4),
-    max_leaves=12,
-)
+FIELDS = schema_fields(BY_KIND.values(), {"cpu", "memory", "nvidia.com/gpu", "ignoredResources"})
+JSON = any_json(FIELDS, ["", "0", "0s", "-1m", "1h", "-1", "1Gi", "p95", "LeastAllocated", "FullPCPUs", "x"])
 
 
 @settings(max_examples=400, deadline=None)

@@ -9,43 +9,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.support import REPO
+from tests.unit.schedcfg.hostile import any_json, schema_fields
 from tests.unit.schedcfg.sigs_helpers import BY_KIND, UNRELEASED, run
 
-
-def _field_names(node: Any) -> set[str]:
-    names: set[str] = set()
-    if isinstance(node, dict):
-        names |= set(node.get("properties", {}))
-        for value in node.values():
-            names |= _field_names(value)
-    elif isinstance(node, list):
-        for value in node:
-            names |= _field_names(value)
-    return names
-
-
-#: Every field name any of these schemas knows, so generated args hit the rules, not only "unknown field".
-FIELDS = sorted(
-    set().union(
-        *(_field_names(json.loads((REPO / "schemas" / e.schema_path).read_text())) for e in BY_KIND.values())
-    )
-    | {"cpu", "memory", "nvidia.com/gpu", "node-1"}
-)
-
-SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-(2**70), 2**70),
-    st.floats(allow_nan=False),
-    st.text(max_size=6),
-    st.sampled_from(["", "1.5", "inf", "Least", "Prometheus", "All", "1000m", "x"]),
-)
-JSON = st.recursive(
-    SCALARS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(FIELDS), inner, max_size=4),
-    max_leaves=12,
-)
+#: Every field name these schemas know, so generated args reach the rules, not only "unknown field".
+FIELDS = schema_fields(BY_KIND.values(), {"cpu", "memory", "nvidia.com/gpu", "node-1"})
+JSON = any_json(FIELDS, ["", "1.5", "inf", "Least", "Prometheus", "All", "1000m", "x"])
 
 
 @settings(max_examples=300, deadline=None)
