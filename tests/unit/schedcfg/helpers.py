@@ -85,3 +85,20 @@ def fixture_text(name: str) -> str:
 def fit_plus(resources: dict[str, Any], kind: str = "NodeResourcesFitPlusArgs") -> dict[str, Any]:
     """A config whose only args are NodeResourcesFitPlus's with these ``resources``."""
     return with_args("NodeResourcesFitPlus", {"kind": kind, "resources": resources})
+
+
+def object_schemas(node: Any, *, nullable: bool = True) -> list[dict[str, Any]]:
+    """Every object schema with properties under ``node``; ``nullable``: also those whose type is a list
+    naming "object" (Go pointers the decoder takes as null)."""
+    found = []
+    if isinstance(node, dict):
+        kinds = node.get("type")
+        is_object = kinds == "object" or (nullable and isinstance(kinds, list) and "object" in kinds)
+        if "properties" in node and is_object:
+            found.append(node)
+        for value in node.values():
+            found += object_schemas(value, nullable=nullable)
+    elif isinstance(node, list):
+        for value in node:
+            found += object_schemas(value, nullable=nullable)
+    return found

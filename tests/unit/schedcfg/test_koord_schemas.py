@@ -8,30 +8,15 @@ types) and register.go (the kinds, in kube-scheduler's kubescheduler.config.k8s.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from limitguard.schedcfg import schemas
 
 from tests.support import REPO
+from tests.unit.schedcfg.helpers import object_schemas
 from tests.unit.schedcfg.koord_helpers import BY_KIND, errors, run
 
 FOLDER = REPO / "schemas" / "args" / "koordinator"
-
-
-def _objects(node: Any) -> list[dict[str, Any]]:
-    """Every object schema with properties (nullable ones included: their type is a list)."""
-    found = []
-    if isinstance(node, dict):
-        kinds = node.get("type")
-        if "properties" in node and (kinds == "object" or (isinstance(kinds, list) and "object" in kinds)):
-            found.append(node)
-        for value in node.values():
-            found += _objects(value)
-    elif isinstance(node, list):
-        for value in node:
-            found += _objects(value)
-    return found
 
 
 def test_each_kind_has_its_schema_in_the_koordinator_folder() -> None:
@@ -48,7 +33,7 @@ def test_schema_is_strict_described_and_names_its_kind(kind: str) -> None:
     assert schema["title"] == kind and schema["description"]
     assert schema["properties"]["kind"]["const"] == kind
     assert schema["properties"]["apiVersion"]["enum"] == ["kubescheduler.config.k8s.io/v1"]
-    objects = _objects(schema)
+    objects = object_schemas(schema)
     assert schema in objects
     for obj in objects:
         assert obj.get("additionalProperties") is False, obj.get("title")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
@@ -13,6 +12,7 @@ from limitguard.schedcfg.api import CONFIG_VERSIONS
 from limitguard.schedcfg.args import ARGS_KINDS
 
 from tests.support import REPO
+from tests.unit.schedcfg.helpers import object_schemas
 
 SCHEMA_DIR = REPO / "schemas"
 MINE = sorted(
@@ -34,26 +34,13 @@ def test_schema_is_valid_against_the_meta_schema(path: Path) -> None:
     Draft202012Validator.check_schema(schema)
 
 
-def _objects(node: Any) -> list[dict[str, Any]]:
-    found = []
-    if isinstance(node, dict):
-        if node.get("type") == "object" and "properties" in node:
-            found.append(node)
-        for value in node.values():
-            found += _objects(value)
-    elif isinstance(node, list):
-        for value in node:
-            found += _objects(value)
-    return found
-
-
 @pytest.mark.parametrize("path", MINE, ids=lambda p: p.name)
 def test_schema_has_id_title_descriptions_and_is_strict(path: Path) -> None:
     schema = json.loads(path.read_text())
     relative = path.relative_to(SCHEMA_DIR).as_posix()
     assert schema["$id"] == f"https://limitguard.io/schemas/{relative}"
     assert schema["title"] and schema["description"]
-    for obj in _objects(schema):
+    for obj in object_schemas(schema, nullable=False):
         assert obj.get("additionalProperties") is False, obj.get("title")
         for name, prop in obj["properties"].items():
             assert "description" in prop or "$ref" in prop, f"{obj.get('title')}.{name} lacks a description"

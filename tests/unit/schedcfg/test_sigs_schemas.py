@@ -4,30 +4,15 @@ editors, and naming the kind and API version the scheduler decodes."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from limitguard.schedcfg import schemas
 
 from tests.support import REPO
+from tests.unit.schedcfg.helpers import object_schemas
 from tests.unit.schedcfg.sigs_helpers import BY_KIND, UNRELEASED, errors
 
 FOLDER = REPO / "schemas" / "args" / "scheduler-plugins"
-
-
-def _objects(node: Any) -> list[dict[str, Any]]:
-    """Every object schema with properties (nullable ones included: their type is a list)."""
-    found = []
-    if isinstance(node, dict):
-        kinds = node.get("type")
-        if "properties" in node and (kinds == "object" or (isinstance(kinds, list) and "object" in kinds)):
-            found.append(node)
-        for value in node.values():
-            found += _objects(value)
-    elif isinstance(node, list):
-        for value in node:
-            found += _objects(value)
-    return found
 
 
 #: Every schema path the released and the unreleased kinds use.
@@ -55,7 +40,7 @@ def test_schema_is_strict_described_and_names_its_kind(path: str) -> None:
     assert schema["title"] == kind and schema["description"]
     assert schema["properties"]["kind"]["const"] == kind
     assert schema["properties"]["apiVersion"]["enum"] == ["kubescheduler.config.k8s.io/v1"]
-    objects = _objects(schema)
+    objects = object_schemas(schema)
     assert schema in objects
     for obj in objects:
         assert obj.get("additionalProperties") is False, obj.get("title")
