@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-from limitguard.schedcfg import schemas
 from limitguard.schedcfg.args.kind import ArgsKind
 from limitguard.schedcfg.args.sigs import KINDS, KUBERNETES_MINOR, UNRELEASED_KINDS
 from limitguard.schedcfg.report import Finding
 from limitguard.schedcfg.rules.releases import Release
+
+from tests.unit.schedcfg.helpers import run_kind
 
 BY_KIND: dict[str, ArgsKind] = {entry.kind: entry for entry in KINDS}
 BY_PLUGIN: dict[str, ArgsKind] = {entry.plugin: entry for entry in KINDS}
@@ -23,12 +23,7 @@ def run(
     kind: str, args: dict[str, Any], kinds: dict[str, ArgsKind] = BY_KIND
 ) -> tuple[list[Finding], dict[str, Any]]:
     """All findings for ``args`` of ``kind`` (paths below ``args``) and the defaulted args."""
-    entry = kinds[kind]
-    findings = schemas.validate(schemas.schema_validator(entry.schema_path), args, ARGS)
-    defaulted = copy.deepcopy(args)
-    findings += entry.default(defaulted, ARGS, RELEASE)
-    findings += entry.validate(defaulted, ARGS, RELEASE)
-    return findings, defaulted
+    return run_kind(kinds[kind], args, RELEASE)
 
 
 def errors(kind: str, args: dict[str, Any], kinds: dict[str, ArgsKind] = BY_KIND) -> list[str]:
