@@ -116,3 +116,18 @@ def run_kind(entry: ArgsKind, args: dict[str, Any], release: Release) -> tuple[l
     findings += entry.default(defaulted, "args", release)
     findings += entry.validate(defaulted, "args", release)
     return findings, defaulted
+
+
+def assert_strict_args_schema(schema: dict[str, Any], kind: str, *, ref_describes: bool = False) -> None:
+    """An args kind's schema names its kind and v1, is strict at every object and describes every field
+    (``ref_describes``: a ``$ref`` to a described definition counts)."""
+    assert schema["title"] == kind and schema["description"]
+    assert schema["properties"]["kind"]["const"] == kind
+    assert schema["properties"]["apiVersion"]["enum"] == [V1]
+    objects = object_schemas(schema)
+    assert schema in objects
+    for obj in objects:
+        assert obj.get("additionalProperties") is False, obj.get("title")
+        for name, prop in obj["properties"].items():
+            described = "description" in prop or (ref_describes and "$ref" in prop)
+            assert described, f"{kind}: {obj.get('title')}.{name}"

@@ -13,7 +13,7 @@ import pytest
 from limitguard.schedcfg import schemas
 
 from tests.support import REPO
-from tests.unit.schedcfg.helpers import object_schemas
+from tests.unit.schedcfg.helpers import assert_strict_args_schema
 from tests.unit.schedcfg.koord_helpers import BY_KIND, errors, run
 
 FOLDER = REPO / "schemas" / "args" / "koordinator"
@@ -30,15 +30,7 @@ def test_each_kind_has_its_schema_in_the_koordinator_folder() -> None:
 def test_schema_is_strict_described_and_names_its_kind(kind: str) -> None:
     schema = json.loads((FOLDER / f"{kind}.schema.json").read_text())
     assert schema["$id"] == f"https://limitguard.io/schemas/args/koordinator/{kind}.schema.json"
-    assert schema["title"] == kind and schema["description"]
-    assert schema["properties"]["kind"]["const"] == kind
-    assert schema["properties"]["apiVersion"]["enum"] == ["kubescheduler.config.k8s.io/v1"]
-    objects = object_schemas(schema)
-    assert schema in objects
-    for obj in objects:
-        assert obj.get("additionalProperties") is False, obj.get("title")
-        for name, prop in obj["properties"].items():
-            assert "description" in prop, f"{kind}: {obj.get('title')}.{name}"
+    assert_strict_args_schema(schema, kind)
 
 
 @pytest.mark.parametrize("kind", sorted(BY_KIND))

@@ -9,7 +9,7 @@ import pytest
 from limitguard.schedcfg import schemas
 
 from tests.support import REPO
-from tests.unit.schedcfg.helpers import object_schemas
+from tests.unit.schedcfg.helpers import assert_strict_args_schema
 from tests.unit.schedcfg.sigs_helpers import BY_KIND, UNRELEASED, errors
 
 FOLDER = REPO / "schemas" / "args" / "scheduler-plugins"
@@ -37,15 +37,7 @@ def test_schema_is_strict_described_and_names_its_kind(path: str) -> None:
     schema = json.loads((FOLDER.parent.parent / path).read_text())
     kind = path.rsplit("/", 1)[1].removesuffix(".schema.json")
     assert schema["$id"] == f"https://limitguard.io/schemas/{path}"
-    assert schema["title"] == kind and schema["description"]
-    assert schema["properties"]["kind"]["const"] == kind
-    assert schema["properties"]["apiVersion"]["enum"] == ["kubescheduler.config.k8s.io/v1"]
-    objects = object_schemas(schema)
-    assert schema in objects
-    for obj in objects:
-        assert obj.get("additionalProperties") is False, obj.get("title")
-        for name, prop in obj["properties"].items():
-            assert "description" in prop or "$ref" in prop, f"{kind}: {obj.get('title')}.{name}"
+    assert_strict_args_schema(schema, kind, ref_describes=True)
 
 
 @pytest.mark.parametrize("path", PATHS)
