@@ -6,6 +6,7 @@ re-exported here so a test imports everything it needs from one place.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import json
@@ -105,3 +106,12 @@ __all__ = [
     "resize",
     "review",
 ]
+
+
+def run_command(module: Any, argv: list[str], capsys: Any) -> tuple[int, str, str]:
+    """Run one CLI command module (its own parser, as limitguard's main builds it): exit code, stdout, stderr."""
+    parser = argparse.ArgumentParser()
+    module.add_arguments(parser)
+    code = module.run(parser.parse_args(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err

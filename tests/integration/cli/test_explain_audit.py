@@ -3,7 +3,6 @@
 cluster.yaml: ratios cpu 125% / memory 120% (config.yaml); node-c's annotation makes them 150% / 100%.
 """
 
-import argparse
 import json
 from pathlib import Path
 
@@ -11,16 +10,10 @@ import pytest
 from limitguard.cli import audit as audit_command
 from limitguard.cli import explain as explain_command
 
+from tests.support import run_command as run
+
 HERE = Path(__file__).resolve().parent
 CLUSTER, CONFIG, POD = HERE / "cluster.yaml", HERE / "config.yaml", HERE / "web.yaml"
-
-
-def run(module, argv: list[str], capsys) -> tuple[int, str, str]:
-    parser = argparse.ArgumentParser()
-    module.add_arguments(parser)
-    code = module.run(parser.parse_args(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def explain_json(capsys, *extra: str) -> dict:

@@ -15,6 +15,8 @@ from limitguard.cli import explain as explain_command
 from limitguard.core.kubeversion import DEFAULT_MINOR
 from limitguard.core.podlimits import rules_in_effect, use_release
 
+from tests.support import run_command as run
+
 HERE = Path(__file__).resolve().parent
 CLUSTER, CONFIG = HERE / "cluster.yaml", HERE / "config.yaml"
 
@@ -42,14 +44,6 @@ RESIZING = {
 def newest_release_after():
     yield
     use_release(DEFAULT_MINOR)
-
-
-def run(module, argv: list[str], capsys) -> tuple[int, str, str]:
-    parser = argparse.ArgumentParser()
-    module.add_arguments(parser)
-    code = module.run(parser.parse_args(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def explain(tmp_path: Path, capsys, *extra: str, config: Path = CONFIG) -> dict:

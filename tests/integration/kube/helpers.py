@@ -13,10 +13,13 @@ from typing import Any, TypeVar
 
 from limitguard.clock import Clock
 from limitguard.http.metrics import Metrics
+from limitguard.kube.client import KubeClient
+from limitguard.kube.leader import ElectionTiming, Elector
+from limitguard.kube.leaseapi import KubeLeaseApi
 from limitguard.kube.livefeed import LiveFeed
 from limitguard.kube.reflector import ReflectorSettings
 from limitguard.state.store import ClusterState
-from limitguard.testing.clock import FakeClock
+from limitguard.testing.clock import FakeClock, ManualClock
 from limitguard.testing.kubeconfig import TOKEN, write_kubeconfig
 from limitguard.testing.server import HANG_GUARD_SECONDS  # only ever reached by a bug, never a verdict
 
@@ -119,3 +122,20 @@ __all__ = [
     "within_hang_guard",
     "write_kubeconfig",
 ]
+
+
+def lease_elector(
+    client: KubeClient, namespace: str, name: str, identity: str, clock: ManualClock, **kwargs: Any
+) -> Elector:
+    """An elector on the Lease ``namespace/name`` with default timings, driven by ``clock``."""
+    return Elector(
+        KubeLeaseApi(client, namespace, name, 30.0),
+        namespace,
+        name,
+        identity,
+        f"{identity}:8443",
+        ElectionTiming(),
+        now=clock.now,
+        sleep=clock.sleep,
+        **kwargs,
+    )

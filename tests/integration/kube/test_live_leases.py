@@ -11,13 +11,12 @@ import orjson
 import pytest
 from limitguard.kube.catchup import pods_caught_up
 from limitguard.kube.client import ApiError, KubeClient, load_configuration
-from limitguard.kube.leader import ElectionTiming, Elector, LeaseRecord, lease_object
-from limitguard.kube.leaseapi import KubeLeaseApi
+from limitguard.kube.leader import Elector, LeaseRecord, lease_object
 from limitguard.testing.builders import make_pod
 from limitguard.testing.clock import ManualClock
 from limitguard.testing.fakeapi import FakeApiServer
 
-from tests.integration.kube.helpers import eventually, write_kubeconfig
+from tests.integration.kube.helpers import eventually, lease_elector, write_kubeconfig
 
 NS, NAME = "limitguard-system", "limitguard"
 TIMEOUT = aiohttp.ClientTimeout(total=60)
@@ -101,17 +100,7 @@ async def test_fake_lease_watch_streams_changes_in_its_namespace(client: KubeCli
 
 
 def elector(client: KubeClient, identity: str, clock: ManualClock, **kwargs) -> Elector:
-    return Elector(
-        KubeLeaseApi(client, NS, NAME, 30.0),
-        NS,
-        NAME,
-        identity,
-        f"{identity}:8443",
-        ElectionTiming(),
-        now=clock.now,
-        sleep=clock.sleep,
-        **kwargs,
-    )
+    return lease_elector(client, NS, NAME, identity, clock, **kwargs)
 
 
 async def test_compare_and_swap_stops_a_second_writer_reading_the_same_version(

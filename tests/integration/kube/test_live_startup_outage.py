@@ -19,15 +19,14 @@ from limitguard.admission.validating import Validator
 from limitguard.core.config import NoLeaderPolicy
 from limitguard.core.response import Response, allowed
 from limitguard.kube.client import KubeClient, load_configuration
-from limitguard.kube.leader import ElectionTiming, Elector, LeaseRecord, lease_object
-from limitguard.kube.leaseapi import KubeLeaseApi
+from limitguard.kube.leader import Elector, LeaseRecord, lease_object
 from limitguard.kube.replica_metrics import ReplicaMetrics
 from limitguard.testing.clock import ManualClock
 from limitguard.testing.examples import config, worked_example
 from limitguard.testing.fakeapi import FakeApiServer
 from prometheus_client import CollectorRegistry
 
-from tests.integration.kube.helpers import eventually, write_kubeconfig
+from tests.integration.kube.helpers import eventually, lease_elector, write_kubeconfig
 from tests.support import binding
 
 NS, NAME = "limitguard", "limitguard"
@@ -47,17 +46,7 @@ def elector(client: KubeClient, identity: str, clock: ManualClock, catch_ups: li
         catch_ups.append(version)
         return "watch"
 
-    return Elector(
-        KubeLeaseApi(client, NS, NAME, 30.0),
-        NS,
-        NAME,
-        identity,
-        f"{identity}:8443",
-        ElectionTiming(),
-        now=clock.now,
-        sleep=clock.sleep,
-        catch_up=catch_up,
-    )
+    return lease_elector(client, NS, NAME, identity, clock, catch_up=catch_up)
 
 
 async def stop(*tasks: asyncio.Task) -> None:
