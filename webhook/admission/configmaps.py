@@ -9,14 +9,14 @@ configuration its real scheduler accepts.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from limitguard.core.kubeversion import DEFAULT_MINOR, VersionError, clamped_minor
 from limitguard.core.response import Response, allowed, warning
 from limitguard.schedcfg import configmap_verdict
 from limitguard.schedcfg.report import Report
-from limitguard.schedcfg.rules.gates import gate_problems
-from limitguard.schedcfg.rules.releases import DEFAULT_RELEASE, Release
+from limitguard.schedcfg.rules.releases import DEFAULT_RELEASE, Release, reader_gates
 from limitguard.schedcfg.schedulers import AUTO, SCHEDULERS
 from limitguard.schedcfg.validator import SCHEDULER_ANNOTATION
 
@@ -63,14 +63,9 @@ def scheduler_release(
 
 def _gated(minor: int, gates: Mapping[str, bool], notes: list[str], by: str = "") -> Release:
     """Release 1.<minor> with the gates it accepts; those it refuses are named in the note."""
-    kept: dict[str, bool] = {}
-    for gate, value in gates.items():
-        problems = gate_problems({gate: value}, minor)
-        if problems:
-            notes.append(f"feature gate ignored{by}: {problems[0]}")
-        else:
-            kept[gate] = value
-    return Release(minor, kept, "; ".join(notes) or None)
+    release, refused = reader_gates(Release(minor, dict(gates)))
+    notes = [*notes, *(f"feature gate ignored{by}: {problem}" for problem in refused)]
+    return replace(release, note="; ".join(notes) or None)
 
 
 def configmap_check(

@@ -1,4 +1,4 @@
-"""One decision point for the ledger: the leader decides, followers forward (SPEC 4, issue 14).
+"""One decision point for the ledger: the leader decides, followers forward (SPEC 4).
 
 Each replica keeps its own ledger of approved-but-unseen bindings. Two replicas answering bindings
 for one node within a watch round-trip would each see only their own approvals, so every request

@@ -194,7 +194,7 @@ class _Validation:
         detection = choose(data, self.scheduler, self.release, self.named_by)
         release, refused = reader_gates(detection.scheduler.release_for(self.release))
         chosen = detection.scheduler
-        if refused:  # judged at the reader's own minor, not the cluster's (issue 28)
+        if refused:  # judged at the reader's own minor, not the cluster's
             reader = reader_label(release)
             gate_findings = [
                 Finding(self.refused_gates, "", f"feature gates of {reader}: {p}", "feature-gates.reader")
