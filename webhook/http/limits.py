@@ -67,7 +67,7 @@ class ServingLimits:
     max_connections: int = 2048
     # two extender bodies at their route's cap (32 MiB: a full NodeList, docs/extender.md)
     max_body_bytes_per_peer: int = 64 * 1024 * 1024
-    max_body_bytes_in_flight: int = 96 * 1024 * 1024  # bench/memory.py: ~1.6 MB of RSS per MB held
+    max_body_bytes_in_flight: int = 96 * 1024 * 1024  # bench/memory.py: 1.1-1.7 MB of RSS per MB held
 
 
 class BodyError(StatusError):
