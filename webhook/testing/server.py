@@ -8,7 +8,6 @@ limitguard.testing.threaded, which runs this same harness on a loop of its own.
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from limitguard.http.app import ServerSettings, Services, create_app
 from limitguard.http.limits import LimitedSite
 from limitguard.http.tls import CertificateReloader, server_context
 from limitguard.state.store import ClusterState
+from limitguard.testing.clientcerts import client_context as client_context  # the suite's one client
 
 # The one bound on waiting in tests: it only ends a stuck run, so it is far longer than anything
 # takes on a loaded single core, and never decides a verdict. Test servers use it as their body
@@ -34,11 +34,6 @@ def app_services(state: ClusterState, config: Config | None = None, **settings: 
     """Every route `limitguard serve` builds, with the hang guard as the body timeout unless given."""
     settings.setdefault("body_timeout_seconds", HANG_GUARD_SECONDS)
     return build_services(config or Config(), state, ServerSettings(**settings))
-
-
-def client_context(cert_dir: Path) -> ssl.SSLContext:
-    """A client context that trusts the cert directory's CA (and so verifies the server)."""
-    return ssl.create_default_context(cafile=str(cert_dir / certs.CA_CERT))
 
 
 @dataclass
