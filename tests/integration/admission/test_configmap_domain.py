@@ -81,3 +81,15 @@ async def test_a_weight_of_0_is_admitted_with_a_warning(start_server):
         w.startswith(f"limitguard: {ARGS}[0].args.resources.memory.weight: weight 0")
         for w in response["warnings"]
     ), response["warnings"]
+
+
+async def test_the_design_documents_kind_is_denied_naming_the_kind_koord_scheduler_decodes(start_server):
+    server = await start_server(ClusterState())
+
+    def legacy(entries):
+        entries[0]["args"]["kind"] = "ResourceTypesArgs"
+
+    response = await post(server, configmap(legacy))
+    assert response["allowed"] is False
+    message = response["status"]["message"]
+    assert f"{ARGS}[0].args.kind" in message and '"NodeResourcesFitPlusArgs"' in message
