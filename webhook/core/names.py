@@ -12,6 +12,15 @@ _HUGEPAGES = re.compile(r"^hugepages-[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T
 #: Unprefixed names a pod or node resource may have (besides hugepages-<size>).
 STANDARD_RESOURCE_NAMES = frozenset({"cpu", "memory", "ephemeral-storage", "pods", "storage"})
 
+#: is_valid_resource_name as one ECMA-262 regular expression, for JSON Schemas (editors apply it); the
+#: lookahead bounds the prefix to 253 characters, the repetition the name to 63.
+RESOURCE_NAME_PATTERN = (
+    r"^(?:cpu|memory|ephemeral-storage|pods|storage"
+    r"|hugepages-[0-9]+(?:\.[0-9]+)?(?:Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?"
+    r"|(?=[^/]{1,253}/)[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*"
+    r"/[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$"
+)
+
 RESOURCE_NAME_HINT = (
     "must be a standard resource name (cpu, memory, ephemeral-storage, pods, storage, hugepages-<size>) "
     'or a domain-prefixed name such as "nvidia.com/gpu"'

@@ -6,6 +6,10 @@ jsonschema behaviour, both to match kube-scheduler's decoder:
 
 * ``integer`` rejects floats such as ``1.0`` (Go refuses to decode 1.0 into an int32);
 * unknown fields are reported one finding per field, with the full path of the field itself.
+
+A constraint that a rule reports with a better message (what the scheduler would do with the value) is
+marked ``"x-limitguard-rule": {"<keyword>": "<rule>"}`` beside it: editors apply it like any other, the
+validator leaves it to that rule, so the value is reported once, by the rule.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from .report import Finding, format_value, invalid, required, unsupported
 from .rules.durations import GO_DURATION_PATTERN, parse_go_duration_ns
 
 MESSAGE_KEYWORD = "x-limitguard-message"
+RULE_KEYWORD = "x-limitguard-rule"
 
 # Hints for unknown fields that are real fields elsewhere (version drift) - more useful than "unknown".
 _FIELD_HINTS: dict[str, str] = {
@@ -113,12 +118,21 @@ def validate(validator: Any, instance: Any, base_path: str = "") -> list[Finding
     findings: list[Finding] = []
     seen: set[tuple[str, str]] = set()
     for error in validator.iter_errors(instance):
+        if _left_to_rule(error):
+            continue
         for finding in _convert(error, base_path):
             # jsonschema raises one "required" error per missing property, each listing all of them
             if (finding.path, finding.message) not in seen:
                 seen.add((finding.path, finding.message))
                 findings.append(finding)
     return findings
+
+
+def _left_to_rule(error: ValidationError) -> bool:
+    """Whether the failed keyword is marked as reported by a rule (``RULE_KEYWORD``)."""
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    marked = schema.get(RULE_KEYWORD)
+    return isinstance(marked, dict) and str(error.validator) in marked
 
 
 def _error_path(base: str, error: ValidationError) -> str:

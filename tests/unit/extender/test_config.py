@@ -1,7 +1,12 @@
 """The extender's scorer configuration and the documented KubeSchedulerConfiguration snippet."""
 
+import asyncio
+
 import pytest
 import yaml
+from limitguard.cli.main import build_parser
+from limitguard.cli.serve import start_serve
+from limitguard.core.config import ConfigError
 from limitguard.core.scoring import DEFAULT_SCORERS, ScorerConfig
 from limitguard.core.scoring.fitplus import FitPlusArgs, ResourceStrategy, Strategy
 from limitguard.core.scoring.limitaware import LimitAwareArgs
@@ -12,6 +17,7 @@ from limitguard.schedcfg import validate_text
 from tests.support import REPO
 
 DOCS = REPO / "docs"
+DEMO_CLUSTER = REPO / "webhook" / "demo" / "cluster.yaml"
 
 
 def test_absent_section_gives_the_built_in_scorers():
@@ -113,3 +119,57 @@ def test_documented_extender_section_parses():
         "ScarceResourceAvoidance",
         "PodState",
     ]
+
+
+SCORER_DOMAIN_ERRORS = [
+    (
+        "NodeResourcesFitPlus",
+        {"resources": {"cpu": {"type": "MostAlocated", "weight": 1}}},
+        'extender.scorers[0].args.resources.cpu.type: Unsupported value: "MostAlocated"',
+    ),
+    (
+        "NodeResourcesFitPlus",
+        {"resources": {"cpu": {"type": "MostAllocated", "weight": -1}}},
+        "extender.scorers[0].args.resources.cpu.weight: Invalid value: -1",
+    ),
+    (
+        "NodeResourcesFitPlus",
+        {"resources": {"nvidia.com/gpu/extra": {"type": "MostAllocated", "weight": 1}}},
+        'extender.scorers[0].args.resources["nvidia.com/gpu/extra"]: Invalid value: "nvidia.com/gpu/extra"',
+    ),
+    (
+        "ScarceResourceAvoidance",
+        {"resources": ["nvidia.com/gpu/extra"]},
+        'extender.scorers[0].args.resources[0]: Invalid value: "nvidia.com/gpu/extra"',
+    ),
+    (
+        "LimitAware",
+        {"scoringResourceWeights": {"gpu": 1}},
+        'extender.scorers[0].args.scoringResourceWeights.gpu: Invalid value: "gpu"',
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "problem"), SCORER_DOMAIN_ERRORS)
+def test_a_scorer_args_typo_stops_serve_at_start_up(name, args, problem, tmp_path):
+    """The same domain the validator enforces on the design documents' args: serve stops naming the
+    field before it binds anything."""
+    with pytest.raises(ExtenderConfigError) as error:
+        extender_config_from_mapping({"scorers": [{"name": name, "args": args}]})
+    assert len(error.value.problems) == 1 and error.value.problems[0].startswith(problem)
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "limitguard.io/v1alpha1",
+                "kind": "LimitGuardConfiguration",
+                "extender": {"scorers": [{"name": name, "args": args}]},
+            }
+        )
+    )
+    args = build_parser("serve").parse_args(
+        ["serve", "--config", str(config), "--cluster", str(DEMO_CLUSTER)]
+    )
+    with pytest.raises(ConfigError) as stopped:  # serve's run prints it and exits 2
+        asyncio.run(start_serve(args, environ={}))
+    assert problem in str(stopped.value)

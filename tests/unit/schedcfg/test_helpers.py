@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from limitguard.core.names import is_valid_resource_name
+from limitguard.core.names import RESOURCE_NAME_PATTERN, is_valid_resource_name
 from limitguard.core.ratios import parse_ratio_percent
 from limitguard.schedcfg import schemas
 
@@ -86,10 +87,13 @@ def test_schema_and_helper_agree_on_ratios(value: Any) -> None:
         "a/b",
         "intel.com/foo",
         "ex.com/" + "x" * 63,
+        "hugepages-1.5Gi",
+        "a" * 253 + "/x",
     ],
 )
 def test_valid_resource_names(name: str) -> None:
     assert is_valid_resource_name(name)
+    assert re.search(RESOURCE_NAME_PATTERN, name)  # the schemas' pattern agrees
 
 
 @pytest.mark.parametrize(
@@ -110,10 +114,14 @@ def test_valid_resource_names(name: str) -> None:
         "ex.com/" + "x" * 64,
         "a" * 254 + "/x",
         "-ex.com/x",
+        "a..com/x",
+        "bad name",
+        "cpu ",
     ],
 )
 def test_invalid_resource_names(name: str) -> None:
     assert not is_valid_resource_name(name)
+    assert not re.search(RESOURCE_NAME_PATTERN, name)  # the schemas' pattern agrees
 
 
 def test_resource_name_rejects_non_strings() -> None:

@@ -10,7 +10,6 @@ v0.34.7 (manifests/, tests/fixtures/scheduler-plugins/PROVENANCE.md).
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
@@ -205,22 +204,6 @@ def test_resource_types_args_is_an_error_naming_the_kind_koord_scheduler_decodes
     ).passes(strict=True)
 
 
-@pytest.mark.parametrize(
-    ("spec", "rule"),
-    [
-        ({"type": "MostAlocated", "weight": 1}, "fitplus.strategy"),
-        ({"weight": 1}, "fitplus.strategy"),
-        ({"type": "MostAllocated", "weight": 0}, "fitplus.weight-zero"),
-        ({"type": "MostAllocated"}, "fitplus.weight-zero"),
-        ({"type": "MostAllocated", "weight": -2}, "fitplus.weight-negative"),
-    ],
-)
-def test_fit_plus_values_koord_scheduler_accepts_are_warnings(spec: dict[str, Any], rule: str) -> None:
-    report = fit_plus({"resources": {"cpu": spec}})
-    assert report.ok and [f.rule for f in report.warnings] == [rule]
-    assert not fit_plus({"resources": {"cpu": spec}}, scheduler="kube-scheduler").ok
-
-
 def test_fit_plus_weight_above_100_changes_nothing_for_koord_scheduler() -> None:
     assert fit_plus({"resources": {"cpu": {"type": "MostAllocated", "weight": 500}}}).passes(strict=True)
 
@@ -232,20 +215,6 @@ def test_fit_plus_decoding_stays_strict_under_koord_scheduler() -> None:
         f"{ARGS0}.resources.cpu.type",
         f"{ARGS0}.resources.cpu.weight",
     ]
-
-
-def test_scarce_resource_names_koord_scheduler_never_matches_are_warnings() -> None:
-    profile = {
-        "pluginConfig": [
-            {"name": "ScarceResourceAvoidance", "args": {"resources": ["nvidia.com/gpu", "bad name"]}}
-        ],
-        "plugins": {"score": {"enabled": [{"name": "ScarceResourceAvoidance"}]}},
-    }
-    report = koord(profile)
-    assert report.ok and [f.path for f in report.warnings] == [f"{ARGS0}.resources[1]"]
-    profile_copy = copy.deepcopy(profile)
-    profile_copy["pluginConfig"][0]["args"]["resources"] = ["nvidia.com/gpu"]
-    assert koord(profile_copy).passes(strict=True)
 
 
 def test_json_output_carries_the_scheduler_and_why() -> None:

@@ -75,10 +75,18 @@ def check_shape_ranges(shape: Any, path: str) -> list[Finding]:
     return findings
 
 
-def resource_name_errors(name: Any, path: str) -> list[Finding]:
-    """Out-of-tree args: limitguard's own scorers need real resource names."""
+#: How a domain error under koord-scheduler begins: the scheduler itself does not refuse the value.
+KOORD_STARTS = "koord-scheduler starts with it, but"
+
+
+def resource_name_errors(
+    name: Any, path: str, consequence: str = "", rule: str = "resources.valid-name"
+) -> list[Finding]:
+    """Out-of-tree args: real resource names only. ``consequence``: what the reading scheduler, which
+    checks nothing, would do with the name."""
     if isinstance(name, str) and not is_valid_resource_name(name):
-        return [invalid(path, name, RESOURCE_NAME_HINT, "resources.valid-name")]
+        detail = f"{RESOURCE_NAME_HINT}; {consequence}" if consequence else RESOURCE_NAME_HINT
+        return [invalid(path, name, detail, rule)]
     return []
 
 

@@ -4,24 +4,30 @@ Two readers, two entries:
 
 * limitguard's extender scores with these args (``ARGS``, ``LEGACY_ARGS``): its schema is strict about
   values too (a strategy of MostAllocated or LeastAllocated, weights 1..100, real resource names).
-* koord-scheduler v1.8 (``KOORD_ARGS``) decodes them strictly but checks no value (no defaulting, no
-  validation function at v1.8.0 or on main); its scorer (noderesourcefitplus, resourceScorer) gives a
-  resource of any other strategy 0 points, leaves out a weight of 0 and averages by the weights, so a
-  negative weight can push the score outside 0..100. Those are warnings that say what happens. It
-  registers no ``ResourceTypesArgs`` kind: the plugin's constructor refuses such args, so koord-scheduler
-  does not start (``KOORD_LEGACY_ARGS``).
+* koord-scheduler v1.8 (``KOORD_ARGS``) decodes them strictly but checks no value: no defaulting and no
+  validation function at v1.8.0 or on main (pkg/scheduler/apis/config/validation has none for this
+  kind), and the plugin's New (noderesourcefitplus/node_resources_fit_plus.go:48) only asserts the type.
+  It starts with any value; what its scorer (node_resource_fit_plus_utils.go:58-87, resourceScorer)
+  then does makes three of them errors here, each saying so: a type other than MostAllocated or
+  LeastAllocated scores the resource 0 on every node and still adds its weight (the switch has no
+  default); a negative weight can push the weighted average outside 0..100, which the framework's
+  RunScorePlugins refuses ("returns an invalid score"), failing the pod's scheduling cycle; an invalid
+  resource name matches no pod's request. A weight of 0 only leaves the resource out: a warning.
+  It registers no ``ResourceTypesArgs`` kind: the plugin's constructor refuses such args, so
+  koord-scheduler does not start (``KOORD_LEGACY_ARGS``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ..report import Finding, invalid, warning
+from ..report import Finding, invalid, required, unsupported, warning
 from ..rules.releases import Release
-from .common import as_dict, as_int, resource_name_errors
+from .common import KOORD_STARTS, as_dict, as_int, resource_name_errors
 from .kind import ArgsKind
 
 STRATEGIES = ("LeastAllocated", "MostAllocated")
@@ -35,37 +41,38 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
     return findings
 
 
+def _strategy_error(strategy: str | None, weight: int, path: str) -> Finding:
+    """A type resourceScorer has no case for: the resource scores 0 and its weight still counts."""
+    weighted = f"still counts its weight {weight}" if weight else "with weight 0 the entry does nothing"
+    effect = f"NodeResourcesFitPlus scores this resource 0 on every node and {weighted}"
+    if strategy == "RequestedToCapacityRatio":
+        effect = f"RequestedToCapacityRatio is a NodeResourcesFit strategy the plugin lacks: {effect}"
+    if strategy is None:
+        listed = " or ".join(json.dumps(s) for s in STRATEGIES)
+        detail = f"one of {listed}; koord-scheduler starts without it, but {effect}"
+        return required(path, detail, "fitplus.strategy")
+    finding = unsupported(path, strategy, STRATEGIES, "fitplus.strategy")
+    return dataclasses.replace(finding, message=f"{finding.message} ({KOORD_STARTS} {effect})")
+
+
 def koord_validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
-    """What koord-scheduler's scorer does with values it accepts without a check."""
+    """The documented domain of values koord-scheduler accepts without a check, and what it would do."""
     findings: list[Finding] = []
     for name, spec in as_dict(args.get("resources")).items():
         entry_path = path_join(path, "resources", str(name))
-        if resource_name_errors(str(name), entry_path):
-            findings.append(
-                warning(
-                    entry_path,
-                    f"{json.dumps(name)} is not a valid resource name: no pod requests it, so "
-                    "koord-scheduler never scores it",
-                    "fitplus.resource-name",
-                    name,
-                )
-            )
+        findings += resource_name_errors(
+            str(name),
+            entry_path,
+            f"{KOORD_STARTS} no pod can request such a resource, so NodeResourcesFitPlus never scores it",
+            "fitplus.resource-name",
+        )
         spec = as_dict(spec)
-        strategy = spec.get("type")
-        if isinstance(strategy, str | None) and strategy not in STRATEGIES:
-            shown = "no type" if strategy is None else f"type {json.dumps(strategy)}"
-            findings.append(
-                warning(
-                    path_join(entry_path, "type"),
-                    f"{shown}: koord-scheduler scores this resource 0 on every node (only "
-                    f"{' and '.join(STRATEGIES)} score) and still counts its weight",
-                    "fitplus.strategy",
-                    strategy,
-                )
-            )
         weight = as_int(spec.get("weight"))
         if "weight" in spec and weight is None:
-            continue  # not an integer: a decoding error (schema)
+            continue  # not an integer: a decoding error (schema), koord-scheduler does not start
+        strategy = spec.get("type")
+        if isinstance(strategy, str | None) and strategy not in STRATEGIES:
+            findings.append(_strategy_error(strategy, weight or 0, path_join(entry_path, "type")))
         if not weight:
             findings.append(
                 warning(
@@ -77,12 +84,13 @@ def koord_validate(args: dict[str, Any], path: str, _release: Release) -> list[F
             )
         elif weight < 0:
             findings.append(
-                warning(
+                invalid(
                     path_join(entry_path, "weight"),
-                    f"negative weight {weight}: the weighted average can leave 0..100, and a score "
-                    "outside that range fails the scheduling cycle of the pod",
-                    "fitplus.weight-negative",
                     weight,
+                    f"must not be negative: {KOORD_STARTS} for a pod that requests this resource and another "
+                    "one listed here the weighted average can leave 0..100, and the framework then fails that "
+                    'pod\'s scheduling cycle ("returns an invalid score")',
+                    "fitplus.weight-negative",
                 )
             )
     return findings

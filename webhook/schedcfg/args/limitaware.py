@@ -5,7 +5,9 @@ The design of Koordinator PR #1486 (closed, unmerged), which limitguard implemen
 * limitguard's extender (``ARGS``): weights 1..100 as written.
 * a koord-scheduler build carrying that PR (``KOORD_ARGS``): its SetDefaults_LimitAwareArgs turns an
   empty ``scoringResourceWeights`` into cpu: 1, memory: 1 and a weight of 0 into 1 (a warning: the value
-  written is not the value used); ValidateLimitAwareArgs then refuses weights outside 1..100.
+  written is not the value used); ValidateLimitAwareArgs then refuses weights outside 1..100 and checks
+  no resource name, so it starts with an invalid one, which its Score never finds on a node (pkg/scheduler/
+  plugins/limitaware/scoring.go at 9ddd4fb2 scores only resources with a limit capacity): an error here.
 """
 
 from __future__ import annotations
@@ -43,15 +45,27 @@ def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]
     return findings
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def _name_errors(args: dict[str, Any], path: str, consequence: str = "") -> list[Finding]:
     findings: list[Finding] = []
     for field_name in ("scoringResourceWeights", "defaultLimitToAllocatableRatio"):
         for name in as_dict(args.get(field_name)):
-            findings += resource_name_errors(str(name), path_join(path, field_name, str(name)))
+            findings += resource_name_errors(str(name), path_join(path, field_name, str(name)), consequence)
     return findings
+
+
+def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+    return _name_errors(args, path)
+
+
+def koord_validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+    consequence = (
+        "a koord-scheduler build with LimitAware starts with it, but no node has such a resource, so the "
+        "plugin never limits or scores it"
+    )
+    return _name_errors(args, path, consequence)
 
 
 ARGS = ArgsKind("LimitAwareArgs", "LimitAware", validate, in_tree=False)
 KOORD_ARGS = ArgsKind(
-    "LimitAwareArgs", "LimitAware", validate, default, in_tree=False, schema_dir="args/koordinator"
+    "LimitAwareArgs", "LimitAware", koord_validate, default, in_tree=False, schema_dir="args/koordinator"
 )

@@ -1,9 +1,10 @@
 """Koordinator's ScarceResourceAvoidance args: a list of resource names.
 
 limitguard's extender reads them strictly (``ARGS``: real resource names, a repeat warned). koord-scheduler
-v1.8 (``KOORD_ARGS``) decodes them strictly and checks nothing; its scorer intersects the list with the
-resources a node has and the pod does not request, so a malformed name never matches (a warning) and a
-repeat changes nothing.
+v1.8 (``KOORD_ARGS``) decodes them strictly and checks nothing (no validation function; New in
+scarceresourceavoidance/scarce_resource_avoidance.go:50 only asserts the type), so it starts with any name;
+its Score (same file, :82-89) intersects the list with the resources a node has and the pod does not
+request, so an invalid name never matches: an error here, saying so. A repeat changes nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from limitguard.core.paths import path_join
 
 from ..report import Finding, warning
 from ..rules.releases import Release
-from .common import as_list, resource_name_errors
+from .common import KOORD_STARTS, as_list, resource_name_errors
 from .kind import ArgsKind
 
 
@@ -37,17 +38,15 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
 
 
 def koord_validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
-    return [
-        warning(
-            path_join(path, "resources", i),
-            f"{json.dumps(name)} is not a valid resource name: no node has it, so koord-scheduler never "
-            "counts it as scarce",
-            "scarce.resource-name",
+    findings: list[Finding] = []
+    for i, name in enumerate(as_list(args.get("resources"))):
+        findings += resource_name_errors(
             name,
+            path_join(path, "resources", i),
+            f"{KOORD_STARTS} no node has such a resource, so ScarceResourceAvoidance never counts it as scarce",
+            "scarce.resource-name",
         )
-        for i, name in enumerate(as_list(args.get("resources")))
-        if resource_name_errors(name, "")
-    ]
+    return findings
 
 
 ARGS = ArgsKind("ScarceResourceAvoidanceArgs", "ScarceResourceAvoidance", validate, in_tree=False)

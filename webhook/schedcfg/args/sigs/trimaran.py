@@ -1,5 +1,7 @@
 """The TrimaranSpec every Trimaran args kind inlines (metricProvider, watcherAddress): apis/config/v1
 SetDefaultTrimaranSpec and pkg/trimaran/collector.go checkSpecs, run by each plugin's constructor (tag v0.34.7).
+insecureSkipVerify reaches load-watcher's Prometheus client only as TLS configuration (collector.go:70),
+so its default matters only for an https address.
 
 With a watcherAddress the plugin reads load-watcher there and ignores metricProvider; without one it reads
 metrics itself through metricProvider, whose type must then be one of three.
@@ -85,8 +87,14 @@ def watcher_address(args: dict[str, Any]) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _https(address: Any) -> bool:
+    """Whether the Prometheus client would speak TLS to ``address`` (only an https URL does)."""
+    return isinstance(address, str) and address.lower().startswith("https://")
+
+
 def default_spec(args: dict[str, Any], path: str) -> list[Finding]:
-    """SetDefaultTrimaranSpec; warns when the defaulting turns TLS verification off."""
+    """SetDefaultTrimaranSpec; warns when the defaulting turns TLS verification off for an https address
+    (an http:// one, as in the plugins' READMEs and manifests, has no certificate to verify)."""
     provider = args.get("metricProvider")
     if provider is None:
         provider = args["metricProvider"] = {}
@@ -98,7 +106,7 @@ def default_spec(args: dict[str, Any], path: str) -> list[Finding]:
     findings: list[Finding] = []
     if provider.get("type") == "Prometheus" and "insecureSkipVerify" not in provider:
         provider["insecureSkipVerify"] = True
-        if not watcher_address(args):
+        if not watcher_address(args) and _https(provider.get("address")):
             findings.append(
                 warning(
                     path_join(path, "metricProvider", "insecureSkipVerify"),
