@@ -34,7 +34,7 @@ from .rules import config as config_rules
 from .rules import framework
 from .rules.defaults import apply_defaults, plugin_weight_warnings
 from .rules.releases import API_REMOVED_IN, DEFAULT_RELEASE, Release, reader_gates
-from .schedulers import AUTO, CHOICES, choose, reader_label
+from .schedulers import AUTO, CHOICES, SchedulerChoiceError, choose, reader_label, resolve_leniently
 
 API_VERSIONS: dict[str, str] = {api_version(v): v for v in CONFIG_VERSIONS}
 HELM_HINT = (
@@ -289,7 +289,7 @@ def validate_text(
     text: str, source: str = "<input>", release: Release = DEFAULT_RELEASE, scheduler: str = AUTO
 ) -> Report:
     """Validate any input form (bare config, ConfigMap, List, multi-document YAML, v1 fragment) for
-    ``scheduler`` (a name of ``schedulers.CHOICES``; auto detects it per configuration)."""
+    ``scheduler`` (``NAME[@VERSION]`` of ``schedulers``; auto detects it per configuration)."""
     report = Report(source)
     try:
         documents = load_documents(text)
@@ -330,8 +330,10 @@ def configmap_verdict(
 ) -> Report | None:
     """Verdict for a ConfigMap from an AdmissionRequest: None when no data value mentions
     KubeSchedulerConfiguration (decided by a substring test, before any YAML parsing), else a Report whose
-    paths start with ``data[<key>].``. The ConfigMap's ``limitguard.io/scheduler`` annotation names the
-    scheduler that reads it and wins over ``scheduler`` (the server's default)."""
+    paths start with ``data[<key>].``. The ConfigMap's ``limitguard.io/scheduler`` annotation
+    (``NAME[@VERSION]``) names the scheduler that reads it and wins over ``scheduler`` (the server's
+    default); a version limitguard has no table for is a warning, and that scheduler's newest release
+    applies."""
     data = configmap.get("data") if isinstance(configmap, dict) else None
     if not isinstance(data, dict) or not any(isinstance(v, str) and KIND in v for v in data.values()):
         return None
@@ -344,12 +346,17 @@ def configmap_verdict(
     named = annotations.get(SCHEDULER_ANNOTATION) if isinstance(annotations, dict) else None
     named_by = "the webhook's schedulerConfigValidation.scheduler"
     if named is not None:
-        if named in CHOICES:
-            scheduler, named_by = str(named), f"the {SCHEDULER_ANNOTATION} annotation"
-        else:
-            path = f"metadata.annotations[{SCHEDULER_ANNOTATION}]"
+        path = f"metadata.annotations[{SCHEDULER_ANNOTATION}]"
+        try:
+            chosen, note = resolve_leniently(str(named))
+        except SchedulerChoiceError:
             report.add(unsupported(path, named, list(CHOICES), "input.scheduler"))
             return report
+        # a build newer than limitguard's tables must not block the write: its newest release applies
+        scheduler = chosen.spec if chosen is not None else AUTO
+        named_by = f"the {SCHEDULER_ANNOTATION} annotation"
+        if note:
+            report.add(warning(path, note, "input.scheduler-version"))
     _Validation(report, release, scheduler, named_by, refused_gates="warning").configmap(
         configmap, prefix="", structural="", document=None, outer=None
     )

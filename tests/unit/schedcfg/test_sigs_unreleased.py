@@ -8,10 +8,13 @@ from typing import Any
 
 import pytest
 import yaml
-from limitguard.schedcfg.args.sigs import PLUGINS, UNRELEASED_PLUGINS
+from limitguard.schedcfg.args.sigs import MAIN, V0_34_7
 
 from tests.support import FIXTURES
 from tests.unit.schedcfg.sigs_helpers import UNRELEASED, defaulted, errors, run
+
+PLUGINS = V0_34_7.plugins
+UNRELEASED_PLUGINS = MAIN.plugins
 
 NUMBER_HIGHEST = {"metadataSource": "Label", "metadataType": "Number", "scoringStrategy": "Highest"}
 
