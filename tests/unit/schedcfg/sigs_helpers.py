@@ -29,7 +29,9 @@ def run(
     """All findings for ``args`` of ``kind`` (paths below ``args``) and the defaulted args, as build
     ``spec`` reads them (default: the development branch for its kinds, else the newest release)."""
     spec = spec or (MAIN if kinds is UNRELEASED else NEWEST)
-    return run_kind(kinds[kind], args, BUILDS[spec].release_for(Release()))
+    scheduler = BUILDS[spec]
+    entry = {e.kind: e for e in scheduler.kinds}[kind]
+    return run_kind(entry, args, scheduler.release_for(Release()))
 
 
 def errors(
