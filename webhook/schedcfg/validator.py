@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from limitguard.core.kubeversion import supported_text
 from limitguard.core.paths import path_join
 
 from . import schemas
@@ -201,8 +202,14 @@ class _Validation:
                 for p in refused
             ]
             self.emit(gate_findings, prefix=prefix, document=document, locate=locate)
+        reason = detection.reason
+        if chosen.kubernetes_minor not in (None, release.minor):
+            reason += (
+                f"; it is built on Kubernetes 1.{chosen.kubernetes_minor}, outside limitguard's tables "
+                f"({supported_text()}): the in-tree rules of {release.name}, the nearest, apply"
+            )
         self.report.readers.append(
-            Reader(prefix, chosen.name, chosen.release, release.name, detection.reason, detection.certain)
+            Reader(prefix, chosen.name, chosen.release, release.name, reason, detection.certain)
         )
         if not release.serves(version):
             findings = [_not_served(str(api_version), version, release)]
