@@ -177,13 +177,18 @@ def resolve_leniently(text: str) -> tuple[Scheduler | None, str | None]:
     release, with a note saying so; an unknown name still raises SchedulerChoiceError."""
     try:
         return resolve(text), None
-    except SchedulerChoiceError as error:
+    except SchedulerChoiceError:
         name = text.partition("@")[0]
         if name not in SCHEDULERS or not re.fullmatch(CHOICE_PATTERN, text):
             raise
         newest = SCHEDULERS[name]
-        applied = newest.label if newest.build is not None else f"{name} (no @VERSION)"
-        return newest, f"{error}: {applied} applies"
+        if newest.build is None:
+            return (
+                newest,
+                f"{clip(text)}: kube-scheduler has no @VERSION (its release is the Kubernetes version)",
+            )
+        known = ", ".join(b.version for b in newest.builds)
+        return newest, f"{clip(text)}: unknown build, {newest.build.version} applies (known: {known})"
 
 
 def scheduler_of(release: Release) -> Scheduler:
