@@ -18,7 +18,7 @@ from limitguard.schedcfg.schedulers import (
     resolve_leniently,
 )
 
-from tests.support import FIXTURES
+from tests.support import FIXTURES, REPO
 
 KOORD_V1_7, KOORD_V1_8, KOORD_MAIN = (f"koord-scheduler@{v}" for v in ("v1.7.0", "v1.8.0", "main"))
 SIGS_V0_33, SIGS_V0_34, SIGS_MAIN = (f"scheduler-plugins@{v}" for v in ("v0.33.5", "v0.34.7", "main"))
@@ -186,3 +186,19 @@ def test_detection_takes_the_newest_release_and_says_so() -> None:
     assert (reader.scheduler, reader.release) == ("koord-scheduler", "v1.8.0")
     assert "its newest release v1.8.0 applies" in reader.reason
     assert "--scheduler koord-scheduler@VERSION" in reader.reason
+
+
+def test_every_added_field_is_in_the_newest_schema_and_says_since_when() -> None:
+    """The schemas describe the newest build of a kind (an editor accepts each field); a field an older
+    build lacks names the first tag that has it, or the main branch."""
+    checked = 0
+    for scheduler in (SCHEDULERS["koord-scheduler"], SCHEDULERS["scheduler-plugins"]):
+        newest = {e.kind: e for e in scheduler.builds[-1].kinds}
+        for build in scheduler.builds:
+            for kind, fields in build.fields_added.items():
+                schema = json.loads((REPO / "schemas" / newest[kind].schema_path).read_text())
+                for name, since in fields.items():
+                    description = schema["properties"][name]["description"]
+                    assert since in description or "main" in description, (kind, name)
+                    checked += 1
+    assert checked == 13  # Koordinator: 8 in v1.8.0, 3 on main; scheduler-plugins: 1 in v0.34.7, 1 on main
