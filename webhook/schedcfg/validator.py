@@ -355,7 +355,9 @@ def configmap_verdict(
     if named is not None:
         path = f"metadata.annotations[{SCHEDULER_ANNOTATION}]"
         try:
-            chosen, note = resolve_leniently(str(named))
+            if not isinstance(named, str):
+                raise SchedulerChoiceError("not a string")
+            chosen, note = resolve_leniently(named)
         except SchedulerChoiceError:
             report.add(unsupported(path, named, list(CHOICES), "input.scheduler"))
             return report

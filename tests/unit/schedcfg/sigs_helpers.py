@@ -21,6 +21,13 @@ NEWEST = f"scheduler-plugins@{NEWEST_RELEASE.version}"
 MAIN = "scheduler-plugins@main"
 RELEASE = BUILDS[NEWEST].release_for(Release())
 ARGS = "args"
+#: Valid NodeMetadataArgs (only scheduler-plugins' development branch has the plugin).
+NODE_METADATA_ARGS: dict[str, Any] = {
+    "metadataKey": "k",
+    "metadataSource": "Label",
+    "metadataType": "Number",
+    "scoringStrategy": "Highest",
+}
 
 
 def run(

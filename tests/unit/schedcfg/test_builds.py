@@ -19,6 +19,7 @@ from limitguard.schedcfg.schedulers import (
 )
 
 from tests.support import FIXTURES, REPO
+from tests.unit.schedcfg.sigs_helpers import NODE_METADATA_ARGS
 
 KOORD_V1_7, KOORD_V1_8, KOORD_MAIN = (f"koord-scheduler@{v}" for v in ("v1.7.0", "v1.8.0", "main"))
 SIGS_V0_33, SIGS_V0_34, SIGS_MAIN = (f"scheduler-plugins@{v}" for v in ("v0.33.5", "v0.34.7", "main"))
@@ -158,17 +159,7 @@ def test_a_later_builds_plugin_and_extension_point_name_the_build() -> None:
                     "preFilter": {"enabled": [{"name": "NodeResourceTopologyMatch"}]},
                     "score": {"enabled": [{"name": "NodeMetadata"}]},
                 },
-                "pluginConfig": [
-                    {
-                        "name": "NodeMetadata",
-                        "args": {
-                            "metadataKey": "k",
-                            "metadataSource": "Label",
-                            "metadataType": "Number",
-                            "scoringStrategy": "Highest",
-                        },
-                    }
-                ],
+                "pluginConfig": [{"name": "NodeMetadata", "args": NODE_METADATA_ARGS}],
             }
         ],
     }

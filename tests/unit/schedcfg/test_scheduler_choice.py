@@ -16,26 +16,17 @@ from limitguard.core.config import ConfigError
 from limitguard.schedcfg import configmap_verdict
 from limitguard.schedcfg.schedulers import CHOICE_PATTERN
 
+from tests.support import REPO
 from tests.unit.schedcfg.helpers import config
+from tests.unit.schedcfg.sigs_helpers import NODE_METADATA_ARGS
 
-REPO = Path(__file__).resolve().parents[3]
 #: Enables NodeMetadata at score and gives it args: only scheduler-plugins' development branch has it.
 NODE_METADATA = config(
     profiles=[
         {
             "schedulerName": "s",
             "plugins": {"score": {"enabled": [{"name": "NodeMetadata"}]}},
-            "pluginConfig": [
-                {
-                    "name": "NodeMetadata",
-                    "args": {
-                        "metadataKey": "k",
-                        "metadataSource": "Label",
-                        "metadataType": "Number",
-                        "scoringStrategy": "Highest",
-                    },
-                }
-            ],
+            "pluginConfig": [{"name": "NodeMetadata", "args": NODE_METADATA_ARGS}],
         }
     ]
 )
@@ -145,3 +136,16 @@ def test_the_schemas_pattern_is_the_validators() -> None:
         "scheduler"
     ]["pattern"]
     assert chart_pattern == CHOICE_PATTERN.replace("^(", "^(|", 1)
+
+
+def test_a_huge_annotation_version_is_clipped_and_still_admits() -> None:
+    document = configmap("koord-scheduler@v" + "9" * 200_000)
+    document["data"] = {"c": json.dumps(config(profiles=[{"schedulerName": "s"}]))}
+    report = configmap_verdict(document)
+    assert report is not None and report.ok
+    (note,) = report.warnings
+    assert len(note.message) < 200 and "unknown build, v1.8.0 applies" in note.message
+    listed = configmap(None)
+    listed["metadata"]["annotations"] = {"limitguard.io/scheduler": ["koord-scheduler@v1.8.0"]}
+    refused = configmap_verdict(listed)
+    assert refused is not None and [f.rule for f in refused.errors] == ["input.scheduler"]

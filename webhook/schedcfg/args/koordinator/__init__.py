@@ -27,6 +27,16 @@ from . import coscheduling, deviceshare, elasticquota, loadaware, numa, reservat
 
 _SCORE = frozenset({"preScore", "score"})
 
+#: The kinds defined in this package that every build registers.
+_OWN_KINDS: tuple[ArgsKind, ...] = (
+    loadaware.ARGS,
+    numa.ARGS,
+    reservation.ARGS,
+    elasticquota.ARGS,
+    coscheduling.ARGS,
+    deviceshare.ARGS,
+)
+
 # ------------------------------------------------------------------------------------------- v1.7.0
 V1_7_0 = Build(
     "v1.7.0",
@@ -34,12 +44,7 @@ V1_7_0 = Build(
     "a47133acb375db0219f602292c753e48ed417a4a",
     "2025-10-23",
     kinds=(
-        loadaware.ARGS,
-        numa.ARGS,
-        reservation.ARGS,
-        elasticquota.ARGS,
-        coscheduling.ARGS,
-        deviceshare.ARGS,
+        *_OWN_KINDS,
         FITPLUS_ARGS,
         FITPLUS_LEGACY_ARGS,
         SCARCE_ARGS,
@@ -107,15 +112,7 @@ BUILDS: tuple[Build, ...] = (V1_7_0, V1_8_0, MAIN)
 NEWEST_RELEASE = V1_8_0
 
 #: The kinds defined in this package (as the newest build has them), for their schemas and tests.
-KINDS: tuple[ArgsKind, ...] = (
-    loadaware.ARGS,
-    numa.ARGS,
-    reservation.ARGS,
-    elasticquota.ARGS,
-    coscheduling.ARGS,
-    deviceshare.ARGS,
-    schedulinghint.ARGS,
-)
+KINDS: tuple[ArgsKind, ...] = (*_OWN_KINDS, schedulinghint.ARGS)
 
 
 def missing_fields(build: Build) -> dict[str, dict[str, str]]:

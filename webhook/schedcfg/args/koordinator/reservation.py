@@ -16,7 +16,7 @@ from limitguard.core.paths import path_join
 
 from ...report import Finding, invalid, warning
 from ...rules.releases import Release
-from ..common import as_list
+from ..fit import check_ignored
 from ..kind import ArgsKind
 from .common import SCHEDULER, SCHEMA_DIR, as_go_int, drop_nulls
 
@@ -81,38 +81,16 @@ def _is_extended_resource_name(name: str) -> bool:
 def _ignored_resources(args: dict[str, Any], path: str) -> list[Finding]:
     """main (PR #3067): ignoredResources must be extended resources (the fit filter checks native ones
     unconditionally), each ignoredResourceGroup usable as an extended-resource prefix."""
-    findings: list[Finding] = []
-    for i, name in enumerate(as_list(args.get("ignoredResources"))):
-        if isinstance(name, str) and not _is_extended_resource_name(name):
-            findings.append(
-                invalid(
-                    path_join(path, "ignoredResources", i),
-                    name,
-                    "must be an extended resource name (e.g. example.com/gpu); native resources cannot be ignored",
-                    "koord.reservation.ignored-resources",
-                )
-            )
-    for i, group in enumerate(as_list(args.get("ignoredResourceGroups"))):
-        if not isinstance(group, str):
-            continue
-        if "/" in group:
-            detail = "resource group name can't contain '/'"
-        elif not _is_extended_resource_name(group + "/x"):
-            detail = (
-                "must be usable as an extended resource prefix (a valid DNS subdomain and not the reserved "
-                '"kubernetes.io" namespace)'
-            )
-        else:
-            continue
-        findings.append(
-            invalid(
-                path_join(path, "ignoredResourceGroups", i),
-                group,
-                detail,
-                "koord.reservation.ignored-resources",
-            )
-        )
-    return findings
+    return check_ignored(
+        args,
+        path,
+        resource_ok=_is_extended_resource_name,
+        resource_detail="must be an extended resource name (e.g. example.com/gpu); native resources cannot be ignored",
+        group_ok=lambda group: _is_extended_resource_name(group + "/x"),
+        group_detail="must be usable as an extended resource prefix (a valid DNS subdomain and not the reserved "
+        '"kubernetes.io" namespace)',
+        rules=("koord.reservation.ignored-resources", "koord.reservation.ignored-resources"),
+    )
 
 
 def _surprises(args: dict[str, Any], path: str, percentage: int | None) -> list[Finding]:
