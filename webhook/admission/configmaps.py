@@ -49,7 +49,8 @@ def scheduler_release(
         judged = reader.release_for(Release())
         applied = reader_label(judged)
         release = _gated(judged.minor, gates, notes, f" by {applied}")
-        return release, f"{reader.label} is Kubernetes 1.{reader.kubernetes_minor}"
+        why = f"{reader.label} is Kubernetes 1.{reader.kubernetes_minor}"
+        return release, f"{why}; {unknown_version}" if unknown_version else why
     text = configured or cluster_version
     why = "configured" if configured else f"cluster {cluster_version}" if cluster_version else "default"
     minor = DEFAULT_MINOR

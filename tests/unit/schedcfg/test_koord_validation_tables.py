@@ -469,6 +469,7 @@ def test_scheduling_hint_has_no_args_kind_in_v1_7() -> None:
     document["profiles"][0]["plugins"] = {"preFilter": {"enabled": [{"name": "SchedulingHint"}]}}
     report = check(document, scheduler=V1_7_0)
     assert report.ok and [f.rule for f in report.warnings] == ["args.ignored"], report.format()
+    assert "koord-scheduler v1.8.0 has an args kind for it" in report.warnings[0].message
     assert [f.rule for f in check(document, scheduler=V1_8_0).errors] == ["koord.schedulinghint.max"]
 
 

@@ -180,13 +180,17 @@ def _ignored(
     (kube-scheduler config/v1/types.go, v0.34.7) skips a plugin whose ``<Name>Args`` is not registered,
     the args reach New as runtime.Unknown and these plugins' New ignore them (scheduler-plugins v0.34.7
     pkg/capacityscheduling/capacity_scheduling.go, pkg/podstate/pod_state.go, pkg/qos/queue_sort.go;
-    Koordinator v1.8.0 pkg/scheduler/plugins/defaultprebind/plugin.go): the scheduler starts."""
+    Koordinator v1.8.0 pkg/scheduler/plugins/defaultprebind/plugin.go, v1.7.0 schedulinghint New): the
+    scheduler starts. A later build that has the kind is named."""
     reader = schedulers.reader_label(release)
     findings = _unknown(plugin, args, path, "has no args kind", registry)
+    kinds = schedulers.elsewhere(
+        release, lambda build: any(entry.plugin == plugin for entry in build.kinds), "an args kind for it"
+    )
     findings[0] = warning(
         path,
         f"plugin {json.dumps(plugin)} takes no args: {reader} does not decode them and the plugin "
-        "ignores them (no field here has any effect)",
+        f"ignores them (no field here has any effect){kinds}",
         "args.ignored",
         plugin,
     )
