@@ -77,6 +77,19 @@ def _not_served(api_version_text: str, version: str, release: Release) -> Findin
     )
 
 
+def _served_but_unchecked(api_version_text: str, reader: str, release: Release, built_on: int) -> Finding:
+    """A build on a Kubernetes minor older than limitguard's tables still serves an API version those
+    tables' releases no longer do (koord-scheduler v1.7.0 on 1.28: v1beta3): it starts, limitguard
+    cannot judge the file."""
+    return warning(
+        "apiVersion",
+        f"{api_version_text} is served by {reader} (built on Kubernetes 1.{built_on}), but limitguard's "
+        f"rules start at Kubernetes {release.name}, which no longer serves it: the file is not checked; "
+        f"migrate to {api_version('v1')}",
+        "config.api-version-unchecked",
+    )
+
+
 def has_helm_directives(text: str) -> bool:
     return "{{" in text and "}}" in text
 
@@ -211,7 +224,10 @@ class _Validation:
         self.report.readers.append(
             Reader(prefix, chosen.name, chosen.release, release.name, reason, detection.certain)
         )
-        if not release.serves(version):
+        built_on = chosen.kubernetes_minor
+        if not release.serves(version) and built_on is not None and built_on < API_REMOVED_IN[version]:
+            findings = [_served_but_unchecked(str(api_version), chosen.label, release, built_on)]
+        elif not release.serves(version):
             findings = [_not_served(str(api_version), version, release)]
             findings += schemas.validate(schemas.config_validator(version), data)
         else:

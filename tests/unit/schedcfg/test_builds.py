@@ -193,3 +193,15 @@ def test_every_added_field_is_in_the_newest_schema_and_says_since_when() -> None
                     assert since in description or "main" in description, (kind, name)
                     checked += 1
     assert checked == 13  # Koordinator: 8 in v1.8.0, 3 on main; scheduler-plugins: 1 in v0.34.7, 1 on main
+
+
+def test_v1beta3_under_a_build_on_1_28_is_a_warning_that_nothing_was_checked() -> None:
+    """koord-scheduler v1.7.0 (Kubernetes 1.28) still serves v1beta3 (gone in 1.29); v1beta2 it does not."""
+    beta3 = "schedcfg-v1beta3-reservationargs-preemption-typo-pluginConfigs.koordinator-website.yaml"
+    report = validate_text((FIXTURES / beta3).read_text(encoding="utf-8"), beta3, scheduler=KOORD_V1_7)
+    assert report.errors == [] and [f.rule for f in report.warnings] == ["config.api-version-unchecked"]
+    assert "koord-scheduler v1.7.0 (built on Kubernetes 1.28)" in report.warnings[0].message
+    assert not validate_text((FIXTURES / beta3).read_text(encoding="utf-8"), scheduler=KOORD_V1_8).ok
+    beta2 = "schedcfg-v1beta2-configmap-koord-scheduler.koordinator-config-manager.yaml"
+    old = validate_text((FIXTURES / beta2).read_text(encoding="utf-8"), beta2, scheduler=KOORD_V1_7)
+    assert [f.rule for f in old.errors] == ["config.api-version-not-served"]
