@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
@@ -89,7 +89,7 @@ class Scheduler:
         minor = min(max(minor, OLDEST_MINOR), NEWEST_MINOR)
         return Release(minor, dict(cluster.overrides), cluster.note, scheduler=self.spec)
 
-    def first_with(self, has: Any) -> Build | None:
+    def first_with(self, has: Callable[[Build], bool]) -> Build | None:
         """The oldest build of this project for which ``has(build)`` holds (None: none does)."""
         return next((b for b in self.builds if b is not self.build and has(b)), None)
 
@@ -101,8 +101,13 @@ _LIMIT_AWARE = {
 
 
 def _project(
-    name: str, builds: tuple[Build, ...], markers: frozenset[str], missing: Any, **extra: Any
+    name: str,
+    builds: tuple[Build, ...],
+    markers: frozenset[str],
+    missing: Callable[[Build], Mapping[str, Mapping[str, str]]],
+    **extra: Any,
 ) -> dict[str, Scheduler]:
+    """A project's builds by spec, each knowing the fields its later builds added."""
     return {f"{name}@{b.version}": Scheduler(name, b, markers, builds, missing(b), **extra) for b in builds}
 
 
@@ -226,7 +231,7 @@ def choose_hint(scheduler: Scheduler, build: Build) -> str:
     )
 
 
-def elsewhere(release: Release, has: Any, what: str) -> str:
+def elsewhere(release: Release, has: Callable[[Build], bool], what: str) -> str:
     """``; scheduler-plugins main (903da7df) has <what>: choose it with ...`` when another build of the
     reading scheduler's project has it (``has(build)``), else empty."""
     scheduler = scheduler_of(release)

@@ -116,6 +116,7 @@ KINDS: tuple[ArgsKind, ...] = (*_OWN_KINDS, schedulinghint.ARGS)
 
 
 def missing_fields(build: Build) -> dict[str, dict[str, str]]:
+    """The fields builds after ``build`` added: its decoder refuses them."""
     return fields_missing(BUILDS, build)
 
 

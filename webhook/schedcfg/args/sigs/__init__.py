@@ -102,6 +102,7 @@ UNRELEASED_KINDS: tuple[ArgsKind, ...] = MAIN.kinds
 
 
 def missing_fields(build: Build) -> dict[str, dict[str, str]]:
+    """The fields builds after ``build`` added: its decoder refuses them."""
     return fields_missing(BUILDS, build)
 
 
