@@ -111,10 +111,15 @@ SHIPPED: dict[str, list[str]] = {
         "koordinator/charts-koord-scheduler-config-minimal.rendered.yaml",
         "koordinator-helm/koord-scheduler-config.rendered.yaml",
     ],
-    KOORD_MAIN: ["koordinator-main/config-manager-scheduler-config.yaml"],
-    # the v1 manifests and the chart's ConfigMap are the same at v0.33.5, v0.34.7 and master
+    # config/manager/scheduler-config.yaml at a7a1b76b (tests/fixtures/SOURCES.md)
+    KOORD_MAIN: ["schedcfg-v1-configmap-koord-scheduler.koordinator-config-manager.yaml"],
+    # the v1 manifests and the chart's ConfigMap are the same at v0.33.5, v0.34.7 and master (903da7df,
+    # where the schedcfg-v1-* copies were taken)
     SIGS_V0_33: [
-        f"scheduler-plugins/{p.name}" for p in sorted((FIXTURES / "scheduler-plugins").glob("*.yaml"))
+        *(f"scheduler-plugins/{p.name}" for p in sorted((FIXTURES / "scheduler-plugins").glob("*.yaml"))),
+        "schedcfg-v1-capacityscheduling.scheduler-plugins.yaml",
+        "schedcfg-v1-coscheduling.scheduler-plugins.yaml",
+        "schedcfg-v1-noderesourcesallocatable.scheduler-plugins.yaml",
     ],
     SIGS_MAIN: ["schedcfg-v1-multidoc-nodemetadata.scheduler-plugins.yaml"],
 }
