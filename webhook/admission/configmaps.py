@@ -17,7 +17,7 @@ from limitguard.core.response import Response, allowed, warning
 from limitguard.schedcfg import configmap_verdict
 from limitguard.schedcfg.report import Report
 from limitguard.schedcfg.rules.releases import DEFAULT_RELEASE, Release, reader_gates
-from limitguard.schedcfg.schedulers import AUTO, SCHEDULERS
+from limitguard.schedcfg.schedulers import AUTO, reader_label, resolve_leniently
 from limitguard.schedcfg.validator import SCHEDULER_ANNOTATION
 
 UNPROCESSABLE = 422
@@ -37,14 +37,20 @@ def scheduler_release(
     """The release ConfigMaps are validated for, and why: configured, else the cluster's /version, else
     the newest supported. A server keeps answering: a release outside the supported range is clamped to
     the nearest one, and gates that release refuses are left out; ``Release.note`` says so, and every
-    verdict carries it as a warning. A ``scheduler`` built on one Kubernetes minor (koord-scheduler v1.8:
-    1.35) applies that minor whatever the cluster runs: its gates are judged there and the notes name it."""
-    reader = SCHEDULERS.get(scheduler)
-    if reader is not None and reader.kubernetes_minor is not None:
-        applied = f"{reader.label} (Kubernetes 1.{reader.kubernetes_minor})"
-        release = _gated(reader.kubernetes_minor, gates, [], f" by {applied}")
-        return release, f"{reader.label} is Kubernetes 1.{reader.kubernetes_minor}"
+    verdict carries it as a warning. A ``scheduler`` (``NAME[@VERSION]``) built on one Kubernetes minor
+    (koord-scheduler v1.8.0: 1.35) applies that minor whatever the cluster runs: its gates are judged there
+    and the notes name it. A version limitguard has no table for gets its scheduler's newest release, with
+    a note: a newer build must never block ConfigMap writes."""
     notes: list[str] = []
+    reader, unknown_version = resolve_leniently(scheduler)
+    if unknown_version:  # a newer build than the tables: its newest release, and every verdict says so
+        notes.append(f"schedulerConfigValidation.scheduler {unknown_version}")
+    if reader is not None and reader.kubernetes_minor is not None:
+        judged = reader.release_for(Release())
+        applied = reader_label(judged)
+        release = _gated(judged.minor, gates, notes, f" by {applied}")
+        why = f"{reader.label} is Kubernetes 1.{reader.kubernetes_minor}"
+        return release, f"{why}; {unknown_version}" if unknown_version else why
     text = configured or cluster_version
     why = "configured" if configured else f"cluster {cluster_version}" if cluster_version else "default"
     minor = DEFAULT_MINOR

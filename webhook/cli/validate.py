@@ -1,10 +1,10 @@
 """``limitguard validate``: check scheduler configuration files before they reach a cluster.
 
 Exit codes: 0 all files valid (warnings allowed unless --strict), 1 at least one file invalid, 2 usage or
-I/O error (unreadable file, unsupported --kubernetes-version). The verdict is that of the scheduler that reads
-the file (--scheduler, detected by default): kube-scheduler of the chosen release (--kubernetes-version,
---feature-gates), or koord-scheduler / the scheduler-plugins scheduler at the Kubernetes release they are
-built on. Suitable as a pre-commit hook and a CI step; see docs/validator.md.
+I/O error (unreadable file, unsupported --kubernetes-version, a --scheduler build limitguard has no table
+for). The verdict is that of the scheduler that reads the file (--scheduler NAME[@VERSION], detected by
+default): kube-scheduler of the chosen release (--kubernetes-version, --feature-gates), or one build of
+koord-scheduler / the scheduler-plugins scheduler at the Kubernetes release it is built on. Suitable as a pre-commit hook and a CI step; see docs/validator.md.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from limitguard.schedcfg.rules.releases import (
     reader_gates,
     release_for,
 )
-from limitguard.schedcfg.schedulers import AUTO, CHOICES, SCHEDULERS, reader_label
+from limitguard.schedcfg.schedulers import AUTO, CHOICES, SchedulerChoiceError, reader_label, resolve
 from limitguard.schedcfg.validator import validate_text
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -58,11 +58,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--scheduler",
-        choices=CHOICES,
+        type=_scheduler_choice,
         default=AUTO,
-        help="the scheduler that reads the file: its in-tree part's Kubernetes release, plugins and args "
-        "kinds apply (default auto: detected from the plugins only one project has; kube-scheduler's "
-        "release is --kubernetes-version)",
+        metavar="NAME[@VERSION]",
+        help=f"the scheduler that reads the file ({', '.join(CHOICES)}), optionally one build of it "
+        "(koord-scheduler@v1.7.0, scheduler-plugins@main; without @VERSION its newest release): its "
+        "in-tree part's Kubernetes release, plugins and args kinds apply (default auto: detected from the "
+        "plugins only one project has, at its newest release; kube-scheduler's release is "
+        "--kubernetes-version)",
     )
     parser.add_argument(
         "--feature-gates",
@@ -70,6 +73,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="",
         help="kube-scheduler feature gates that change validation (" + ", ".join(sorted(KNOWN_GATES)) + ")",
     )
+
+
+def _scheduler_choice(text: str) -> str:
+    """``NAME[@VERSION]`` as given, once limitguard knows it; otherwise a usage error (exit 2)."""
+    try:
+        resolve(text)
+    except SchedulerChoiceError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def _read(name: str) -> str:
@@ -106,8 +118,9 @@ def run(args: argparse.Namespace) -> int:
     # --feature-gates are the reading scheduler's flags, judged at its own Kubernetes minor (koord-scheduler
     # v1.8: 1.35); with auto that is per file, by the validator, where the reader is known
     release = replace(release, overrides=gates)
-    if scheduler != AUTO:
-        reader, problems = reader_gates(SCHEDULERS[scheduler].release_for(release))
+    chosen = resolve(scheduler)
+    if chosen is not None:
+        reader, problems = reader_gates(chosen.release_for(release))
         if problems:
             print(f"limitguard validate: {reader_label(reader)}: {'; '.join(problems)}", file=sys.stderr)
             return EXIT_USAGE

@@ -12,6 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from limitguard.core.kubeversion import supported_text
 from limitguard.core.paths import path_join
 
 from . import schemas
@@ -34,7 +35,7 @@ from .rules import config as config_rules
 from .rules import framework
 from .rules.defaults import apply_defaults, plugin_weight_warnings
 from .rules.releases import API_REMOVED_IN, DEFAULT_RELEASE, Release, reader_gates
-from .schedulers import AUTO, CHOICES, choose, reader_label
+from .schedulers import AUTO, CHOICES, SchedulerChoiceError, choose, reader_label, resolve_leniently
 
 API_VERSIONS: dict[str, str] = {api_version(v): v for v in CONFIG_VERSIONS}
 HELM_HINT = (
@@ -73,6 +74,19 @@ def _not_served(api_version_text: str, version: str, release: Release) -> Findin
         f"not served by {reader_label(release)} (removed in Kubernetes 1.{API_REMOVED_IN[version]}); "
         f"migrate to {api_version('v1')} (other findings below are from the {version} schema, to help the move)",
         "config.api-version-not-served",
+    )
+
+
+def _served_but_unchecked(api_version_text: str, reader: str, release: Release, built_on: int) -> Finding:
+    """A build on a Kubernetes minor older than limitguard's tables still serves an API version those
+    tables' releases no longer do (koord-scheduler v1.7.0 on 1.28: v1beta3): it starts, limitguard
+    cannot judge the file."""
+    return warning(
+        "apiVersion",
+        f"{api_version_text} is served by {reader} (built on Kubernetes 1.{built_on}), but limitguard's "
+        f"rules start at Kubernetes {release.name}, which no longer serves it: the file is not checked; "
+        f"migrate to {api_version('v1')}",
+        "config.api-version-unchecked",
     )
 
 
@@ -201,10 +215,19 @@ class _Validation:
                 for p in refused
             ]
             self.emit(gate_findings, prefix=prefix, document=document, locate=locate)
+        reason = detection.reason
+        if chosen.kubernetes_minor not in (None, release.minor):
+            reason += (
+                f"; it is built on Kubernetes 1.{chosen.kubernetes_minor}, outside limitguard's tables "
+                f"({supported_text()}): the in-tree rules of {release.name}, the nearest, apply"
+            )
         self.report.readers.append(
-            Reader(prefix, chosen.name, chosen.release, release.name, detection.reason, detection.certain)
+            Reader(prefix, chosen.name, chosen.release, release.name, reason, detection.certain)
         )
-        if not release.serves(version):
+        built_on = chosen.kubernetes_minor
+        if not release.serves(version) and built_on is not None and built_on < API_REMOVED_IN[version]:
+            findings = [_served_but_unchecked(str(api_version), chosen.label, release, built_on)]
+        elif not release.serves(version):
             findings = [_not_served(str(api_version), version, release)]
             findings += schemas.validate(schemas.config_validator(version), data)
         else:
@@ -289,7 +312,7 @@ def validate_text(
     text: str, source: str = "<input>", release: Release = DEFAULT_RELEASE, scheduler: str = AUTO
 ) -> Report:
     """Validate any input form (bare config, ConfigMap, List, multi-document YAML, v1 fragment) for
-    ``scheduler`` (a name of ``schedulers.CHOICES``; auto detects it per configuration)."""
+    ``scheduler`` (``NAME[@VERSION]`` of ``schedulers``; auto detects it per configuration)."""
     report = Report(source)
     try:
         documents = load_documents(text)
@@ -330,8 +353,10 @@ def configmap_verdict(
 ) -> Report | None:
     """Verdict for a ConfigMap from an AdmissionRequest: None when no data value mentions
     KubeSchedulerConfiguration (decided by a substring test, before any YAML parsing), else a Report whose
-    paths start with ``data[<key>].``. The ConfigMap's ``limitguard.io/scheduler`` annotation names the
-    scheduler that reads it and wins over ``scheduler`` (the server's default)."""
+    paths start with ``data[<key>].``. The ConfigMap's ``limitguard.io/scheduler`` annotation
+    (``NAME[@VERSION]``) names the scheduler that reads it and wins over ``scheduler`` (the server's
+    default); a version limitguard has no table for is a warning, and that scheduler's newest release
+    applies."""
     data = configmap.get("data") if isinstance(configmap, dict) else None
     if not isinstance(data, dict) or not any(isinstance(v, str) and KIND in v for v in data.values()):
         return None
@@ -344,12 +369,19 @@ def configmap_verdict(
     named = annotations.get(SCHEDULER_ANNOTATION) if isinstance(annotations, dict) else None
     named_by = "the webhook's schedulerConfigValidation.scheduler"
     if named is not None:
-        if named in CHOICES:
-            scheduler, named_by = str(named), f"the {SCHEDULER_ANNOTATION} annotation"
-        else:
-            path = f"metadata.annotations[{SCHEDULER_ANNOTATION}]"
+        path = f"metadata.annotations[{SCHEDULER_ANNOTATION}]"
+        try:
+            if not isinstance(named, str):
+                raise SchedulerChoiceError("not a string")
+            chosen, note = resolve_leniently(named)
+        except SchedulerChoiceError:
             report.add(unsupported(path, named, list(CHOICES), "input.scheduler"))
             return report
+        # a build newer than limitguard's tables must not block the write: its newest release applies
+        scheduler = chosen.spec if chosen is not None else AUTO
+        named_by = f"the {SCHEDULER_ANNOTATION} annotation"
+        if note:
+            report.add(warning(path, note, "input.scheduler-version"))
     _Validation(report, release, scheduler, named_by, refused_gates="warning").configmap(
         configmap, prefix="", structural="", document=None, outer=None
     )

@@ -1,4 +1,5 @@
-"""config.schedulerConfigValidation.scheduler reaches the server's configuration (real helm, issue 28)."""
+"""config.schedulerConfigValidation.scheduler (NAME or NAME@VERSION) reaches the server's configuration (real
+helm)."""
 
 from __future__ import annotations
 
@@ -21,14 +22,25 @@ def test_default_is_detection(render: Render) -> None:
     assert _config(objects).scheduler_name == "auto"
 
 
-@pytest.mark.parametrize("scheduler", ["auto", "kube-scheduler", "koord-scheduler", "scheduler-plugins"])
+@pytest.mark.parametrize(
+    "scheduler",
+    [
+        "auto",
+        "kube-scheduler",
+        "koord-scheduler",
+        "scheduler-plugins",
+        "koord-scheduler@v1.7.0",
+        "scheduler-plugins@main",
+        "koord-scheduler@v1.9.0",  # no table yet: the server applies the newest release and warns
+    ],
+)
 def test_each_scheduler_reaches_the_server(render: Render, scheduler: str) -> None:
     objects = render("default", f"{SETTING}={scheduler}")
     assert _server_yaml(objects)["schedulerConfigValidation"] == {"scheduler": scheduler}
     assert _config(objects).scheduler_name == scheduler
 
 
-@pytest.mark.parametrize("value", ["koord", "default-scheduler", "Auto"])
+@pytest.mark.parametrize("value", ["koord", "default-scheduler", "Auto", "auto@v1", "koord-scheduler@"])
 def test_the_values_schema_refuses_another_scheduler(helm: Helm, value: str) -> None:
     result = helm.template(f"{SETTING}={value}", check=False)
     assert result.returncode != 0, f"--set {SETTING}={value} was accepted"

@@ -110,3 +110,22 @@ async def test_a_slow_scheduler_config_check_holds_up_neither_bindings_nor_the_l
     answers = [answer for _, answer in await asyncio.gather(*pending)]
     assert sorted(checked) == ["one", "two"]
     assert all(a["response"]["allowed"] for a in answers)
+
+
+async def test_the_annotation_names_a_build_and_an_unknown_one_never_blocks_the_write(start_server):
+    """Koordinator v1.8.0's file enables Coscheduling at preScore and score, which v1.7.0's Coscheduling
+    lacks: denied for koord-scheduler@v1.7.0, naming the build that has them; admitted with a warning for
+    a build limitguard has no table for (its newest release, v1.8.0, applies)."""
+    server = await start_server(ClusterState())
+    older = koordinator_configmap()
+    older["metadata"]["annotations"] = {"limitguard.io/scheduler": "koord-scheduler@v1.7.0"}
+    _, answer = await server.post("/validate", configmap_request(older))
+    response = answer["response"]
+    assert response["allowed"] is False and response["status"]["code"] == 422
+    assert "--scheduler koord-scheduler@v1.8.0" in response["status"]["message"]
+    newer = koordinator_configmap()
+    newer["metadata"]["annotations"] = {"limitguard.io/scheduler": "koord-scheduler@v1.9.0"}
+    _, answer = await server.post("/validate", configmap_request(newer))
+    response = answer["response"]
+    assert response["allowed"] is True
+    assert any("koord-scheduler@v1.9.0: unknown build, v1.8.0 applies" in w for w in response["warnings"])

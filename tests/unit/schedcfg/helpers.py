@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 from typing import Any
 
-from limitguard.schedcfg import Report, schemas, validate_text
+from limitguard.schedcfg import Report, validate_text
+from limitguard.schedcfg.args.check import check_kind
 from limitguard.schedcfg.args.kind import ArgsKind
 from limitguard.schedcfg.report import Finding
 from limitguard.schedcfg.rules.releases import Release
@@ -111,11 +111,8 @@ def object_schemas(node: Any, *, nullable: bool = True) -> list[dict[str, Any]]:
 def run_kind(entry: ArgsKind, args: dict[str, Any], release: Release) -> tuple[list[Finding], dict[str, Any]]:
     """One args kind as the validator runs it: schema, then defaulting, then its rules (paths below
     ``args``); returns the findings and the defaulted args."""
-    findings = schemas.validate(schemas.schema_validator(entry.schema_path), args, "args")
-    defaulted = copy.deepcopy(args)
-    findings += entry.default(defaulted, "args", release)
-    findings += entry.validate(defaulted, "args", release)
-    return findings, defaulted
+    decoded, rules, defaulted = check_kind(entry, args, "args", release)
+    return decoded + rules, defaulted
 
 
 def assert_strict_args_schema(schema: dict[str, Any], kind: str, *, ref_describes: bool = False) -> None:

@@ -1,33 +1,41 @@
-"""Running one Koordinator args kind as the validator does: schema, then defaulting, then its rules."""
+"""Running one Koordinator args kind as the validator does: schema, then defaulting, then its rules, as one
+koord-scheduler build reads them (default: the newest release)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from limitguard.schedcfg.args.kind import ArgsKind
-from limitguard.schedcfg.args.koordinator import KINDS, KUBERNETES_MINOR
+from limitguard.schedcfg.args.koordinator import KINDS, NEWEST_RELEASE
 from limitguard.schedcfg.report import Finding
 from limitguard.schedcfg.rules.releases import Release
+from limitguard.schedcfg.schedulers import BUILDS
 
 from tests.unit.schedcfg.helpers import run_kind
 
 BY_KIND: dict[str, ArgsKind] = {entry.kind: entry for entry in KINDS}
 BY_PLUGIN: dict[str, ArgsKind] = {entry.plugin: entry for entry in KINDS}
-RELEASE = Release(KUBERNETES_MINOR)
+NEWEST = f"koord-scheduler@{NEWEST_RELEASE.version}"
+RELEASE = BUILDS[NEWEST].release_for(Release())
 ARGS = "args"
 
 
-def run(kind: str, args: dict[str, Any]) -> tuple[list[Finding], dict[str, Any]]:
+def release_of(spec: str) -> Release:
+    """The Release a koord-scheduler build (``koord-scheduler@v1.7.0``) judges its args by."""
+    return BUILDS[spec].release_for(Release())
+
+
+def run(kind: str, args: dict[str, Any], spec: str = NEWEST) -> tuple[list[Finding], dict[str, Any]]:
     """All findings for ``args`` of ``kind`` (paths below ``args``) and the defaulted args."""
-    return run_kind(BY_KIND[kind], args, RELEASE)
+    return run_kind(BY_KIND[kind], args, release_of(spec))
 
 
-def of(kind: str, args: dict[str, Any], severity: str) -> list[str]:
-    return [str(f) for f in run(kind, args)[0] if f.severity == severity]
+def of(kind: str, args: dict[str, Any], severity: str, spec: str = NEWEST) -> list[str]:
+    return [str(f) for f in run(kind, args, spec)[0] if f.severity == severity]
 
 
-def errors(kind: str, args: dict[str, Any]) -> list[str]:
-    return of(kind, args, "error")
+def errors(kind: str, args: dict[str, Any], spec: str = NEWEST) -> list[str]:
+    return of(kind, args, "error", spec)
 
 
 def warnings(kind: str, args: dict[str, Any]) -> list[str]:

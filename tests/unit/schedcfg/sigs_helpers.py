@@ -1,33 +1,50 @@
-"""Running one scheduler-plugins args kind as the validator does: schema, then defaulting, then its rules."""
+"""Running one scheduler-plugins args kind as the validator does: schema, then defaulting, then its rules,
+as one build of the scheduler reads them (default: the newest release)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from limitguard.schedcfg.args.kind import ArgsKind
-from limitguard.schedcfg.args.sigs import KINDS, KUBERNETES_MINOR, UNRELEASED_KINDS
+from limitguard.schedcfg.args.sigs import KINDS, NEWEST_RELEASE, UNRELEASED_KINDS
 from limitguard.schedcfg.report import Finding
 from limitguard.schedcfg.rules.releases import Release
+from limitguard.schedcfg.schedulers import BUILDS
 
 from tests.unit.schedcfg.helpers import run_kind
 
 BY_KIND: dict[str, ArgsKind] = {entry.kind: entry for entry in KINDS}
 BY_PLUGIN: dict[str, ArgsKind] = {entry.plugin: entry for entry in KINDS}
-#: The kinds as the project's master branch has them (no release yet).
+#: The kinds as the project's development branch has them (no release yet).
 UNRELEASED: dict[str, ArgsKind] = {entry.kind: entry for entry in UNRELEASED_KINDS}
-RELEASE = Release(KUBERNETES_MINOR)
+NEWEST = f"scheduler-plugins@{NEWEST_RELEASE.version}"
+MAIN = "scheduler-plugins@main"
+RELEASE = BUILDS[NEWEST].release_for(Release())
 ARGS = "args"
+#: Valid NodeMetadataArgs (only scheduler-plugins' development branch has the plugin).
+NODE_METADATA_ARGS: dict[str, Any] = {
+    "metadataKey": "k",
+    "metadataSource": "Label",
+    "metadataType": "Number",
+    "scoringStrategy": "Highest",
+}
 
 
 def run(
-    kind: str, args: dict[str, Any], kinds: dict[str, ArgsKind] = BY_KIND
+    kind: str, args: dict[str, Any], kinds: dict[str, ArgsKind] = BY_KIND, spec: str | None = None
 ) -> tuple[list[Finding], dict[str, Any]]:
-    """All findings for ``args`` of ``kind`` (paths below ``args``) and the defaulted args."""
-    return run_kind(kinds[kind], args, RELEASE)
+    """All findings for ``args`` of ``kind`` (paths below ``args``) and the defaulted args, as build
+    ``spec`` reads them (default: the development branch for its kinds, else the newest release)."""
+    spec = spec or (MAIN if kinds is UNRELEASED else NEWEST)
+    scheduler = BUILDS[spec]
+    entry = {e.kind: e for e in scheduler.kinds}[kind]
+    return run_kind(entry, args, scheduler.release_for(Release()))
 
 
-def errors(kind: str, args: dict[str, Any], kinds: dict[str, ArgsKind] = BY_KIND) -> list[str]:
-    return [str(f) for f in run(kind, args, kinds)[0] if f.severity == "error"]
+def errors(
+    kind: str, args: dict[str, Any], kinds: dict[str, ArgsKind] = BY_KIND, spec: str | None = None
+) -> list[str]:
+    return [str(f) for f in run(kind, args, kinds, spec)[0] if f.severity == "error"]
 
 
 def warnings(kind: str, args: dict[str, Any]) -> list[str]:

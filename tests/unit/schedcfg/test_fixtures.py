@@ -14,15 +14,17 @@ HELM_VALUES = {
     ".Values.scheduler.deviceShare": None,
 }
 
-VALID = [
-    "schedcfg-v1-capacityscheduling.scheduler-plugins.yaml",
-    "schedcfg-v1-configmap-koord-scheduler.koordinator-config-manager.yaml",
-    "schedcfg-v1-coscheduling.scheduler-plugins.yaml",
-    "schedcfg-v1-multidoc-nodemetadata.scheduler-plugins.yaml",
-    "schedcfg-v1-nodefit-mostallocated-extended.k8s-website-docs.yaml",
-    "schedcfg-v1-noderesourcesallocatable.scheduler-plugins.yaml",
-    "schedcfg-v1-profiles-fragment-nodefitplus-scarceavoid.koordinator-website.yaml",
-]
+#: Each with the scheduler it is written for (auto: detected, at its newest release).
+VALID = {
+    "schedcfg-v1-capacityscheduling.scheduler-plugins.yaml": "auto",
+    "schedcfg-v1-configmap-koord-scheduler.koordinator-config-manager.yaml": "auto",
+    "schedcfg-v1-coscheduling.scheduler-plugins.yaml": "auto",
+    # NodeMetadata is registered on scheduler-plugins' development branch only
+    "schedcfg-v1-multidoc-nodemetadata.scheduler-plugins.yaml": "scheduler-plugins@main",
+    "schedcfg-v1-nodefit-mostallocated-extended.k8s-website-docs.yaml": "auto",
+    "schedcfg-v1-noderesourcesallocatable.scheduler-plugins.yaml": "auto",
+    "schedcfg-v1-profiles-fragment-nodefitplus-scarceavoid.koordinator-website.yaml": "auto",
+}
 # No supported kube-scheduler (1.31+) serves v1beta2 (gone in 1.28) or v1beta3 (gone in 1.29): these
 # otherwise well-formed files are invalid with exactly one error, on apiVersion (issue 15; they used to
 # pass with a deprecation warning).
@@ -63,15 +65,23 @@ def test_every_schedcfg_fixture_is_covered() -> None:
 
 @pytest.mark.parametrize("name", VALID)
 def test_shipped_configs_are_valid(name: str) -> None:
-    report = validate_text(fixture_text(name), name)
+    report = validate_text(fixture_text(name), name, scheduler=VALID[name])
     assert report.ok, report.format()
+
+
+def test_a_development_branch_plugin_is_refused_by_the_newest_release_naming_the_branch() -> None:
+    name = "schedcfg-v1-multidoc-nodemetadata.scheduler-plugins.yaml"
+    report = validate_text(fixture_text(name), name)
+    assert {r.release for r in report.readers} == {"v0.34.7"}
+    assert [f.rule for f in report.errors] == ["plugins.unknown"] * 4
+    assert "--scheduler scheduler-plugins@main" in report.errors[0].message
 
 
 @pytest.mark.parametrize("name", VALID)
 def test_shipped_configs_are_valid_for_every_supported_release(name: str) -> None:
     """None of them uses a field, plugin or gate that a supported release lacks."""
     for minor in SUPPORTED_MINORS:
-        report = validate_text(fixture_text(name), name, release=Release(minor))
+        report = validate_text(fixture_text(name), name, release=Release(minor), scheduler=VALID[name])
         assert report.ok, (minor, report.format())
 
 
@@ -152,15 +162,20 @@ def test_v1beta3_gets_the_same_verdict_whatever_the_supported_release() -> None:
     for minor in SUPPORTED_MINORS:
         report = validate_text(text, release=Release(minor))
         assert [f.rule for f in report.errors] == ["config.api-version-not-served"]
-        assert "scheduler-plugins v0.34.x (Kubernetes 1.34)" in report.errors[0].message
+        assert "scheduler-plugins v0.34.7 (Kubernetes 1.34)" in report.errors[0].message
 
 
 def test_fragment_is_validated_as_v1_with_a_warning() -> None:
-    report = validate_text(fixture_text(VALID[6]))
+    report = validate_text(
+        fixture_text("schedcfg-v1-profiles-fragment-nodefitplus-scarceavoid.koordinator-website.yaml")
+    )
     assert [f.rule for f in report.warnings] == ["input.fragment"]
     # NodeResourcesFitPlus and ScarceResourceAvoidance are koord-scheduler's own plugins: no note
     assert [r.scheduler for r in report.readers] == ["koord-scheduler"] and report.infos == []
-    kube = validate_text(fixture_text(VALID[6]), scheduler="kube-scheduler")
+    kube = validate_text(
+        fixture_text("schedcfg-v1-profiles-fragment-nodefitplus-scarceavoid.koordinator-website.yaml"),
+        scheduler="kube-scheduler",
+    )
     assert {f.rule for f in kube.infos} == {"plugins.out-of-tree"}
 
 

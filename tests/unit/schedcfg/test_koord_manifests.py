@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 import yaml
-from limitguard.schedcfg.args.koordinator import PLUGINS, REGISTERED_KINDS
+from limitguard.schedcfg.args.koordinator import V1_8_0
 
 from tests.support import FIXTURES
 from tests.unit.schedcfg.koord_helpers import BY_KIND, BY_PLUGIN, run
+
+PLUGINS = V1_8_0.plugins
 
 FOLDER = FIXTURES / "koordinator"
 FILES = sorted(FOLDER.glob("*.yaml"))
@@ -83,9 +85,10 @@ def test_enabled_plugins_are_registered_at_points_they_implement(path: Path) -> 
 
 
 def test_plugins_and_kinds_agree() -> None:
-    """Each args kind configures a registered plugin; register.go's nine kinds cover the plugins with args
-    (DefaultPreBind has none)."""
+    """Each args kind configures a registered plugin; register.go's nine kinds (and LimitAware's, judged as
+    Koordinator PR #1486 has it) cover the plugins with args (DefaultPreBind has none)."""
     assert {entry.plugin for entry in BY_KIND.values()} <= set(PLUGINS)
-    assert {kind.removesuffix("Args") for kind in REGISTERED_KINDS} == set(PLUGINS) - {"DefaultPreBind"}
+    plugins_with_kinds = {entry.plugin for entry in V1_8_0.kinds}
+    assert plugins_with_kinds == set(PLUGINS) - {"DefaultPreBind"}
+    assert len({entry.kind for entry in V1_8_0.kinds} - {"LimitAwareArgs", "ResourceTypesArgs"}) == 9
     assert "queueSort" not in PLUGINS["Coscheduling"]
-    assert "LimitAware" not in PLUGINS

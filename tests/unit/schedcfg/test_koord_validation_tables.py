@@ -1,13 +1,16 @@
-"""Koordinator's own validation tables, translated: limitguard's verdict on each args kind equals
-koord-scheduler v1.8.0's (an error exactly where the plugin's constructor refuses the args, so the scheduler
-does not start).
+"""Koordinator's own validation tables, translated: limitguard's verdict on each args kind equals each
+koord-scheduler build's (an error exactly where the plugin's constructor refuses the args, so the scheduler
+does not start), run under koord-scheduler@v1.7.0, @v1.8.0 and @main.
 
 The tables come from koordinator-sh/koordinator pkg/scheduler/apis/config/validation/
-validation_pluginargs_test.go, which arrived on main after v1.8.0 (PR #3025, commit c7068c6d). The
-functions it tests are v1.8.0's, except the ReservationArgs ignoredResources/ignoredResourceGroups rules
-(PR #3067, main only): for v1.8.0 those fields are unknown, so every such case is an error here, whatever
-main would say. The Go tests pass internal (already defaulted) args; these give the same args as a user
-writes them, so where defaulting changes the outcome the case says so.
+validation_pluginargs_test.go, the only validation test file of the project: it arrived on main after
+v1.8.0 (PR #3025, commit c7068c6d); neither v1.7.0 nor v1.8.0 has one. The functions it tests are v1.8.0's
+and main's, except the ReservationArgs ignoredResources/ignoredResourceGroups rules (PR #3067, main only):
+for v1.8.0 and v1.7.0 those fields are unknown. v1.7.0's functions are v1.8.0's without the
+gcIntervalSeconds/resyncIntervalSeconds checks and without SchedulingHintArgs (both came with v1.8.0), so
+under v1.7.0 a case using those fields is an unknown-field error instead. The Go tests pass internal
+(already defaulted) args; these give the same args as a user writes them, so where defaulting changes the
+outcome the case says so.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from tests.unit.schedcfg.koord_helpers import errors, run
+from tests.unit.schedcfg.helpers import check, with_args
+from tests.unit.schedcfg.koord_helpers import errors
 
 Case = tuple[str, dict[str, Any], list[str]]
 
@@ -429,9 +433,44 @@ CASES = [(kind, *case) for kind, cases in TABLES.items() for case in cases]
 CASES += [("SchedulingHintArgs", *case) for case in SCHEDULINGHINT_NEW_CASES]
 
 
+V1_7_0, V1_8_0, MAIN = "koord-scheduler@v1.7.0", "koord-scheduler@v1.8.0", "koord-scheduler@main"
+#: Fields v1.7.0 does not have (they came with v1.8.0), among those the tables use.
+NEWER_THAN_V1_7 = ("gcIntervalSeconds", "resyncIntervalSeconds")
+
+
+@pytest.mark.parametrize("spec", [V1_8_0, MAIN])
 @pytest.mark.parametrize(("kind", "name", "args", "expected"), CASES, ids=[f"{c[0]}: {c[1]}" for c in CASES])
-def test_upstream_case(kind: str, name: str, args: dict[str, Any], expected: list[str]) -> None:
-    assert errors(kind, args) == expected, name
+def test_upstream_case(spec: str, kind: str, name: str, args: dict[str, Any], expected: list[str]) -> None:
+    assert errors(kind, args, spec) == expected, name
+
+
+V1_7_CASES = [case for case in CASES if case[0] != "SchedulingHintArgs"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "args", "expected"), V1_7_CASES, ids=[f"{c[0]}: {c[1]}" for c in V1_7_CASES]
+)
+def test_upstream_case_under_v1_7(kind: str, name: str, args: dict[str, Any], expected: list[str]) -> None:
+    """The same verdict, but for the fields v1.7.0's decoder lacks: refused, naming v1.8.0."""
+    newer = [field for field in NEWER_THAN_V1_7 if field in args]
+    found = errors(kind, args, V1_7_0)
+    refused = [f for f in found if "Forbidden: unknown field" in f]
+    assert [f.split(":")[0] for f in refused] == [f"args.{field}" for field in newer], name
+    assert all("--scheduler koord-scheduler@v1.8.0" in f for f in refused)
+    assert [f for f in found if f not in refused] == [
+        e for e in expected if e.split(":")[0] not in {f"args.{n}" for n in newer}
+    ]
+
+
+def test_scheduling_hint_has_no_args_kind_in_v1_7() -> None:
+    """v1.7.0 registers SchedulingHint but no SchedulingHintArgs (register.go gained it in v1.8.0): its
+    args are not decoded and the plugin ignores them, so even maxHintNodes 0 starts the scheduler."""
+    document = with_args("SchedulingHint", {"maxHintNodes": 0}, score=False)
+    document["profiles"][0]["plugins"] = {"preFilter": {"enabled": [{"name": "SchedulingHint"}]}}
+    report = check(document, scheduler=V1_7_0)
+    assert report.ok and [f.rule for f in report.warnings] == ["args.ignored"], report.format()
+    assert "koord-scheduler v1.8.0 has an args kind for it" in report.warnings[0].message
+    assert [f.rule for f in check(document, scheduler=V1_8_0).errors] == ["koord.schedulinghint.max"]
 
 
 @pytest.mark.parametrize(
@@ -439,23 +478,34 @@ def test_upstream_case(kind: str, name: str, args: dict[str, Any], expected: lis
     RESERVATION_MAIN_ONLY_CASES,
     ids=[c[0] for c in RESERVATION_MAIN_ONLY_CASES],
 )
-def test_fields_after_v1_8_are_unknown_to_v1_8(name: str, args: dict[str, Any], main_refuses: bool) -> None:
-    """v1.8.0's strict decoder refuses these fields whatever main's rules say (main refuses
-    ``main_refuses`` of them); a note per field says a newer build knows it."""
-    findings, _ = run("ReservationArgs", args)
-    assert [str(f) for f in findings if f.severity == "error"] == [
-        f'args.{field}: Forbidden: unknown field "{field}"' for field in args
-    ], (name, main_refuses)
-    notes = [f for f in findings if f.severity == "info"]
-    assert [f.path for f in notes] == [f"args.{field}" for field in args]
-    assert all("after v1.8.0" in f.message and "#3067" in f.message for f in notes)
+def test_main_only_fields(name: str, args: dict[str, Any], main_refuses: bool) -> None:
+    """main judges them by PR #3067's rules; v1.8.0's and v1.7.0's strict decoders refuse the fields,
+    naming main and how to choose it."""
+    assert bool(errors("ReservationArgs", args, MAIN)) == main_refuses, name
+    for spec in (V1_8_0, V1_7_0):
+        found = errors("ReservationArgs", args, spec)
+        assert [f.split(":")[0] for f in found] == [f"args.{field}" for field in args], (name, spec)
+        assert all("unknown field" in f and "--scheduler koord-scheduler@main" in f for f in found)
+
+
+def test_main_ignored_resources_messages() -> None:
+    """ValidateReservationArgs on main (a7a1b76b): one error per entry, at its index."""
+    args = {"ignoredResources": ["example.com/gpu", "cpu"], "ignoredResourceGroups": ["a/b", "kubernetes.io"]}
+    assert errors("ReservationArgs", args, MAIN) == [
+        'args.ignoredResources[1]: Invalid value: "cpu": must be an extended resource name (e.g. '
+        "example.com/gpu); native resources cannot be ignored",
+        "args.ignoredResourceGroups[0]: Invalid value: \"a/b\": resource group name can't contain '/'",
+        'args.ignoredResourceGroups[1]: Invalid value: "kubernetes.io": must be usable as an extended resource '
+        'prefix (a valid DNS subdomain and not the reserved "kubernetes.io" namespace)',
+    ]
 
 
 def test_reservation_selector_index_is_main_only_too() -> None:
     """reservationSelectorIndex: Koordinator PR #3009 (main, after v1.8.0)."""
-    findings, _ = run("ReservationArgs", {"reservationSelectorIndex": {"enabled": True, "keys": ["tenant"]}})
-    assert [(f.severity, f.rule) for f in findings] == [
-        ("error", "schema.unknown-field"),
-        ("info", "koord.newer-field"),
+    args = {"reservationSelectorIndex": {"enabled": True, "keys": ["tenant"]}}
+    assert errors("ReservationArgs", args, MAIN) == []
+    (refused,) = errors("ReservationArgs", args, V1_8_0)
+    assert "koord-scheduler main (a7a1b76b) has it" in refused
+    assert errors("ReservationArgs", {"reservationSelectorIndex": {"enable": True}}, MAIN) == [
+        'args.reservationSelectorIndex.enable: Forbidden: unknown field "enable" (did you mean "enabled"?)'
     ]
-    assert "#3009" in findings[1].message

@@ -94,7 +94,7 @@ def test_webhook_under_koord_scheduler_applies_and_names_1_35() -> None:
     assert release.note is not None and "locked to true in Kubernetes 1.35" in release.note
     sigs, why = scheduler_release(None, {"DynamicResourceAllocation": False}, "v1.37.0", "scheduler-plugins")
     assert sigs.minor == 34 and dict(sigs.overrides) == {"DynamicResourceAllocation": False}
-    assert why == "scheduler-plugins v0.34.x is Kubernetes 1.34"
+    assert why == "scheduler-plugins v0.34.7 is Kubernetes 1.34"
 
 
 def _configmap(config: dict[str, Any]) -> dict[str, Any]:

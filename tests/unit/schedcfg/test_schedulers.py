@@ -18,7 +18,7 @@ from limitguard.cli.validate import main as validate_main
 from limitguard.schedcfg import validate_text
 from limitguard.schedcfg.report import Report
 from limitguard.schedcfg.rules.releases import Release
-from limitguard.schedcfg.schedulers import SCHEDULERS, registered_plugins, registry_for
+from limitguard.schedcfg.schedulers import BUILDS, SCHEDULERS, reader_label, registered_plugins, registry_for
 
 from tests.support import REPO
 from tests.unit.schedcfg.helpers import check, config
@@ -56,7 +56,21 @@ def test_each_scheduler_fixes_the_kubernetes_release_of_its_in_tree_part() -> No
     assert SCHEDULERS[KOORD].release_for(cluster).minor == 35
     assert SCHEDULERS[SIGS].release_for(cluster).minor == 34
     assert SCHEDULERS["kube-scheduler"].release_for(Release(33)).minor == 33
-    assert {s.release_for(cluster).scheduler for s in SCHEDULERS.values()} == set(SCHEDULERS)
+    assert {s.release_for(cluster).scheduler for s in SCHEDULERS.values()} == {
+        "kube-scheduler",
+        "koord-scheduler@v1.8.0",
+        "scheduler-plugins@v0.34.7",
+    }
+    assert BUILDS["koord-scheduler@main"].release_for(cluster).minor == 35
+    assert BUILDS["scheduler-plugins@v0.33.5"].release_for(cluster).minor == 33
+    assert BUILDS["scheduler-plugins@main"].release_for(cluster).minor == 35
+
+
+def test_a_build_on_a_minor_older_than_the_tables_is_judged_by_the_oldest_and_says_so() -> None:
+    """koord-scheduler v1.7.0 is built on Kubernetes 1.28 (go.mod k8s.io/kubernetes v1.28.7)."""
+    release = BUILDS["koord-scheduler@v1.7.0"].release_for(Release(37))
+    assert release.minor == 31
+    assert reader_label(release) == "koord-scheduler v1.7.0 (Kubernetes 1.28, judged by the rules of 1.31)"
 
 
 def test_two_projects_register_coscheduling_with_different_points() -> None:
@@ -179,7 +193,7 @@ def test_limit_aware_weight_zero_is_defaulted_to_one_with_a_warning() -> None:
         )
     ]
     assert [f.rule for f in report.infos] == ["plugins.unreleased"]
-    assert "released koord-scheduler builds do not register LimitAware" in report.infos[0].message
+    assert "no koord-scheduler build registers LimitAware" in report.infos[0].message
 
 
 @pytest.mark.parametrize("weight", [-1, 101])

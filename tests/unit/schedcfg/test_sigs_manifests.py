@@ -9,10 +9,12 @@ from typing import Any
 
 import pytest
 import yaml
-from limitguard.schedcfg.args.sigs import PLUGINS
+from limitguard.schedcfg.args.sigs import V0_34_7
 
 from tests.support import FIXTURES
 from tests.unit.schedcfg.sigs_helpers import BY_PLUGIN, run
+
+PLUGINS = V0_34_7.plugins
 
 FOLDER = FIXTURES / "scheduler-plugins"
 FILES = sorted(p for p in FOLDER.glob("*.yaml"))

@@ -1,5 +1,6 @@
-"""The scheduler-plugins master branch (commit 903da7df, not in a release yet): NodeMetadataArgs and
-NodeResourceTopologyMatchArgs' preemptionMode, from the project's own tables at that commit."""
+"""The scheduler-plugins development branch (master at commit 903da7df, not in a release yet;
+``--scheduler scheduler-plugins@main``): NodeMetadataArgs and NodeResourceTopologyMatchArgs'
+preemptionMode, from the project's own tables at that commit."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ from typing import Any
 
 import pytest
 import yaml
-from limitguard.schedcfg.args.sigs import PLUGINS, UNRELEASED_PLUGINS
+from limitguard.schedcfg.args.sigs import MAIN, V0_34_7
 
 from tests.support import FIXTURES
 from tests.unit.schedcfg.sigs_helpers import UNRELEASED, defaulted, errors, run
+
+PLUGINS = V0_34_7.plugins
+UNRELEASED_PLUGINS = MAIN.plugins
 
 NUMBER_HIGHEST = {"metadataSource": "Label", "metadataType": "Number", "scoringStrategy": "Highest"}
 
@@ -127,10 +131,14 @@ def test_preemption_mode_table(name: str, args: dict[str, Any], expected: list[s
 
 
 def test_released_topology_match_has_no_preemption_mode() -> None:
-    """v0.34.7 types.go has no such field: its strict decoder refuses it."""
-    assert errors("NodeResourceTopologyMatchArgs", {"preemptionMode": "Enabled"}) == [
-        'args.preemptionMode: Forbidden: unknown field "preemptionMode"'
-    ]
+    """v0.34.7 (and v0.33.5) types.go has no such field: its strict decoder refuses it, and the message
+    names the build that has it and how to choose it."""
+    for spec in ("scheduler-plugins@v0.34.7", "scheduler-plugins@v0.33.5"):
+        assert errors("NodeResourceTopologyMatchArgs", {"preemptionMode": "Enabled"}, spec=spec) == [
+            'args.preemptionMode: Forbidden: unknown field "preemptionMode" (scheduler-plugins '
+            f"{spec.partition('@')[2]} does not have it; scheduler-plugins main (903da7df) has it: choose it "
+            "with --scheduler scheduler-plugins@main (or the limitguard.io/scheduler annotation))"
+        ]
 
 
 def test_unreleased_defaults() -> None:

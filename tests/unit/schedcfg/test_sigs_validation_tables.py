@@ -1,6 +1,8 @@
 """scheduler-plugins' own validation tables, translated: the verdict of limitguard's checks of each args kind
 equals the plugin's (errors where the plugin's constructor refuses the args, so the scheduler does not
-start)."""
+start), each under the build whose table it is: v0.34.7's under scheduler-plugins@v0.34.7 and @main
+(master keeps every v0.34.7 case and adds its own, in test_sigs_unreleased.py), v0.33.5's under
+@v0.33.5."""
 
 from __future__ import annotations
 
@@ -94,23 +96,90 @@ ALLOCATABLE_CASES: list[tuple[str, dict[str, Any], list[str]]] = [
 ]
 
 
+# v0.33.5's TestValidateCoschedulingArgs: v0.34.7's without podGroupRejectPercentage (v0.34.4-rc added it).
+V0_33_5_COSCHEDULING_CASES: list[tuple[str, dict[str, Any], list[str]]] = [
+    ("correct config with valid values", {"permitWaitingTimeSeconds": 30, "podGroupBackoffSeconds": 60}, []),
+    (
+        "invalid PermitWaitingTimeSeconds (negative value)",
+        {"permitWaitingTimeSeconds": -10, "podGroupBackoffSeconds": 60},
+        ["args.permitWaitingTimeSeconds: Invalid value: -10: must be greater than or equal to 0"],
+    ),
+    (
+        "invalid PodGroupBackoffSeconds (negative value)",
+        {"permitWaitingTimeSeconds": 30, "podGroupBackoffSeconds": -20},
+        ["args.podGroupBackoffSeconds: Invalid value: -20: must be greater than or equal to 0"],
+    ),
+    (
+        "both PermitWaitingTimeSeconds and PodGroupBackoffSeconds are negative",
+        {"permitWaitingTimeSeconds": -30, "podGroupBackoffSeconds": -20},
+        [
+            "args.permitWaitingTimeSeconds: Invalid value: -30: must be greater than or equal to 0",
+            "args.podGroupBackoffSeconds: Invalid value: -20: must be greater than or equal to 0",
+        ],
+    ),
+]
+V0_33_5, V0_34_7, MAIN = "scheduler-plugins@v0.33.5", "scheduler-plugins@v0.34.7", "scheduler-plugins@main"
+LATER = pytest.mark.parametrize("spec", [V0_34_7, MAIN])
+
+
+@LATER
 @pytest.mark.parametrize(("name", "args", "expected"), NRT_CASES, ids=[c[0] for c in NRT_CASES])
-def test_node_resource_topology_match_table(name: str, args: dict[str, Any], expected: list[str]) -> None:
-    assert errors("NodeResourceTopologyMatchArgs", args) == expected
+def test_node_resource_topology_match_table(
+    spec: str, name: str, args: dict[str, Any], expected: list[str]
+) -> None:
+    assert errors("NodeResourceTopologyMatchArgs", args, spec=spec) == expected
 
 
+@LATER
 @pytest.mark.parametrize(
     ("name", "args", "expected"), COSCHEDULING_CASES, ids=[c[0] for c in COSCHEDULING_CASES]
 )
-def test_coscheduling_table(name: str, args: dict[str, Any], expected: list[str]) -> None:
-    assert errors("CoschedulingArgs", args) == expected
+def test_coscheduling_table(spec: str, name: str, args: dict[str, Any], expected: list[str]) -> None:
+    assert errors("CoschedulingArgs", args, spec=spec) == expected
 
 
+@LATER
 @pytest.mark.parametrize(
     ("name", "args", "expected"), ALLOCATABLE_CASES, ids=[c[0] for c in ALLOCATABLE_CASES]
 )
-def test_node_resources_allocatable_table(name: str, args: dict[str, Any], expected: list[str]) -> None:
-    assert errors("NodeResourcesAllocatableArgs", args) == expected
+def test_node_resources_allocatable_table(
+    spec: str, name: str, args: dict[str, Any], expected: list[str]
+) -> None:
+    assert errors("NodeResourcesAllocatableArgs", args, spec=spec) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "expected"), V0_33_5_COSCHEDULING_CASES, ids=[c[0] for c in V0_33_5_COSCHEDULING_CASES]
+)
+def test_v0_33_5_coscheduling_table(name: str, args: dict[str, Any], expected: list[str]) -> None:
+    assert errors("CoschedulingArgs", args, spec=V0_33_5) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "expected"), NRT_CASES + ALLOCATABLE_CASES, ids=lambda c: str(c)[:40]
+)
+def test_v0_33_5_other_tables_are_v0_34_7s(name: str, args: dict[str, Any], expected: list[str]) -> None:
+    """v0.33.5's NodeResourceTopologyMatch and NodeResourcesAllocatable tables equal v0.34.7's (the test
+    file differs only in the Coscheduling cases)."""
+    kind = (
+        "NodeResourcesAllocatableArgs"
+        if "mode" in args or "resources" in args
+        else "NodeResourceTopologyMatchArgs"
+    )
+    assert errors(kind, args, spec=V0_33_5) == expected
+
+
+def test_v0_34_7_coscheduling_cases_under_v0_33_5_refuse_the_newer_field() -> None:
+    """podGroupRejectPercentage came with v0.34.4-rc: v0.33.5's decoder refuses it, naming the build."""
+    for name, args, _ in COSCHEDULING_CASES:
+        (refused, *rest) = errors("CoschedulingArgs", args, spec=V0_33_5)
+        assert refused.startswith(
+            'args.podGroupRejectPercentage: Forbidden: unknown field "podGroupRejectPercentage"'
+        )
+        assert (
+            "it exists from v0.34.4-rc on" in refused and "--scheduler scheduler-plugins@v0.34.7" in refused
+        )
+        assert all("podGroupRejectPercentage" not in f for f in rest), name
 
 
 # apis/config/scheme/scheme_test.go @ v0.34.7, TestCodecsDecodePluginConfig: the args-level cases.

@@ -21,9 +21,10 @@ from limitguard.core.paths import path_join
 
 from .. import schedulers, schemas
 from ..api import GROUP
-from ..report import Finding, info, unsupported, warning
+from ..report import Finding, forbidden, info, unsupported, warning
 from ..rules.releases import DEFAULT_RELEASE, Release
 from . import fitplus
+from .kind import ArgsKind
 from .registry import Registry
 
 
@@ -179,17 +180,55 @@ def _ignored(
     (kube-scheduler config/v1/types.go, v0.34.7) skips a plugin whose ``<Name>Args`` is not registered,
     the args reach New as runtime.Unknown and these plugins' New ignore them (scheduler-plugins v0.34.7
     pkg/capacityscheduling/capacity_scheduling.go, pkg/podstate/pod_state.go, pkg/qos/queue_sort.go;
-    Koordinator v1.8.0 pkg/scheduler/plugins/defaultprebind/plugin.go): the scheduler starts."""
+    Koordinator v1.8.0 pkg/scheduler/plugins/defaultprebind/plugin.go, v1.7.0 schedulinghint New): the
+    scheduler starts. A later build that has the kind is named."""
     reader = schedulers.reader_label(release)
     findings = _unknown(plugin, args, path, "has no args kind", registry)
+    kinds = schedulers.elsewhere(
+        release, lambda build: any(entry.plugin == plugin for entry in build.kinds), "an args kind for it"
+    )
     findings[0] = warning(
         path,
         f"plugin {json.dumps(plugin)} takes no args: {reader} does not decode them and the plugin "
-        "ignores them (no field here has any effect)",
+        f"ignores them (no field here has any effect){kinds}",
         "args.ignored",
         plugin,
     )
     return findings
+
+
+def _newer_field(path: str, kind: str, name: str, since: str, release: Release) -> Finding:
+    """A field a later build of the reader's project added: its strict decoder refuses it."""
+    scheduler = schedulers.scheduler_of(release)
+    first = scheduler.first_with(lambda build: name in build.fields_added.get(kind, {}))
+    exists = "" if first is None or first.version == since else f": it exists from {since} on"
+    newer = schedulers.elsewhere(release, lambda build: build is first, "it")
+    return forbidden(
+        path_join(path, name),
+        f"unknown field {json.dumps(name)} ({scheduler.label} does not have it{exists}{newer})",
+        "schema.unknown-field",
+    )
+
+
+def check_kind(
+    entry: ArgsKind, args: dict[str, Any], path: str, release: Release
+) -> tuple[list[Finding], list[Finding], dict[str, Any]]:
+    """One args kind as the reader runs it: its decode findings (schema; fields only a later build of
+    its project has), its rule findings (defaulting, then validation) and the defaulted copy."""
+    missing = schedulers.scheduler_of(release).missing_fields.get(entry.kind, {})
+    decoded = [
+        _newer_field(path, entry.kind, name, since, release)
+        for name, since in missing.items()
+        if name in args
+    ]
+    args = {k: v for k, v in args.items() if k not in missing}
+    decoded += schemas.validate(schemas.schema_validator(entry.schema_path), args, path)
+    defaulted = copy.deepcopy(args)
+    rules = entry.default(defaulted, path, release)
+    for name in missing:  # defaulting of a later build's field: not this build's
+        defaulted.pop(name, None)
+    rules += entry.validate(defaulted, path, release)
+    return decoded, rules, defaulted
 
 
 def check_plugin_args(
@@ -235,10 +274,8 @@ def check_plugin_args(
                 api_version,
             )
         )
-    findings += schemas.validate(schemas.schema_validator(entry.schema_path), checked, path)
-    defaulted = copy.deepcopy(args)
-    rules = entry.default(defaulted, path, release)
-    rules += entry.validate(defaulted, path, release)
+    decoded, rules, _ = check_kind(entry, checked, path, release)
+    findings += decoded
     if not enabled and not entry.in_tree and entry.validate is not fitplus.koord_refuses_legacy_kind:
         rules = _unused(plugin, path, rules, release)
     return findings + rules

@@ -9,6 +9,7 @@ kube-scheduler checks these args when the plugin starts, not when the file loads
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from limitguard.core.names import is_qualified_name
@@ -53,37 +54,30 @@ def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]
     return default_weights(strategy["resources"], path_join(path, "scoringStrategy", "resources"))
 
 
-def _check_ignored(args: dict[str, Any], path: str) -> list[Finding]:
+def check_ignored(
+    args: dict[str, Any],
+    path: str,
+    *,
+    resource_ok: Callable[[str], bool] = is_qualified_name,
+    resource_detail: str = "must be a qualified name (e.g. example.com/foo)",
+    group_ok: Callable[[str], bool] = is_qualified_name,
+    group_detail: str = "must be a qualified name (e.g. example.com)",
+    rules: tuple[str, str] = ("fit.ignored-resources", "fit.ignored-resource-groups"),
+) -> list[Finding]:
+    """ignoredResources and ignoredResourceGroups, each entry at its index; a group never holds a ``/``.
+    Koordinator's ReservationArgs checks its fields of these names "the same way" with its own predicates."""
     findings: list[Finding] = []
     for i, name in enumerate(as_list(args.get("ignoredResources"))):
-        if isinstance(name, str) and not is_qualified_name(name):
-            findings.append(
-                invalid(
-                    path_join(path, "ignoredResources", i),
-                    name,
-                    "must be a qualified name (e.g. example.com/foo)",
-                    "fit.ignored-resources",
-                )
-            )
+        if isinstance(name, str) and not resource_ok(name):
+            findings.append(invalid(path_join(path, "ignoredResources", i), name, resource_detail, rules[0]))
     for i, group in enumerate(as_list(args.get("ignoredResourceGroups"))):
         if not isinstance(group, str):
             continue
         group_path = path_join(path, "ignoredResourceGroups", i)
         if "/" in group:
-            findings.append(
-                invalid(
-                    group_path, group, "resource group name can't contain '/'", "fit.ignored-resource-groups"
-                )
-            )
-        elif not is_qualified_name(group):
-            findings.append(
-                invalid(
-                    group_path,
-                    group,
-                    "must be a qualified name (e.g. example.com)",
-                    "fit.ignored-resource-groups",
-                )
-            )
+            findings.append(invalid(group_path, group, "resource group name can't contain '/'", rules[1]))
+        elif not group_ok(group):
+            findings.append(invalid(group_path, group, group_detail, rules[1]))
     return findings
 
 
@@ -107,7 +101,7 @@ def check_weights(resources: list[Any], path: str) -> list[Finding]:
 
 
 def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
-    findings = _check_ignored(args, path)
+    findings = check_ignored(args, path)
     strategy_path = path_join(path, "scoringStrategy")
     strategy = args.get("scoringStrategy")
     if not isinstance(strategy, dict):

@@ -148,6 +148,9 @@ def _check_enabled_list(
                 detail = (
                     f"plugin {json.dumps(name)} does not extend the {point} extension point in "
                     f"{_where(name, release)} (it implements {', '.join(p for p in POINTS if p in points)})"
+                    + schedulers.elsewhere(
+                        release, lambda b, n=name, p=point: p in b.plugins.get(n, ()), f"it at {point}"
+                    )
                 )
                 if point in UNCONFIRMED_POINTS:
                     findings.append(
@@ -219,7 +222,7 @@ def _unknown_plugin(
                 item,
                 name,
                 f"{scheduler.label} does not register this plugin (nor does Kubernetes {release.name}): "
-                "it refuses to start",
+                "it refuses to start" + schedulers.elsewhere(release, lambda b: name in b.plugins, "it"),
                 "plugins.unknown",
             )
         ]
@@ -233,7 +236,7 @@ def _unknown_plugin(
                 name,
             )
         ]
-    owners = [s.name for s in schedulers.SCHEDULERS.values() if name in s.plugins]
+    owners = schedulers.owners(name)
     hint = (
         f"; {' and '.join(owners)} register{'s' if len(owners) == 1 else ''} it: name the scheduler with --scheduler"
         if owners

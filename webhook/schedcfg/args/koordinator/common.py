@@ -14,7 +14,7 @@ from typing import Any
 from limitguard.core.paths import path_join
 from limitguard.core.quantity import QuantityError, parse_quantity
 
-from ...report import Finding, info, invalid, warning
+from ...report import Finding, invalid, warning
 from ...rules.durations import parse_go_duration
 from ..common import as_dict, as_list
 from ..sigs.common import as_go_int, drop_nulls
@@ -27,7 +27,6 @@ __all__ = [
     "drop_nulls",
     "duration_seconds",
     "int_entries",
-    "main_only",
     "negative_quantities",
     "replaced_empty",
     "scoring_strategy_findings",
@@ -120,21 +119,3 @@ def replaced_empty(path: str, default: Any, meaning: str) -> Finding:
         f"unset); {meaning}",
         "koord.defaults-replaced",
     )
-
-
-def main_only(args: dict[str, Any], path: str, fields: dict[str, str]) -> list[Finding]:
-    """Notes for fields Koordinator added after v1.8.0 (``fields``: name -> where it comes from).
-
-    v1.8.0's strict decoder refuses them (the schema reports the unknown field as an error); the note
-    says the field is not a typo but a newer build's, so upgrading is the other way out.
-    """
-    return [
-        info(
-            path_join(path, name),
-            f"{name} exists only in Koordinator builds after {RELEASE} ({origin}); {SCHEDULER} refuses it "
-            "as an unknown field",
-            "koord.newer-field",
-        )
-        for name, origin in fields.items()
-        if name in args
-    ]

@@ -1,22 +1,24 @@
-"""ReservationArgs (Koordinator v1.8.0: apis/config/v1 SetDefaults_ReservationArgs,
-apis/config/validation ValidateReservationArgs, called by plugins/reservation New).
+"""ReservationArgs (Koordinator: apis/config/v1 SetDefaults_ReservationArgs, apis/config/validation
+ValidateReservationArgs, called by plugins/reservation New), as the main branch has them (a7a1b76b).
 
 Koordinator's errors name the fields in Go spelling (``MinCandidateNodesPercentage``, ``GcDuration``);
-findings use the JSON names. ignoredResources, ignoredResourceGroups and reservationSelectorIndex came
-after v1.8.0 (main, PRs #3067 and #3009): v1.8.0's strict decoder refuses them, so the schema reports them
-as unknown fields (errors) and ``validate`` adds a note that a newer build knows them.
+findings use the JSON names. Which build has which field is the builds table's (``koordinator``):
+gcIntervalSeconds and resyncIntervalSeconds (and their checks) came with v1.8.0; ignoredResources,
+ignoredResourceGroups (PR #3067) and reservationSelectorIndex (PR #3009) after it, on main.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from limitguard.core.names import is_qualified_name
 from limitguard.core.paths import path_join
 
 from ...report import Finding, invalid, warning
 from ...rules.releases import Release
+from ..fit import check_ignored
 from ..kind import ArgsKind
-from .common import SCHEDULER, SCHEMA_DIR, as_go_int, drop_nulls, main_only
+from .common import SCHEDULER, SCHEMA_DIR, as_go_int, drop_nulls
 
 DEFAULTS: dict[str, Any] = {
     "enablePreemption": False,
@@ -26,11 +28,6 @@ DEFAULTS: dict[str, Any] = {
 }
 #: int64 fields whose 0 SetDefaults_ReservationArgs replaces (Go cannot tell 0 from unset there).
 ZERO_DEFAULTS = {"gcDurationSeconds": 86400, "gcIntervalSeconds": 60, "resyncIntervalSeconds": 60}
-NEWER_FIELDS = {
-    "ignoredResources": "Koordinator PR #3067",
-    "ignoredResourceGroups": "Koordinator PR #3067",
-    "reservationSelectorIndex": "Koordinator PR #3009",
-}
 NON_NEGATIVE = (
     "minCandidateNodesAbsolute",
     "gcDurationSeconds",
@@ -68,9 +65,32 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
             findings.append(
                 invalid(path_join(path, name), value, "must be non-negative", "koord.reservation.negative")
             )
-    findings += main_only(args, path, NEWER_FIELDS)
+    findings += _ignored_resources(args, path)
     findings += _surprises(args, path, percentage)
     return findings
+
+
+def _is_extended_resource_name(name: str) -> bool:
+    """k8s.io/kubernetes pkg/apis/core/v1/helper IsExtendedResourceName: not native (it has a ``/`` and
+    no ``kubernetes.io/`` anywhere), not ``requests.``-prefixed, a qualified name after ``requests.``."""
+    if "/" not in name or "kubernetes.io/" in name or name.startswith("requests."):
+        return False
+    return is_qualified_name("requests." + name)
+
+
+def _ignored_resources(args: dict[str, Any], path: str) -> list[Finding]:
+    """main (PR #3067): ignoredResources must be extended resources (the fit filter checks native ones
+    unconditionally), each ignoredResourceGroup usable as an extended-resource prefix."""
+    return check_ignored(
+        args,
+        path,
+        resource_ok=_is_extended_resource_name,
+        resource_detail="must be an extended resource name (e.g. example.com/gpu); native resources cannot be ignored",
+        group_ok=lambda group: _is_extended_resource_name(group + "/x"),
+        group_detail="must be usable as an extended resource prefix (a valid DNS subdomain and not the reserved "
+        '"kubernetes.io" namespace)',
+        rules=("koord.reservation.ignored-resources", "koord.reservation.ignored-resources"),
+    )
 
 
 def _surprises(args: dict[str, Any], path: str, percentage: int | None) -> list[Finding]:
