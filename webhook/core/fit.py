@@ -16,6 +16,11 @@ SOURCE_TEXT = {
 }
 
 
+def source_note(source: str) -> str:
+    """` (its request; no limit set)` after a pod's limit that is its request; empty for a limit."""
+    return f" ({SOURCE_TEXT[source]})" if source else ""
+
+
 @dataclass(frozen=True, slots=True)
 class LimitRow:
     """One resource of one node against its limit capacity (SPEC 2), with the pod being placed.
@@ -59,17 +64,12 @@ class LimitRow:
     def fmt(self, amount: int) -> str:
         return format_units(self.resource, amount)
 
-    @property
-    def named(self) -> str:
-        """`cpu`, or `cpu (its request; no limit set)` when the pod's value counts requests."""
-        return f"{self.resource} ({SOURCE_TEXT[self.source]})" if self.source else self.resource
-
     def describe(self) -> str:
         """The shortfall sentence, e.g. `cpu limit 4 exceeds remaining 0 (allocated 10 of capacity 10 = ...)`;
         `cpu limit 4 (its request; no limit set) exceeds ...` when the pod sets no cpu limit."""
-        counted = f" ({SOURCE_TEXT[self.source]})" if self.source else ""
         return (
-            f"{self.resource} limit {self.fmt(self.pod_limit)}{counted} exceeds remaining {self.fmt(self.remaining)} "
+            f"{self.resource} limit {self.fmt(self.pod_limit)}{source_note(self.source)} exceeds remaining "
+            f"{self.fmt(self.remaining)} "
             f"(allocated {self.fmt(self.allocated)} of capacity {self.fmt(self.capacity)} = "
             f"{self.fmt(self.allocatable)} allocatable x {self.percent}%)"
         )

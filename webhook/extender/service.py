@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from limitguard.core.config import Config, Enforcement, NotReadyPolicy
-from limitguard.core.fit import SOURCE_TEXT, fits, shortfalls
+from limitguard.core.fit import fits, shortfalls, source_note
 from limitguard.core.limitaware import effective_ratios
 from limitguard.core.podlimits import PodSpecError, pod_amounts
 from limitguard.core.scoring import PodFacts, ScoreSheet, score_candidates
@@ -95,9 +95,7 @@ def failure_reason(resources: list[str], sources: Mapping[str, str] | None = Non
     pod's PodAmounts.sources, so a request counted as the limit is named as one
     ("... exceeded (cpu (its request; no limit set))")."""
     if sources:
-        resources = [
-            f"{name} ({SOURCE_TEXT[sources[name]]})" if name in sources else name for name in resources
-        ]
+        resources = [name + source_note(sources.get(name, "")) for name in resources]
     return f"limit-to-allocatable ratio exceeded ({', '.join(resources)})"
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from limitguard.core.config import Enforcement, LimitAwareConfig
 from limitguard.core.eligibility import Placement
-from limitguard.core.fit import SOURCE_TEXT, LimitRow, shortfalls
+from limitguard.core.fit import LimitRow, shortfalls, source_note
 from limitguard.core.limitaware import NodeLike, effective_ratios, ratio_warnings
 from limitguard.core.podrules import scheduling_group
 from limitguard.core.quantity import format_units
@@ -237,8 +237,7 @@ def _amounts(amounts: Mapping[str, int], sources: Mapping[str, str] | None = Non
     sources = sources or {}
     return (
         ", ".join(
-            f"{r} {format_units(r, a)}" + (f" ({SOURCE_TEXT[sources[r]]})" if r in sources else "")
-            for r, a in sorted(amounts.items())
+            f"{r} {format_units(r, a)}{source_note(sources.get(r, ''))}" for r, a in sorted(amounts.items())
         )
         or "none"
     )
