@@ -27,7 +27,7 @@ DEMO := webhook/demo
 run: $(BIN)/limitguard
 	@echo "Demo cluster: $(DEMO)/cluster.yaml (the worked example of the design documents). In another shell, try a denied binding:"
 	@echo "  curl -s --cacert certs/ca.crt -H 'Content-Type: application/json' --data @$(DEMO)/binding-pod5-node1.json https://localhost:$(PORT)/validate"
-	@echo "and an allowed one: the same with binding-pod5-node2.json"
+	@echo "and an allowed one: the same with binding-pod5-node2.json (more in docs/webhooks.md: pod-create-web-node1.json, pod-create-besteffort.json)"
 	$(BIN)/limitguard serve --config $(DEMO)/config.yaml --cluster $(DEMO)/cluster.yaml --cert-dir certs \
 		--host $(HOST) --port $(PORT)
 

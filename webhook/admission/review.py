@@ -43,7 +43,18 @@ class AdmissionRequest:
         return target_of(self.resource, self.sub_resource)
 
     def describe(self) -> str:
-        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+        """`namespace/name` for the logs; an object created with only `metadata.generateName` (the
+        mutating webhook sees no name yet) is `namespace/prefix*`, its review's uid telling it apart."""
+        name = self.name
+        if not name:
+            metadata = self.object.get("metadata") if type(self.object) is dict else None
+            if type(metadata) is dict:
+                name = metadata.get("name") or ""
+                prefix = metadata.get("generateName")
+                if not name and prefix and type(prefix) is str:
+                    name = prefix + "*"
+                name = name if type(name) is str else ""
+        return f"{self.namespace}/{name}" if self.namespace else name
 
 
 def target_of(resource: str, sub_resource: str) -> str:

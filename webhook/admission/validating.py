@@ -16,7 +16,7 @@ from limitguard.core.config import Config, LimitAwareConfig, NotReadyPolicy
 from limitguard.core.eligibility import Placement
 from limitguard.core.limitaware import check_on_node, check_resize, check_unbound, grown_limits
 from limitguard.core.objects import object_or_empty as _map
-from limitguard.core.podlimits import PodSpecError, pod_limits
+from limitguard.core.podlimits import PodSpecError, pod_amounts, pod_limits
 from limitguard.core.quantity import format_units
 from limitguard.core.ratios import ACCEPTED_FORMS, RATIO_ANNOTATION
 from limitguard.core.response import BAD_REQUEST, FORBIDDEN, Response, allowed, errored
@@ -104,9 +104,11 @@ class Validator:
         exempt: str | None,
         held_for_others: Mapping[str, int] | None = None,
         reserve: bool = True,
+        sources: Mapping[str, str] | None = None,
     ) -> Response:
         """*current* is the cache's record of the pod (None when it has none yet); *reserve* False
-        judges without holding room (the apiserver will refuse the write anyway)."""
+        judges without holding room (the apiserver will refuse the write anyway); *sources*: which
+        limits are requests (PodAmounts.sources), for the denial."""
         node = self.state.node(node_name)
         if node is None:
             return self._incomplete(f'node "{node_name}" is not in the cache')
@@ -129,6 +131,7 @@ class Validator:
             self._limit_aware(pod_key.partition("/")[0]),
             exempt=exempt is not None,
             exempt_reason=exempt or "",
+            sources=sources,
         )
         if verdict.allowed and not request.dry_run and limits and not already_counted and reserve:
             # node.name, not node_name: the record's shared string, so the ledger's and the node
@@ -165,7 +168,16 @@ class Validator:
         # already bound elsewhere, so such a review (a stale retry, or a forgery) must hold nothing.
         pending = not pod.node_name
         verdict = self._on_node(
-            request, subject, pod.key, pod, node_name, pod.limits, exempt, nominated, reserve=pending
+            request,
+            subject,
+            pod.key,
+            pod,
+            node_name,
+            pod.limits,
+            exempt,
+            nominated,
+            reserve=pending,
+            sources=pod.amounts.sources,
         )
         if nominated and verdict.message and verdict.action != "allow":
             held = ", ".join(
@@ -197,10 +209,11 @@ class Validator:
             return allowed("excluded")
         spec = _map(pod.get("spec"))
         try:
-            limits = pod_limits(spec, _map(pod.get("status")))
+            amounts = pod_amounts(spec, _map(pod.get("status")))
             placement = None if spec.get("nodeName") else Placement(spec)
         except PodSpecError as error:
             return errored("malformed", f"pod {namespace}/{name}: {error}", BAD_REQUEST)
+        limits = amounts.limits
         if not limits:
             return allowed("no-limits")
         if not self.state.ready:
@@ -211,7 +224,14 @@ class Validator:
             subject = f"pod {namespace}/{name} (spec.nodeName {node_name})"
             current = self.state.pod(namespace, name)
             return self._on_node(
-                request, subject, f"{namespace}/{name}", current, str(node_name), limits, exempt
+                request,
+                subject,
+                f"{namespace}/{name}",
+                current,
+                str(node_name),
+                limits,
+                exempt,
+                sources=amounts.sources,
             )
         subject = f"pod {namespace}/{name}"
         if self.columnar:
@@ -225,6 +245,7 @@ class Validator:
                 self._limit_aware(namespace),
                 exempt=exempt is not None,
                 exempt_reason=exempt or "",
+                sources=amounts.sources,
             )
             if verdict is not None:
                 return verdict
@@ -237,6 +258,7 @@ class Validator:
             self._limit_aware(namespace),
             exempt=exempt is not None,
             exempt_reason=exempt or "",
+            sources=amounts.sources,
         )
 
     def pod_resize(self, request: AdmissionRequest) -> Response:
@@ -251,7 +273,8 @@ class Validator:
         try:
             # The new spec is a new desire the kubelet has yet to judge: a PodResizePending
             # Infeasible condition left by an earlier attempt must not hide it.
-            new_limits = pod_limits(_map(pod.get("spec")), _without_resize_verdict(_map(pod.get("status"))))
+            new = pod_amounts(_map(pod.get("spec")), _without_resize_verdict(_map(pod.get("status"))))
+            new_limits = new.limits
             old_limits = pod_limits(_map(old_pod.get("spec")), _map(old_pod.get("status")))
         except PodSpecError as error:
             return errored("malformed", f"pod {namespace}/{name}: {error}", BAD_REQUEST)
@@ -281,6 +304,7 @@ class Validator:
             self._limit_aware(namespace),
             exempt=self._exemption(controller_of(metadata), is_mirror_pod(metadata)) is not None,
             counted=own,
+            sources=new.sources,
         )
         grown = grown_limits(old_limits, new_limits)
         growth = {r: amount - counted.get(r, 0) for r, amount in grown.items() if amount > counted.get(r, 0)}

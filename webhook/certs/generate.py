@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
@@ -184,3 +185,47 @@ def ensure_serving_certificates(directory: str | Path, hostnames: list[str]) -> 
         return False
     write(generate(hostnames), out)
     return True
+
+
+def _san_names(certificate: x509.Certificate) -> list[str]:
+    """The certificate's DNS and IP subject alternative names, in their order."""
+    try:
+        names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return []
+    return [str(name.value) for name in names if isinstance(name, (x509.DNSName, x509.IPAddress))]
+
+
+def _name_key(host: str) -> str:
+    """IP addresses compare by value (`::1` and `0:0::1` are one), DNS names without case."""
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return host.lower()
+
+
+def reissue_for_names(directory: str | Path, hostnames: list[str]) -> list[str]:
+    """When the self-signed serving certificate in *directory* lacks some of *hostnames*, sign a new
+    one for its old names and those with the CA beside it (ca.crt stays, so clients trusting it keep
+    working); returns the names added. A certificate that CA did not issue (one provided, or a
+    mounted Secret without ca.key) is never touched: [] then, as when nothing is missing.
+    """
+    out = Path(directory)
+    ca_cert_file, ca_key_file = out / CA_CERT, out / CA_KEY
+    if not (ca_cert_file.exists() and ca_key_file.exists()):
+        return []
+    serving = x509.load_pem_x509_certificate((out / TLS_CERT).read_bytes())
+    names = _san_names(serving)
+    covered = {_name_key(name) for name in names}
+    missing = [host for host in hostnames if _name_key(host) not in covered]
+    if not missing:
+        return []
+    ca_cert_pem = ca_cert_file.read_bytes()
+    try:
+        serving.verify_directly_issued_by(x509.load_pem_x509_certificate(ca_cert_pem))
+    except (ValueError, TypeError, InvalidSignature):
+        return []
+    reissued = issue_with_ca([*names, *missing], ca_cert_pem, ca_key_file.read_bytes())
+    write_file(out / TLS_KEY, reissued.tls_key, 0o600)
+    write_file(out / TLS_CERT, reissued.tls_cert, 0o644)
+    return missing

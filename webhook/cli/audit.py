@@ -15,6 +15,7 @@ from limitguard.cli.options import (
     add_state_arguments,
     load_counted_state,
     load_limitguard_config,
+    print_warnings,
 )
 from limitguard.core.config import DAEMONSET_KINDS
 from limitguard.core.reports.audit import DEFAULT_TOP_PODS, PodShare, audit, render_text
@@ -50,7 +51,7 @@ def pods_on(
 def run(args: argparse.Namespace) -> int:
     try:
         config = load_limitguard_config(args)
-        state, release_note = load_counted_state(args, config)
+        state, release_note, warnings = load_counted_state(args, config)
     except CommandError as error:
         print(f"limitguard audit: {error}", file=sys.stderr)
         return 2
@@ -64,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
         checked_before=checked_before,
         unchecked_before=unchecked_before,
     )
-    report.pod_rules = release_note
+    report.pod_rules, report.warnings = release_note, warnings
+    print_warnings("audit", warnings)
     if args.output == "json":
         sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:

@@ -21,9 +21,10 @@ from limitguard.cli.options import (
     add_state_arguments,
     load_counted_state,
     load_limitguard_config,
+    print_warnings,
 )
 from limitguard.core.config import Config
-from limitguard.core.podlimits import PodSpecError, pod_limits
+from limitguard.core.podlimits import PodSpecError, pod_amounts
 from limitguard.core.reports.explain import explain_pod, render_text
 from limitguard.core.scoring import PodFacts, ScoreSheet, with_all_scorers
 from limitguard.extender.columnar import score_rows
@@ -81,11 +82,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         pod = read_pod(args.pod)
         config = load_limitguard_config(args)
-        state, release_note = load_counted_state(args, config)
+        state, release_note, warnings = load_counted_state(args, config)
         pod, defaults_note = with_defaults(pod, state, config)
         try:
             status = pod.get("status")
-            limits = pod_limits(pod["spec"], status if isinstance(status, Mapping) else None)
+            amounts = pod_amounts(pod["spec"], status if isinstance(status, Mapping) else None)
             facts = PodFacts.from_spec(pod["spec"], status if isinstance(status, Mapping) else None)
         except PodSpecError as error:
             raise CommandError(f"{args.pod}: {error}") from None
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
 
     explanation = explain_pod(
         pod,
-        limits,
+        amounts.limits,
         facts,
         list(state.nodes()),
         state.allocated,
@@ -117,10 +118,13 @@ def run(args: argparse.Namespace) -> int:
         scorers,
         exempt=config.limit_aware.exempts(controller_of(metadata)) or is_mirror_pod(metadata),
         score=score_on_table,
+        sources=amounts.sources,
     )
     if defaults_note:
         explanation.notes.insert(0, defaults_note)
     explanation.notes.append(release_note)
+    explanation.warnings = warnings
+    print_warnings("explain", warnings)
     if args.output == "json":
         sys.stdout.write(orjson.dumps(explanation.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:

@@ -7,11 +7,14 @@ it, instead of a bare `Permission denied` on a temporary file.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
 from limitguard.certs import generate as certs
 from limitguard.errors import LimitguardError
+
+log = logging.getLogger(__name__)
 
 
 class MountError(LimitguardError):
@@ -65,3 +68,17 @@ def ensure_certificates(directory: str | Path, hostnames: list[str]) -> bool:
             f"{directory} has no tls.crt/tls.key and a self-signed set cannot be written there "
             f"({error.strerror}).\n" + _cert_dir_help(directory)
         ) from None
+
+
+def reissue_for_host(directory: Path, host: str) -> None:
+    """A self-signed set made for another --host (`make run HOST=...` after an earlier run) gets a
+    serving certificate naming this one too, signed by the same CA; a provided one is left alone."""
+    try:
+        added = certs.reissue_for_names(directory, [host])
+    except (OSError, ValueError) as error:  # CAError is a ValueError
+        log.warning("serving certificate not reissued for --host", extra={"host": host, "error": str(error)})
+        return
+    if added:
+        log.info(
+            "serving certificate reissued with the same CA", extra={"dir": str(directory), "added": added}
+        )

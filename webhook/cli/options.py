@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import time
 
 from limitguard.cli.configfile import load_config
@@ -126,8 +127,9 @@ def load_state(args: argparse.Namespace, config: Config) -> ClusterState:
     return load_counted_state(args, config)[0]
 
 
-def load_counted_state(args: argparse.Namespace, config: Config) -> tuple[ClusterState, str]:
-    """The cluster state, and which release's pod rules counted it and why (a report's note).
+def load_counted_state(args: argparse.Namespace, config: Config) -> tuple[ClusterState, str, list[str]]:
+    """The cluster state, which release's pod rules counted it and why (a report's note), and the
+    warnings a report must show (a release outside the supported range, judged as the nearest).
 
     The release: --kubernetes-version, else the configuration's kubernetesVersion, else the live
     cluster's /version, else the newest supported. It is applied before any pod is counted.
@@ -149,7 +151,13 @@ def load_counted_state(args: argparse.Namespace, config: Config) -> tuple[Cluste
         if configured is None:
             minor, why, warning = release_in_effect(None, version, live=True)
     note = f"pod limits counted under the pod rules of Kubernetes 1.{minor}: {why}"
-    return state, note + (f" ({warning})" if warning else "")
+    return state, note, [warning] if warning else []
+
+
+def print_warnings(command: str, warnings: list[str]) -> None:
+    """A report's warnings on stderr, whatever the output form (JSON carries them too)."""
+    for warning in warnings:
+        print(f"limitguard {command}: warning: {warning}", file=sys.stderr)
 
 
 def load_limitguard_config(args: argparse.Namespace) -> Config:

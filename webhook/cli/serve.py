@@ -20,7 +20,7 @@ from limitguard.admission.validating import Validator
 from limitguard.certs import generate as certs
 from limitguard.certs.peers import PeerCAError
 from limitguard.cli.configfile import load_config
-from limitguard.cli.mounts import MountError, check_config_file, ensure_certificates
+from limitguard.cli.mounts import MountError, check_config_file, ensure_certificates, reissue_for_host
 from limitguard.cli.options import add_cluster_options, add_config_option, port_number, positive_int
 from limitguard.cli.replicas import Replica, identity_from_env, join_replica_set, peer_address
 from limitguard.clock import Clock
@@ -243,6 +243,8 @@ async def start_serve(
     )
     if ensure_certificates(cert_dir, list(dict.fromkeys(hostnames))):
         log.info("generated a self-signed CA and serving certificate", extra={"dir": str(cert_dir)})
+    elif args.host not in ("0.0.0.0", "::"):
+        reissue_for_host(cert_dir, args.host)  # a self-signed set made for another --host
     state = ClusterState(config.limit_aware.binding_ledger_ttl_seconds)
     feed = None
     follow_release = config.kubernetes_version is None and not args.cluster

@@ -5,8 +5,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from limitguard.core.podlimits import FROM_LIMIT_AND_REQUEST, FROM_REQUEST
 from limitguard.core.quantity import format_units
 from limitguard.core.ratios import limit_capacity
+
+# How a denial names a pod limit that counts requests (PodAmounts.sources).
+SOURCE_TEXT = {
+    FROM_REQUEST: "its request; no limit set",
+    FROM_LIMIT_AND_REQUEST: "with the requests of containers that set no limit",
+}
+
+
+def source_note(source: str) -> str:
+    """` (its request; no limit set)` after a pod's limit that is its request; empty for a limit."""
+    return f" ({SOURCE_TEXT[source]})" if source else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +33,7 @@ class LimitRow:
     percent: int
     allocated: int  # summed limits on the node, ledger included
     pod_limit: int = 0  # the pod being placed; 0 when none is (audit)
+    source: str = ""  # FROM_REQUEST or FROM_LIMIT_AND_REQUEST when pod_limit counts requests
 
     @property
     def capacity(self) -> int:
@@ -52,9 +65,11 @@ class LimitRow:
         return format_units(self.resource, amount)
 
     def describe(self) -> str:
-        """The shortfall sentence, e.g. `cpu limit 4 exceeds remaining 0 (allocated 10 of capacity 10 = ...)`."""
+        """The shortfall sentence, e.g. `cpu limit 4 exceeds remaining 0 (allocated 10 of capacity 10 = ...)`;
+        `cpu limit 4 (its request; no limit set) exceeds ...` when the pod sets no cpu limit."""
         return (
-            f"{self.resource} limit {self.fmt(self.pod_limit)} exceeds remaining {self.fmt(self.remaining)} "
+            f"{self.resource} limit {self.fmt(self.pod_limit)}{source_note(self.source)} exceeds remaining "
+            f"{self.fmt(self.remaining)} "
             f"(allocated {self.fmt(self.allocated)} of capacity {self.fmt(self.capacity)} = "
             f"{self.fmt(self.allocatable)} allocatable x {self.percent}%)"
         )
@@ -69,18 +84,27 @@ def shortfalls(
     allocatable: Mapping[str, int],
     allocated: Mapping[str, int],
     ratios: Mapping[str, int],
+    sources: Mapping[str, str] | None = None,
 ) -> list[LimitRow]:
     """Every checked resource where pod limit > capacity - allocated; empty means the pod fits.
 
     A resource the pod does not use (limit 0) never fails, even on a node already over its ratio:
-    the pod adds nothing there.
+    the pod adds nothing there. *sources*: the pod's PodAmounts.sources, named in each row.
     """
     found: list[LimitRow] = []
+    sources = sources or {}
     for resource, pod_limit in pod_limits.items():
         percent = ratios.get(resource)
         if percent is None or pod_limit <= 0:
             continue
-        row = LimitRow(resource, allocatable.get(resource, 0), percent, allocated.get(resource, 0), pod_limit)
+        row = LimitRow(
+            resource,
+            allocatable.get(resource, 0),
+            percent,
+            allocated.get(resource, 0),
+            pod_limit,
+            sources.get(resource, ""),
+        )
         if not row.fits:
             found.append(row)
     return found

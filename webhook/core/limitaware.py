@@ -38,9 +38,13 @@ def ratio_warnings(node: NodeLike) -> tuple[str, ...]:
 
 
 def node_shortfalls(
-    pod_limits: Mapping[str, int], node: NodeLike, allocated: Mapping[str, int], config: LimitAwareConfig
+    pod_limits: Mapping[str, int],
+    node: NodeLike,
+    allocated: Mapping[str, int],
+    config: LimitAwareConfig,
+    sources: Mapping[str, str] | None = None,
 ) -> list[LimitRow]:
-    return shortfalls(pod_limits, node.allocatable, allocated, effective_ratios(node, config))
+    return shortfalls(pod_limits, node.allocatable, allocated, effective_ratios(node, config), sources)
 
 
 def _brief(node: str, found: list[LimitRow]) -> str:
@@ -56,14 +60,16 @@ def check_on_node(
     *,
     exempt: bool = False,
     exempt_reason: str = "",
+    sources: Mapping[str, str] | None = None,
 ) -> Response:
-    """A pod about to run on *node* (a binding, or a create with spec.nodeName)."""
+    """A pod about to run on *node* (a binding, or a create with spec.nodeName); *sources* (the pod's
+    PodAmounts.sources) let the denial say which limits are requests."""
     if fits(pod_limits.items(), node.allocatable, allocated, effective_ratios(node, config)):
         return allowed("fits", *ratio_warnings(node))  # the usual answer: no rows built
     warnings = ratio_warnings(node)
     if exempt:
         return allowed(exempt_reason or "exempt-daemonset", *warnings)
-    found = node_shortfalls(pod_limits, node, allocated, config)  # not empty: fits() said so
+    found = node_shortfalls(pod_limits, node, allocated, config, sources)  # not empty: fits() said so
     message = (
         f"{subject} does not fit the limit-to-allocatable ratio of {describe_node(node.traits.name, found)}"
     )
@@ -87,6 +93,7 @@ def check_resize(
     *,
     exempt: bool = False,
     counted: Mapping[str, int] | None = None,
+    sources: Mapping[str, str] | None = None,
 ) -> Response:
     """An in-place resize: the pod's own count leaves the node's sum, the new limits must fit.
 
@@ -99,7 +106,7 @@ def check_resize(
         return allowed("lowered", *ratio_warnings(node))
     own = old_limits if counted is None else counted
     without_pod = {resource: allocated.get(resource, 0) - own.get(resource, 0) for resource in grown}
-    return check_on_node(subject, grown, node, without_pod, config, exempt=exempt)
+    return check_on_node(subject, grown, node, without_pod, config, exempt=exempt, sources=sources)
 
 
 def check_unbound(
@@ -112,6 +119,7 @@ def check_unbound(
     *,
     exempt: bool = False,
     exempt_reason: str = "",
+    sources: Mapping[str, str] | None = None,
 ) -> Response:
     """A pod created without a node: is there any eligible node with room for its limits?
 
@@ -139,6 +147,7 @@ def check_unbound(
         config,
         exempt=exempt,
         exempt_reason=exempt_reason,
+        sources=sources,
     )
 
 
@@ -149,11 +158,12 @@ def _shortfall_text(
     allocatable: tuple[tuple[str, int], ...],
     allocated: tuple[tuple[str, int], ...],
     ratios: tuple[tuple[str, int], ...],
+    sources: tuple[tuple[str, str], ...],
 ) -> str:
     """The example node's shortfall sentence. Remembered: while nothing lands on the example node,
     every pod of a shape that fits nowhere gets the same sentence, and building it (a row and five
     formatted quantities per resource) costs more than the scan that found no room."""
-    found = shortfalls(dict(pod_limits), dict(allocatable), dict(allocated), dict(ratios))
+    found = shortfalls(dict(pod_limits), dict(allocatable), dict(allocated), dict(ratios), dict(sources))
     return describe_node(node, found)
 
 
@@ -167,6 +177,7 @@ def no_room(
     *,
     exempt: bool = False,
     exempt_reason: str = "",
+    sources: Mapping[str, str] | None = None,
 ) -> Response:
     """The verdict when none of *eligible* nodes takes the pod; *example* is the first of them."""
     if exempt:
@@ -180,6 +191,7 @@ def no_room(
         tuple(example.allocatable.items()),
         tuple(allocated_of(example.traits.name).items()),
         tuple(effective_ratios(example, config).items()),
+        tuple(sources.items()) if sources else (),
     )
     message = (
         f"{subject} fits no eligible node's limit-to-allocatable ratio "

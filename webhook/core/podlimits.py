@@ -24,9 +24,17 @@ from limitguard.core.podresources import (
     with_api_defaults,
 )
 from limitguard.core.podrules import DEFAULT_RULES, PodRules, rules_for
-from limitguard.core.podsums import guard_limits, nonzero, scoring_requests, upstream_requests
+from limitguard.core.podsums import (
+    guard_limits,
+    nonzero,
+    scoring_requests,
+    upstream_limits,
+    upstream_requests,
+)
 
 __all__ = [
+    "FROM_LIMIT_AND_REQUEST",
+    "FROM_REQUEST",
     "NON_ZERO_DEFAULTS",
     "PodAmounts",
     "PodSpecError",
@@ -81,11 +89,31 @@ def pod_requests(
     return nonzero(scoring_requests(model, rules) if non_zero else upstream_requests(model, rules=rules))
 
 
+# Where a counted value comes from, when not from the pod's limits alone (a message says so).
+FROM_REQUEST = "request"  # no container sets a limit for the resource: its request is counted
+FROM_LIMIT_AND_REQUEST = "limit-and-request"  # some containers set one; the others' requests count
+_FROM_LIMITS: Mapping[str, str] = {}  # shared: never mutated, like the other views
+
+
 @dataclass(frozen=True, slots=True)
 class PodAmounts:
     limits: ResourceAmounts
     scoring_requests: ResourceAmounts  # non-zero defaults
     scoring_limits: ResourceAmounts  # non-zero defaults
+    # resource -> FROM_REQUEST or FROM_LIMIT_AND_REQUEST, for the resources whose limit counts requests
+    sources: Mapping[str, str]
+
+
+def _sources(model: Any, rules: PodRules, limits: ResourceAmounts) -> Mapping[str, str]:
+    """The resources whose counted value is more than the pod's declared limits (PodLimits): requests
+    stand in for the limits that are not set."""
+    declared = upstream_limits(model, rules=rules)
+    found = {
+        name: FROM_REQUEST if declared.get(name, 0) <= 0 else FROM_LIMIT_AND_REQUEST
+        for name, amount in limits.items()
+        if declared.get(name, 0) < amount
+    }
+    return found or _FROM_LIMITS
 
 
 # Bounded; past the bound, new shapes are computed and not kept. The dicts handed out are shared
@@ -191,6 +219,7 @@ def pod_amounts(
         limits,
         nonzero(scoring_requests(model, rules)),
         limits if scoring_limits == limits else scoring_limits,
+        _sources(model, rules, limits),
     )
     if key is not None and len(_AMOUNTS) < _MAX_AMOUNTS:
         _AMOUNTS[key] = amounts

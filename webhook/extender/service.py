@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from limitguard.core.config import Config, Enforcement, NotReadyPolicy
-from limitguard.core.fit import fits, shortfalls
+from limitguard.core.fit import fits, shortfalls, source_note
 from limitguard.core.limitaware import effective_ratios
-from limitguard.core.podlimits import PodSpecError, pod_limits
+from limitguard.core.podlimits import PodSpecError, pod_amounts
 from limitguard.core.scoring import PodFacts, ScoreSheet, score_candidates
 from limitguard.core.scoring.scarce import NAME as SCARCE
 from limitguard.errors import LimitguardError
@@ -89,9 +89,13 @@ def _collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-def failure_reason(resources: list[str]) -> str:
+def failure_reason(resources: list[str], sources: Mapping[str, str] | None = None) -> str:
     """The FailedNodes message: node-independent so kube-scheduler's event aggregates it
-    ("0/5 nodes are available: 3 limit-to-allocatable ratio exceeded (cpu), ...")."""
+    ("0/5 nodes are available: 3 limit-to-allocatable ratio exceeded (cpu), ..."). *sources*: the
+    pod's PodAmounts.sources, so a request counted as the limit is named as one
+    ("... exceeded (cpu (its request; no limit set))")."""
+    if sources:
+        resources = [name + source_note(sources.get(name, "")) for name in resources]
     return f"limit-to-allocatable ratio exceeded ({', '.join(resources)})"
 
 
@@ -184,20 +188,25 @@ class Extender:
             return self._pass_all(args, "exempt")
         try:
             status = args.pod.get("status")
-            limits = pod_limits(args.pod_spec, status if isinstance(status, Mapping) else None)
+            amounts = pod_amounts(args.pod_spec, status if isinstance(status, Mapping) else None)
         except PodSpecError as error:
             log.warning("extender filter: pod %s unreadable, passing all: %s", args.describe_pod(), error)
             return self._pass_all(args, "unreadable-pod")
+        limits, sources = amounts.limits, amounts.sources
         used = [(resource, amount) for resource, amount in limits.items() if amount > 0]
         if not used:
             return self._pass_all(args, "no-limits")
+
+        def reason(resources: list[str]) -> str:
+            return failure_reason(resources, sources)
+
         # The node table knows no room held for nominated pods: it answers only while none is held.
         columnar = self.columnar and args.nodes is None and not self.state.has_nominated_pods()
         if columnar and not log.isEnabledFor(logging.DEBUG):
             table = self.state.node_table()
             candidates = table.candidates(args.node_names, args.names_key)
             found = filter_rows(
-                table, args.node_names, candidates, limits, limit_aware.default_ratios, failure_reason
+                table, args.node_names, candidates, limits, limit_aware.default_ratios, reason
             )
             if found is not None:
                 return FilterOutcome(*found[:2], "checked", found[2])
@@ -220,8 +229,8 @@ class Extender:
             if fits(used, record.allocatable, allocated, ratios):
                 passed.append(name)
                 continue
-            found = shortfalls(limits, record.allocatable, allocated, ratios)
-            failed[name] = failure_reason([shortfall.resource for shortfall in found])
+            found = shortfalls(limits, record.allocatable, allocated, ratios, sources)
+            failed[name] = reason([shortfall.resource for shortfall in found])
             if log.isEnabledFor(logging.DEBUG):
                 log.debug(
                     "extender filter: %s does not fit %s: %s",

@@ -1,9 +1,10 @@
 """The aiohttp application: admission and extender endpoints, probes and metrics.
 
 Every POST route is an `Endpoint` served by the one transport in `limitguard.http.endpoint`, so every
-request gets a well-formed answer: 200 with the protocol's body, or 400/408/413 with a JSON error. A
-handler bug never becomes a 500 that could block the cluster's writes or scheduling: it is logged,
-counted, and answered fail-open (admission: allowed with a warning; extender: all pass, scores 0).
+request gets a well-formed answer: 200 with the protocol's body, or 400/408/413 with a JSON error, as
+are 404 and 405 for paths and methods no route takes. A handler bug never becomes a 500 that could
+block the cluster's writes or scheduling: it is logged, counted, and answered fail-open (admission:
+allowed with a warning; extender: all pass, scores 0).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from limitguard.extender.verbs import (
     filter_reply,
     prioritize_reply,
 )
-from limitguard.http.endpoint import Endpoint, endpoint_handler
+from limitguard.http.endpoint import Endpoint, answer_unrouted_in_json, endpoint_handler
 from limitguard.http.limits import BodyBudget, ServingLimits
 from limitguard.http.logs import log_event
 from limitguard.http.metrics import FAIL_OPEN_REASONS, Metrics
@@ -237,4 +238,5 @@ def create_app(services: Services) -> web.Application:
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics_endpoint)
+    answer_unrouted_in_json(app)
     return app

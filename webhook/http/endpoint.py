@@ -67,6 +67,43 @@ def json_error(status: int, message: str) -> web.Response:
     )
 
 
+def _unrouted(status: int, message: str, request: web.Request) -> web.Response:
+    """A JSON error for a request no route takes; a body it carried is left unread, so the connection
+    closes after the answer."""
+    response = json_error(status, message)
+    if request.can_read_body:
+        response.force_close()
+    return response
+
+
+def _method_not_allowed(allowed: list[str]) -> Handler:
+    allow = ", ".join(allowed)
+
+    async def method_not_allowed(request: web.Request) -> web.Response:
+        response = _unrouted(405, f"method {request.method} not allowed: use {allow}", request)
+        response.headers["Allow"] = allow
+        return response
+
+    return method_not_allowed
+
+
+async def _not_found(request: web.Request) -> web.Response:
+    return _unrouted(404, f"no route for {request.path}", request)
+
+
+def answer_unrouted_in_json(app: web.Application) -> None:
+    """Unknown paths (404) and other methods (405, with Allow) answered as JSON errors, for every route.
+
+    Routes, not an aiohttp middleware: a request that matches a route pays nothing for this. Each
+    resource gets a last any-method route answering 405, and one catch-all resource answers 404;
+    call it once every other route is added.
+    """
+    for resource in list(app.router.resources()):
+        allowed = sorted({route.method for route in resource})
+        resource.add_route("*", _method_not_allowed(allowed))  # type: ignore[attr-defined]
+    app.router.add_route("*", "/{path:.*}", _not_found)
+
+
 def _too_large(length: int, limit: int) -> BodyError:
     return BodyError(413, f"body of {length} bytes exceeds the limit of {limit} bytes")
 

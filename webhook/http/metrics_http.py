@@ -7,6 +7,7 @@ monitoring namespace only, while the HTTPS port stays reachable for the apiserve
 from __future__ import annotations
 
 from aiohttp import web
+from limitguard.http.endpoint import answer_unrouted_in_json
 from limitguard.http.metrics import Metrics
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -23,4 +24,5 @@ def create_metrics_app(metrics: Metrics) -> web.Application:
     app = web.Application(client_max_size=1024)  # only GETs come here
     app[METRICS] = metrics
     app.router.add_get("/metrics", metrics_only)
+    answer_unrouted_in_json(app)
     return app

@@ -141,6 +141,7 @@ def unbound_verdict(
     *,
     exempt: bool = False,
     exempt_reason: str = "",
+    sources: Mapping[str, str] | None = None,
 ) -> Response | None:
     """check_unbound over the table: the same Response, or None for the reference path."""
     if not pod_limits or config.unbound_pods is UnboundPolicy.IGNORE:
@@ -175,6 +176,7 @@ def unbound_verdict(
         config,
         exempt=exempt,
         exempt_reason=exempt_reason,
+        sources=sources,
     )
 
 

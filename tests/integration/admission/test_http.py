@@ -103,6 +103,43 @@ async def test_json_with_parameters_or_any_case_is_json(start_server, content_ty
     assert status == 200 and answer["response"]["allowed"]
 
 
+async def test_unknown_paths_and_other_methods_get_a_json_error_on_every_route(start_server):
+    """404 and 405 are JSON errors like every other refusal, on every route the server has."""
+    server = await start_server(worked_example(), config())
+    routes = {
+        "/validate": "POST",
+        "/mutate": "POST",
+        "/extender/filter": "POST",
+        "/extender/prioritize": "POST",
+        "/healthz": "GET, HEAD",
+        "/readyz": "GET, HEAD",
+        "/metrics": "GET, HEAD",
+    }
+    for path, allow in routes.items():
+        method = "GET" if allow == "POST" else "POST"
+        async with server.session.request(method, server.url + path, data=b"{}") as response:
+            assert response.status == 405, path
+            assert response.content_type == "application/json", path
+            assert response.headers["Allow"] == allow
+            assert orjson.loads(await response.read()) == {
+                "error": f"method {method} not allowed: use {allow}",
+                "status": 405,
+            }
+    for method, path in (
+        ("GET", "/"),
+        ("POST", "/validate/"),
+        ("PUT", "/no/such/route"),
+        ("GET", "/VALIDATE"),
+    ):
+        async with server.session.request(method, server.url + path, data=b"{}") as response:
+            assert response.status == 404, path
+            assert response.content_type == "application/json", path
+            assert orjson.loads(await response.read()) == {"error": f"no route for {path}", "status": 404}
+    # the routes themselves still answer
+    assert (await server.post("/validate", binding("pod5", "node2", dry_run=True)))[0] == 200
+    assert await server.get("/healthz") == (200, "ok")
+
+
 async def test_oversized_bodies_get_413(start_server):
     server = await start_server(worked_example(), config(), max_body_bytes=10_000)
     big = pod_create(pod("big", cpu="1"))

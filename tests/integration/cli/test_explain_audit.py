@@ -134,6 +134,28 @@ def test_explain_of_a_pod_with_a_node_name_judges_that_node_alone(tmp_path, caps
     assert any("spec.nodeName is node-b" in note for note in report["notes"])
 
 
+def test_explain_names_a_request_counted_as_the_limit(tmp_path, capsys):
+    """No cpu limit: the cpu request (4) is what counts, and explain says so in text and JSON."""
+    pod = tmp_path / "requests.yaml"
+    pod.write_text(
+        POD.read_text()
+        .replace('requests: {cpu: "1", memory: 1Gi}', 'requests: {cpu: "4", memory: 1Gi}')
+        .replace('limits: {cpu: "4", memory: 2Gi}', "limits: {memory: 2Gi}")
+    )
+    arguments = [str(pod), "--cluster", str(CLUSTER), "--config", str(CONFIG)]
+    code, out, _ = run(explain_command, [*arguments, "-o", "json"], capsys)
+    assert code == 0
+    report = json.loads(out)
+    assert (report["limits"], report["limitSources"]) == ({"cpu": "4", "memory": "2Gi"}, {"cpu": "request"})
+    node_a = next(row for row in report["nodes"] if row["node"] == "node-a")
+    assert node_a["shortfalls"] == [
+        "cpu limit 4 (its request; no limit set) exceeds remaining 0 (allocated 12 of capacity 10 = 8 allocatable x 125%)"
+    ]
+    code, out, _ = run(explain_command, arguments, capsys)
+    assert "  limits:           cpu 4 (its request; no limit set), memory 2Gi\n" in out
+    assert "  node-a: cpu limit 4 (its request; no limit set) exceeds remaining 0" in out
+
+
 def test_explain_counts_a_best_effort_pod_with_the_defaults_its_namespace_gives(tmp_path, capsys):
     """The mutating webhook's rules decide: defaults only in a namespace labelled
     limitguard.io/defaults=enabled; then explain counts the injected limits."""

@@ -97,3 +97,30 @@ def test_audit_names_the_release_in_json(capsys):
     )
     assert code == 1
     assert json.loads(out)["podRules"].startswith("pod limits counted under the pod rules of Kubernetes 1.33")
+
+
+@pytest.mark.parametrize(("configured", "applied"), [("1.20", 31), ("v1.40.1", 37)])
+def test_a_configured_release_outside_the_range_is_judged_as_the_nearest_with_a_warning(
+    tmp_path, capsys, configured, applied
+):
+    """As `serve` logs it, explain and audit print the warning to stderr and carry it in their JSON."""
+    config = tmp_path / "config.yaml"
+    config.write_text(CONFIG.read_text() + f'kubernetesVersion: "{configured}"\n')
+    warning = f"Kubernetes version '{configured}' is outside the supported 1.31-1.37: applying the rules of 1.{applied}"
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(yaml.safe_dump(RESIZING))
+    for command, argv in (
+        (explain_command, [str(pod), "--cluster", str(CLUSTER), "--config", str(config)]),
+        (audit_command, ["--cluster", str(CLUSTER), "--config", str(config)]),
+    ):
+        name = command.__name__.rsplit(".", 1)[-1]
+        _, _, err = run(command, argv, capsys)
+        assert err == f"limitguard {name}: warning: {warning}\n"
+        _, out, err = run(command, [*argv, "-o", "json"], capsys)
+        assert err == f"limitguard {name}: warning: {warning}\n"
+        assert json.loads(out)["warnings"] == [warning]
+        assert rules_in_effect().minor == applied
+    _, out, err = run(
+        audit_command, ["--cluster", str(CLUSTER), "--config", str(CONFIG), "-o", "json"], capsys
+    )
+    assert (err, json.loads(out)["warnings"]) == ("", [])

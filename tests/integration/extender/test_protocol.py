@@ -229,3 +229,16 @@ async def test_metrics_count_filtered_and_unknown_candidates(start_extender):
     _, text = await server.get("/metrics")
     assert "limitguard_extender_filtered_nodes_total 1.0" in text  # node1 is full
     assert "limitguard_extender_unknown_nodes_total 3.0" in text  # ghost twice, other once
+
+
+async def test_filter_reason_names_a_request_counted_as_the_limit(start_extender):
+    """Names (the node table) and full NodeLists (per node) give the same reason."""
+    server = await start_extender(demo_state(), demo_config())
+    requested = scheduler_pod()
+    requested["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "4"}}
+    expected = {"node1": "limit-to-allocatable ratio exceeded (cpu (its request; no limit set))"}
+    _, by_names = await server.post("/extender/filter", args_names(requested, ["node1", "node2"]))
+    nodes = [scheduler_node("node1"), scheduler_node("node2")]
+    _, by_nodes = await server.post("/extender/filter", args_nodes(requested, nodes))
+    assert by_names["failedNodes"] == expected == by_nodes["failedNodes"]
+    assert by_names["nodenames"] == ["node2"]

@@ -1,5 +1,6 @@
 """Optional client authentication: with `--client-ca-file` and allowed names, `/validate`, `/mutate`
-and the extender routes answer only callers presenting such a certificate; others get 401 and
+and the extender routes answer only callers presenting such a certificate; others get 401 (no
+certificate, names not allowed) or a refused handshake (another CA, no clientAuth usage) and
 change nothing.
 
 `limitguard serve` itself (start_serve, the demo cluster file) over real TLS. The apiserver presents
@@ -21,7 +22,13 @@ import orjson
 import pytest
 from limitguard.cli.serve import add_arguments, start_serve
 
-from tests.integration.http.certificates import CLIENT, certificate_dir, client_context, client_pair
+from tests.integration.http.certificates import (
+    CLIENT,
+    SERVER_ONLY,
+    certificate_dir,
+    client_context,
+    client_pair,
+)
 from tests.support import REPO, binding, pod, pod_create
 
 DEMO = REPO / "webhook" / "demo" / "cluster.yaml"
@@ -89,6 +96,12 @@ async def test_with_client_authentication_only_the_named_callers_are_answered(tm
         stranger = client_pair(clients, "stranger", certificate_dir(tmp_path / "x"), "x", [], CLIENT)
         with pytest.raises(aiohttp.ClientError):  # a certificate no trusted CA issued fails the handshake
             await post(url + "/validate", client_context(cert_dir, stranger), bind)
+        server_only = client_pair(
+            clients, "server-only", client_ca, "limitguard-apiserver-client", [], SERVER_ONLY
+        )
+        with pytest.raises(aiohttp.ClientError):  # so does one without the clientAuth usage: no HTTP answer
+            await post(url + "/validate", client_context(cert_dir, server_only), bind)
+        assert len(ledger) == 1
     finally:
         await running.stop()
 

@@ -163,3 +163,31 @@ async def test_allowed_admissions_log_at_debug_and_denials_at_info(start_server,
         await server.post("/validate", binding("pod5", "node2", uid="allowed-again", dry_run=True))
     debug = [(r.levelno, r.uid, r.allowed) for r in caplog.records if r.getMessage() == "admission"]
     assert debug == [(logging.DEBUG, "allowed-again", True)]
+
+
+async def test_a_pod_with_only_generate_name_is_logged_by_its_prefix_and_told_apart_by_uid(
+    start_server, caplog
+):
+    """The mutating webhook sees no name yet (the apiserver generates it after mutation); the
+    validating one gets the generated name in the object, even when the request's name is empty."""
+    server = await start_server(worked_example(), config())
+
+    def generated(uid: str, name: str = "") -> dict:
+        body = pod_create(pod("x", node_name="node1", cpu="4"), uid=uid)
+        metadata = body["request"]["object"]["metadata"]
+        metadata["generateName"], metadata["name"] = "web-7d4b9c8f6d-", name
+        body["request"]["name"] = ""
+        return body
+
+    with caplog.at_level(logging.DEBUG):
+        await server.post("/mutate", generated("m-1"))
+        await server.post("/validate", generated("v-1"))
+        await server.post("/validate", generated("v-2"))
+        await server.post("/validate", generated("v-3", name="web-7d4b9c8f6d-x7k2p"))
+    logged = [(r.webhook, r.uid, r.object) for r in caplog.records if r.getMessage() == "admission"]
+    assert logged == [
+        ("mutate", "m-1", "default/web-7d4b9c8f6d-*"),
+        ("validate", "v-1", "default/web-7d4b9c8f6d-*"),
+        ("validate", "v-2", "default/web-7d4b9c8f6d-*"),
+        ("validate", "v-3", "default/web-7d4b9c8f6d-x7k2p"),
+    ]

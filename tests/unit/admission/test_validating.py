@@ -331,3 +331,21 @@ def test_a_ratio_annotation_over_the_resource_cap():
     assert state.node("node2").ratio_override is None
     response = ask(Validator(state, config()), binding("pod5", "node2"))
     assert response.allowed and any("malformed" in w for w in response.warnings)
+
+
+@pytest.mark.parametrize("columnar", [True, False])
+def test_a_request_counted_as_the_limit_is_named_as_one_in_every_denial(columnar):
+    """A pod without limits is held to its requests; the denial says that is what it counts."""
+    requested = [container(requests={"cpu": "4"})]
+    state = worked_example()
+    state.upsert_pod(pod("pod6", containers=requested, phase="Pending"))
+    validator = Validator(state, config(unbound_pods=UnboundPolicy.DENY), columnar=columnar)
+    expected = "cpu limit 4 (its request; no limit set) exceeds remaining 0"
+    on_node = ask(validator, pod_create(pod("web", node_name="node1", containers=requested)))
+    bound = ask(validator, binding("pod6", "node1"))
+    state.upsert_pod(pod("full", node_name="node2", cpu="5"))  # node2: 5 + 5 of 10, no room for 4
+    unbound = ask(validator, pod_create(pod("web2", containers=requested)))
+    for response in (on_node, bound, unbound):
+        assert not response.allowed and expected in response.message, response.message
+    limited = ask(validator, pod_create(pod("web3", node_name="node1", cpu="4")))
+    assert "cpu limit 4 exceeds remaining 0" in limited.message

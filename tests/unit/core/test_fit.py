@@ -54,3 +54,20 @@ def test_extended_resource_with_ratio_but_not_on_node_has_no_capacity():
 def test_remaining_is_never_shown_negative():
     found = shortfalls({"cpu": 1000}, {"cpu": 1000}, {"cpu": 5000}, {"cpu": 100})
     assert "remaining 0 (allocated 5 of capacity 1" in found[0].describe()
+
+
+def test_a_limit_that_is_a_request_is_named_as_one():
+    sources = {"cpu": "request", "memory": "limit-and-request"}
+    found = shortfalls(
+        {"cpu": 4000, "memory": 4 * 1024**3},
+        {"cpu": 8000, "memory": 1024**3},
+        {"cpu": 10000},
+        {"cpu": 125, "memory": 100},
+        sources,
+    )
+    text = describe_node("node1", found)
+    assert "cpu limit 4 (its request; no limit set) exceeds remaining 0 (allocated 10 of capacity 10" in text
+    assert (
+        "memory limit 4Gi (with the requests of containers that set no limit) exceeds remaining 1Gi" in text
+    )
+    assert [row.source for row in found] == ["request", "limit-and-request"]

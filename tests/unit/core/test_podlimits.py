@@ -1,5 +1,5 @@
 import pytest
-from limitguard.core.podlimits import PodSpecError, pod_limits, pod_requests
+from limitguard.core.podlimits import PodSpecError, pod_amounts, pod_limits, pod_requests
 
 from tests.support import container
 
@@ -162,3 +162,28 @@ def test_an_empty_status_resources_object_still_counts_allocated_resources():
     status = {"containerStatuses": [{"name": "a", "resources": {}, "allocatedResources": {"cpu": "2"}}]}
     assert pod_requests(body, status=status) == {"cpu": 2000}
     assert pod_requests(body, status={"containerStatuses": [{"name": "a"}]}) == {"cpu": 1000}
+
+
+@pytest.mark.parametrize(
+    ("pod_spec", "sources"),
+    [
+        (spec([container(limits={"cpu": "4"})]), {}),
+        (spec([container(requests={"cpu": "4", "memory": "1Gi"})]), {"cpu": "request", "memory": "request"}),
+        (
+            spec(
+                [container("a", requests={"cpu": "4"}), container("b", limits={"cpu": "2", "memory": "1Gi"})]
+            ),
+            {"cpu": "limit-and-request"},
+        ),
+        # the init container's request is below the regular container's limit: the limit alone counts
+        (spec([container(limits={"cpu": "4"})], init=[container("init", requests={"cpu": "2"})]), {}),
+        (
+            {"containers": [container(limits={"cpu": "2"})], "resources": {"requests": {"cpu": "3"}}},
+            {"cpu": "limit-and-request"},
+        ),
+        ({"containers": [container(requests={"cpu": "1"})], "resources": {"limits": {"cpu": "3"}}}, {}),
+    ],
+)
+def test_sources_name_the_limits_that_count_requests(pod_spec, sources):
+    """A message about a pod's limit says when what it counts is a request (no limit set)."""
+    assert dict(pod_amounts(pod_spec).sources) == sources

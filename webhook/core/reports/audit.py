@@ -78,6 +78,7 @@ class AuditReport:
     findings: list[NodeFinding]
     nodes_without_ratio: int = 0  # no annotation and no default ratio: nothing to check on them
     pod_rules: str = ""  # which release's pod rules counted the limits, and why
+    warnings: list[str] = field(default_factory=list)  # e.g. a release outside the supported range
 
     @property
     def over(self) -> bool:
@@ -90,6 +91,7 @@ class AuditReport:
             "nodesOver": len(self.findings),
             "findings": [finding.to_dict() for finding in self.findings],
             **({"podRules": self.pod_rules} if self.pod_rules else {}),
+            "warnings": self.warnings,
         }
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from limitguard.core.config import Enforcement, LimitAwareConfig
 from limitguard.core.eligibility import Placement
-from limitguard.core.fit import LimitRow, shortfalls
+from limitguard.core.fit import LimitRow, shortfalls, source_note
 from limitguard.core.limitaware import NodeLike, effective_ratios, ratio_warnings
 from limitguard.core.podrules import scheduling_group
 from limitguard.core.quantity import format_units
@@ -84,22 +84,30 @@ class Explanation:
     scorers: list[ScorerConfig]
     nodes: list[NodeExplanation]
     notes: list[str] = field(default_factory=list)
+    sources: Mapping[str, str] = field(default_factory=dict)  # PodAmounts.sources: limits that are requests
+    warnings: list[str] = field(default_factory=list)  # e.g. a release outside the supported range
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "pod": self.pod,
             "limits": {resource: format_units(resource, amount) for resource, amount in self.limits.items()},
+            "limitSources": dict(self.sources),  # resource -> "request" | "limit-and-request"
             "scoringRequests": {
                 resource: format_units(resource, amount) for resource, amount in self.scoring_requests.items()
             },
             "scorers": [{"name": scorer.name, "weight": scorer.weight} for scorer in self.scorers],
             "notes": self.notes,
+            "warnings": self.warnings,
             "nodes": [node.to_dict() for node in self.nodes],
         }
 
 
 def _checks(
-    pod_limits: Mapping[str, int], node: NodeLike, allocated: Mapping[str, int], ratios: Mapping[str, int]
+    pod_limits: Mapping[str, int],
+    node: NodeLike,
+    allocated: Mapping[str, int],
+    ratios: Mapping[str, int],
+    sources: Mapping[str, str],
 ) -> list[LimitRow]:
     return [
         LimitRow(
@@ -108,6 +116,7 @@ def _checks(
             percent,
             allocated.get(resource, 0),
             pod_limits.get(resource, 0),
+            sources.get(resource, ""),
         )
         for resource, percent in sorted(ratios.items())
     ]
@@ -125,8 +134,10 @@ def explain_pod(
     *,
     exempt: bool = False,
     score: Callable[[list[Any]], ScoreSheet | None] | None = None,
+    sources: Mapping[str, str] | None = None,
 ) -> Explanation:
-    """Explain *pod* against every node; *facts_of* gives a node's scoring inputs.
+    """Explain *pod* against every node; *facts_of* gives a node's scoring inputs; *sources* (the
+    pod's PodAmounts.sources) name the limits that are requests.
 
     *score*, when given, scores the candidate nodes in one pass (the node table's columns) and
     may answer None, in which case score_candidates over *facts_of* does.
@@ -151,13 +162,14 @@ def explain_pod(
             f"the pod belongs to pod group {group}: the scheduler places the group together but binds its "
             "members one by one, so a member denied on a node leaves the others bound"
         )
+    sources = sources or {}
     rows: list[NodeExplanation] = []
     candidates: list[tuple[NodeExplanation, NodeLike]] = []
     for node in sorted(nodes, key=lambda node: node.traits.name):
         node_name = node.traits.name
         allocated = allocated_of(node_name)
         ratios = effective_ratios(node, config)
-        found = shortfalls(pod_limits, node.allocatable, allocated, ratios)
+        found = shortfalls(pod_limits, node.allocatable, allocated, ratios, sources)
         row = NodeExplanation(
             node=node_name,
             rejection=(
@@ -165,7 +177,7 @@ def explain_pod(
                 if bound and node_name != bound
                 else placement.rejection(node.traits)
             ),
-            checks=_checks(pod_limits, node, allocated, ratios),
+            checks=_checks(pod_limits, node, allocated, ratios, sources),
             shortfalls=[shortfall.describe() for shortfall in found],
             warnings=list(ratio_warnings(node)),
         )
@@ -186,7 +198,9 @@ def explain_pod(
         row.priority = sheet.priorities[index]
     if not candidates and not bound:
         notes.append("no node is a candidate: the scheduler would not call prioritize")
-    return Explanation(name, dict(pod_limits), dict(pod_facts.requests), list(scorers), rows, notes)
+    return Explanation(
+        name, dict(pod_limits), dict(pod_facts.requests), list(scorers), rows, notes, dict(sources)
+    )
 
 
 # -- text rendering ---------------------------------------------------------------------------
@@ -219,8 +233,14 @@ def column_unit(resource: str, amounts: Sequence[int]) -> tuple[str, Callable[[i
     return suffix, in_unit
 
 
-def _amounts(amounts: Mapping[str, int]) -> str:
-    return ", ".join(f"{r} {format_units(r, a)}" for r, a in sorted(amounts.items())) or "none"
+def _amounts(amounts: Mapping[str, int], sources: Mapping[str, str] | None = None) -> str:
+    sources = sources or {}
+    return (
+        ", ".join(
+            f"{r} {format_units(r, a)}{source_note(sources.get(r, ''))}" for r, a in sorted(amounts.items())
+        )
+        or "none"
+    )
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -235,7 +255,7 @@ def render_text(explanation: Explanation) -> str:
     """A table a person reads at a glance, then the reasons behind every "no"."""
     lines = [
         f"pod {explanation.pod}",
-        f"  limits:           {_amounts(explanation.limits)}",
+        f"  limits:           {_amounts(explanation.limits, explanation.sources)}",
         f"  scoring requests: {_amounts(explanation.scoring_requests)} (non-zero defaults for cpu/memory)",
         "  scorers:          "
         + ", ".join(
