@@ -112,5 +112,5 @@ def test_the_configuration_names_the_scheduler() -> None:
     head = {"apiVersion": "limitguard.io/v1alpha1", "kind": "LimitGuardConfiguration"}
     assert parse_config({**head, "useScheduler": {"schedulerName": OURS}}).use_scheduler_name == OURS
     assert parse_config(head).use_scheduler_name == ""
-    with pytest.raises(ConfigError, match="useScheduler.schedulerName"):
+    with pytest.raises(ConfigError, match=r"useScheduler\.schedulerName"):
         parse_config({**head, "useScheduler": {"schedulerName": "Not_A_Name"}})
