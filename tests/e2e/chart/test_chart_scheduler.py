@@ -245,3 +245,27 @@ def test_a_narrowed_network_policy_lets_the_scheduler_in(render: Render) -> None
 def test_refused_settings(helm: Helm, settings: list[str], message: str) -> None:
     result = helm.template(ON, *settings, check=False)
     assert result.returncode != 0 and message in result.stderr, result.stderr
+
+
+def test_its_pods_share_the_servers_priority_class_and_quota(helm: Helm, render: Render) -> None:
+    pod = one(render("default", ON), "Deployment", NAME)["spec"]["template"]["spec"]
+    assert pod["priorityClassName"] == "system-cluster-critical"
+    # The server's 2 replicas + surge and the scheduler's 2 + surge.
+    result = helm.template(ON, "priorityClassQuota.pods=5", check=False)
+    assert result.returncode != 0
+    assert "must be at least replicaCount + 1 + scheduler.replicaCount + 1 (6)" in result.stderr
+    assert helm.template(ON, "priorityClassQuota.pods=6").returncode == 0
+
+
+def test_install_notes_name_it_and_say_when_the_tag_is_a_guess(helm: Helm) -> None:
+    def notes(*settings: str) -> str:
+        args = ["install", RELEASE, str(CHART), "--namespace", NAMESPACE, "--dry-run=client"]
+        for item in (ON, *settings):
+            args += ["--set", item]
+        return helm.run(*args).stdout.split("NOTES:", 1)[1]
+
+    guessed = notes()
+    assert f"kube-scheduler:{TAGS[NEWEST]}, the newest" in guessed
+    assert "limitguard.io/use-scheduler=enabled" in guessed and "stay Pending" in guessed
+    told = notes("config.kubernetesVersion=1.34")
+    assert f"kube-scheduler:{TAGS['1.34']})" in told and "the newest" not in told
