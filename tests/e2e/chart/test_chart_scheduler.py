@@ -269,3 +269,11 @@ def test_install_notes_name_it_and_say_when_the_tag_is_a_guess(helm: Helm) -> No
     assert "limitguard.io/use-scheduler=enabled" in guessed and "stay Pending" in guessed
     told = notes("config.kubernetesVersion=1.34")
     assert f"kube-scheduler:{TAGS['1.34']})" in told and "the newest" not in told
+
+
+def test_a_drain_keeps_one_replica(render: Render) -> None:
+    budget = one(render("default", ON), "PodDisruptionBudget", NAME)
+    assert budget["spec"]["minAvailable"] == 1
+    labels = one(render("default", ON), "Deployment", NAME)["spec"]["selector"]["matchLabels"]
+    assert budget["spec"]["selector"]["matchLabels"] == labels
+    assert not find(render("default", ON, "scheduler.replicaCount=1"), "PodDisruptionBudget", NAME)
