@@ -26,6 +26,7 @@ from limitguard.core.defaults import (
 from limitguard.core.objects import is_object, object_or_empty
 from limitguard.core.response import Response, allowed, patched, warning
 from limitguard.core.text import clip
+from limitguard.core.usescheduler import scheduler_operation, uses_scheduler, with_operation
 from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
@@ -50,7 +51,23 @@ class Mutator:
             return allowed("not-checked")
         pod: Any = request.object
         metadata = object_or_empty(pod.get("metadata") if is_object(pod) else None)
-        return self.answer_for(pod, request.namespace or metadata.get("namespace", ""), request.uid)
+        namespace = request.namespace or metadata.get("namespace", "")
+        answer = self.answer_for(pod, namespace, request.uid)
+        if self.config.use_scheduler_name:
+            answer = self._with_scheduler(answer, pod, namespace)
+        return answer
+
+    def _with_scheduler(self, answer: Response, pod: Any, namespace: str) -> Response:
+        """*answer*, sending the pod to limitguard's scheduler when its namespace asked for it."""
+        record = self.state.namespace(namespace)
+        if (
+            namespace in self.config.excluded_namespaces
+            or record is None
+            or not uses_scheduler(record.labels)
+        ):
+            return answer
+        operation = scheduler_operation(pod, self.config.use_scheduler_name)
+        return answer if operation is None else with_operation(answer, operation)
 
     def answer_for(self, pod: Any, namespace: str, uid: str = "") -> Response:
         """The answer to creating *pod* in *namespace* (also what `limitguard explain` applies)."""

@@ -130,6 +130,9 @@ class Config:
     scheduler_feature_gates: Mapping[str, bool] = field(default_factory=dict)
     # ConfigMap webhook: the scheduler that reads them, unless a ConfigMap's limitguard.io/scheduler says
     scheduler_name: str = "auto"
+    # Pods of namespaces labelled limitguard.io/use-scheduler=enabled go to this scheduler instead of
+    # default-scheduler (empty: none is changed)
+    use_scheduler_name: str = ""
 
 
 def defaults_problems(defaults: Mapping[str, Any], where: str) -> list[str]:
@@ -232,6 +235,7 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
         or raw.get("kubernetesVersion"),
         scheduler_feature_gates=dict((raw.get("schedulerConfigValidation") or {}).get("featureGates") or {}),
         scheduler_name=(raw.get("schedulerConfigValidation") or {}).get("scheduler") or "auto",
+        use_scheduler_name=str((raw.get("useScheduler") or {}).get("schedulerName") or ""),
     )
 
 

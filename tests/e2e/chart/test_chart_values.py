@@ -170,6 +170,7 @@ FREE_MAPS = {
     "requests",
     "issuerRef",
     "labels",
+    "tags",  # scheduler.image.tags: release -> image tag, keys checked by propertyNames
 }
 
 

@@ -1,0 +1,82 @@
+{{/* The second scheduler (values `scheduler`): names, image tag, and its KubeSchedulerConfiguration. */}}
+{{- define "limitguard.schedulerFullname" -}}
+{{- printf "%s-scheduler" (include "limitguard.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "limitguard.schedulerSelectorLabels" -}}
+{{ include "limitguard.selectorLabels" . }}
+app.kubernetes.io/component: scheduler
+{{- end -}}
+
+{{/* The cluster's minor release for the image tag: config.kubernetesVersion when set; else the
+     apiserver's when Helm talks to a cluster (a real cluster serves apiregistration.k8s.io/v1, which
+     Helm's built-in list for `helm template` lacks; tools that render with the cluster's API list,
+     such as Argo CD, pass it); else none (""), and the newest tag is used. */}}
+{{- define "limitguard.schedulerClusterMinor" -}}
+{{- if .Values.config.kubernetesVersion -}}
+{{- regexReplaceAll "^v?1\\.([0-9]+).*$" .Values.config.kubernetesVersion "${1}" -}}
+{{- else if .Capabilities.APIVersions.Has "apiregistration.k8s.io/v1" -}}
+{{- regexFind "^[0-9]+" .Capabilities.KubeVersion.Minor -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kube-scheduler may be one minor older than the apiserver, never newer: the tag of the cluster's
+     minor, or of the newest minor in the table when the cluster is exactly one newer. */}}
+{{- define "limitguard.schedulerImage" -}}
+{{- $image := .Values.scheduler.image -}}
+{{- $tag := $image.tag -}}
+{{- if not $tag -}}
+{{- $newest := 0 -}}
+{{- range $release, $_ := $image.tags -}}
+{{- $newest = max $newest (atoi (regexReplaceAll "^1\\." $release "")) -}}
+{{- end -}}
+{{- $minor := include "limitguard.schedulerClusterMinor" . -}}
+{{- $minor = ternary $newest (atoi $minor) (eq $minor "") -}}
+{{- $release := printf "1.%d" (int $minor) -}}
+{{- if hasKey $image.tags $release -}}
+{{- $tag = index $image.tags $release -}}
+{{- else if eq (int $minor) (add1 $newest) -}}
+{{- $tag = index $image.tags (printf "1.%d" (int $newest)) -}}
+{{- else -}}
+{{- fail (printf "scheduler.image.tags has no kube-scheduler tag for Kubernetes %s (kube-scheduler must not be newer than the apiserver, nor more than one minor older): set scheduler.image.tag" $release) -}}
+{{- end -}}
+{{- end -}}
+{{- printf "%s:%s" $image.repository $tag -}}
+{{- end -}}
+
+{{- define "limitguard.schedulerConfiguration" -}}
+{{- $scheduler := .Values.scheduler -}}
+{{- $serverName := printf "%s.%s.svc" (include "limitguard.fullname" .) .Release.Namespace -}}
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+# Its own Lease: the defaults (kube-system/kube-scheduler) would contend with the cluster's scheduler.
+leaderElection:
+  leaderElect: true
+  resourceLock: leases
+  resourceName: {{ include "limitguard.schedulerFullname" . }}
+  resourceNamespace: {{ .Release.Namespace }}
+profiles:
+  - schedulerName: {{ $scheduler.schedulerName }}
+extenders:
+  - urlPrefix: https://{{ $serverName }}:{{ .Values.service.port }}/extender
+    filterVerb: filter
+    prioritizeVerb: prioritize
+    weight: {{ $scheduler.extender.weight }}
+    # Names only: limitguard has its own node cache, and the requests stay small.
+    nodeCacheCapable: true
+    enableHTTPS: true
+    tlsConfig:
+      serverName: {{ $serverName }}
+      {{- if eq .Values.certs.mode "provided" }}
+      caData: {{ .Values.certs.provided.caBundle }}
+      {{- else }}
+      caFile: /etc/limitguard/ca/ca.crt
+      {{- end }}
+      {{- if $scheduler.clientCertificateSecret }}
+      certFile: /etc/limitguard/client/tls.crt
+      keyFile: /etc/limitguard/client/tls.key
+      {{- end }}
+    httpTimeout: {{ $scheduler.extender.httpTimeout }}
+    # Exact placement or none: a pod is never placed without limitguard's filter.
+    ignorable: false
+{{- end -}}
