@@ -140,6 +140,11 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
             work / "unbound.jsonl", [pod_body(i, {"cpu": "20", "memory": "1Gi"}) for i in range(1000)]
         ),
         "mutate": write_lines(work / "mutate.jsonl", [pod_body(i, None) for i in range(1000)]),
+        # cpu 8 fits about half the nodes (~8 of 24 cpu left on the average node): a placement hint,
+        # In the 500 (maxNodes) fitting nodes with the most room
+        "hinted": write_lines(
+            work / "hinted.jsonl", [pod_body(i, {"cpu": "8", "memory": "1Gi"}) for i in range(1000)]
+        ),
         "extender": write_lines(work / "extender.jsonl", [extender_body(node_names[:EXTENDER_NAMES])]),
     }
     config_file = work / "config.yaml"
@@ -178,6 +183,7 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
         ("binding that fits", "/validate", "binding"),
         ("unbound pod, no room (full scan)", "/validate", "unbound"),
         ("mutate a best-effort pod", "/mutate", "mutate"),
+        ("mutate, placement hint (capped In)", "/mutate", "hinted"),
         (f"extender prioritize, {min(nodes, EXTENDER_NAMES)} names", "/extender/prioritize", "extender"),
         (f"extender filter, {min(nodes, EXTENDER_NAMES)} names", "/extender/filter", "extender"),
     ]
