@@ -387,3 +387,44 @@ def test_within_max_nodes_every_fitting_node_is_named():
         "operator": "In",
         "values": ["node-5", "node-6", "node-7"],
     }
+
+
+# -- metrics ---------------------------------------------------------------------------------------
+def test_hints_given_and_skipped_are_counted_by_reason_on_every_mutating_route():
+    from limitguard.cli.serve import build_services
+    from prometheus_client import generate_latest
+
+    services = build_services(settings(), cluster())
+    request = decode_review(orjson.dumps(pod_create(limited())))
+    bound = decode_review(orjson.dumps(pod_create(limited(nodeName="node-3"))))
+    services.handlers["mutate"](request)
+    services.handlers["mutate-placement"](request)
+    services.handlers["mutate-placement"](bound)
+    assert services.handlers["mutate-defaults"](request).patch is None  # defaults only: no hint
+    exposed = generate_latest(services.metrics.registry).decode()
+    assert 'limitguard_placement_hints_total{outcome="given",reason="NotIn"} 2.0' in exposed
+    assert 'limitguard_placement_hints_total{outcome="skipped",reason="node-name-set"} 1.0' in exposed
+
+
+def test_a_burst_shares_the_remembered_nodes_until_the_table_changes():
+    state = cluster()
+    mutator = Mutator(state, settings(), defaults=False)
+    request = decode_review(orjson.dumps(pod_create(limited())))
+    first = mutator(request)
+    assert first.patch.operations() == mutator(request).patch.operations()  # remembered: the same
+    state.upsert_pod(pod("big-node-2", node_name="node-2", cpu="9"))  # a pod bound: node-2 is full
+    (term_op, _) = mutator(request).patch.operations()
+    (term,) = term_op["value"]["nodeAffinity"][PREFERRED]
+    assert term["preference"]["matchExpressions"][0]["values"] == ["node-3", "node-4"]
+
+
+@pytest.mark.parametrize(
+    "affinity",
+    ["x", {"nodeAffinity": []}, {"nodeAffinity": {PREFERRED: {}}}, {"nodeAffinity": {PREFERRED: "x"}}],
+)
+def test_a_malformed_affinity_gets_no_hint_and_is_left_to_the_apiserver(affinity):
+    counted: list[tuple[str, str]] = []
+    request = decode_review(orjson.dumps(pod_create(limited(affinity=affinity))))
+    answer = Mutator(cluster(), settings(), count_hint=counted.append)(request)
+    assert answer.allowed and answer.patch is None
+    assert counted == [("skipped", "malformed")]
