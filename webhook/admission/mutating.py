@@ -1,17 +1,20 @@
-"""The mutating webhook: defaults for best-effort pods (Pod CREATE only).
+"""The mutating webhook: defaults for best-effort pods, limitguard's scheduler, then placement hints
+(Pod CREATE only).
 
 Defaults are opted into per namespace (label `limitguard.io/defaults: enabled`, unless the
 configuration says `requireNamespaceLabel: false`); inside an opted-in namespace the annotation
-`limitguard.io/skip-defaults: "true"` on the namespace or the pod still opts out.
+`limitguard.io/skip-defaults: "true"` on the namespace or the pod still opts out. A pod sent to
+limitguard's own scheduler (label `limitguard.io/use-scheduler: enabled`) is placed exactly by it, so
+it gets no hint. Placement hints (limitguard.admission.hints) are computed on the pod as the defaults
+patch leaves it.
 """
 
 from __future__ import annotations
 
-import copy
 import logging
-from collections.abc import Mapping
 from typing import Any
 
+from limitguard.admission.hints import HintCount, Hinter
 from limitguard.admission.review import AdmissionRequest
 from limitguard.core.config import BestEffortDefaults, Config
 from limitguard.core.defaults import (
@@ -37,11 +40,24 @@ MAX_REMEMBERED_SHAPES = 4096
 
 
 class Mutator:
-    """Answers `POST /mutate`. Never denies: a broken object is left for the apiserver to reject."""
+    """Answers `POST /mutate` (and its one-part routes). Never denies: a broken object is left for
+    the apiserver to reject. *defaults*, *scheduler* and *hints* choose the parts it does."""
 
-    def __init__(self, state: ClusterState, config: Config) -> None:
+    def __init__(
+        self,
+        state: ClusterState,
+        config: Config,
+        *,
+        defaults: bool = True,
+        scheduler: bool = True,
+        hints: bool = True,
+        count_hint: HintCount | None = None,
+    ) -> None:
         self.state = state
         self.config = config
+        self.defaults = defaults
+        self.scheduler = scheduler and bool(config.use_scheduler_name)
+        self.hinter = Hinter(state, config, count_hint) if hints else None
         # pod shape (core.defaults.patch_shape) -> its answer without warnings; answers are frozen
         # (the patch too: core.response.JsonPatch), so every pod of a shape can share one.
         self._answers: dict[tuple[object, ...], Response] = {}
@@ -52,25 +68,33 @@ class Mutator:
         pod: Any = request.object
         metadata = object_or_empty(pod.get("metadata") if is_object(pod) else None)
         namespace = request.namespace or metadata.get("namespace", "")
-        answer = self.answer_for(pod, namespace, request.uid)
-        if self.config.use_scheduler_name:
-            answer = self._with_scheduler(answer, pod, namespace)
-        return answer
+        swap = self._scheduler_operation(pod, namespace) if self.scheduler else None
+        if swap is None:
+            return self.answer_for(pod, namespace, request.uid)
+        answer = self.defaults_for(pod, namespace, request.uid) if self.defaults else allowed("defaults-off")
+        return with_operation(answer, swap)
 
-    def _with_scheduler(self, answer: Response, pod: Any, namespace: str) -> Response:
-        """*answer*, sending the pod to limitguard's scheduler when its namespace asked for it."""
+    def _scheduler_operation(self, pod: Any, namespace: str) -> dict[str, Any] | None:
+        """The patch operation sending *pod* to limitguard's scheduler, when its namespace asked."""
         record = self.state.namespace(namespace)
         if (
             namespace in self.config.excluded_namespaces
             or record is None
             or not uses_scheduler(record.labels)
         ):
-            return answer
-        operation = scheduler_operation(pod, self.config.use_scheduler_name)
-        return answer if operation is None else with_operation(answer, operation)
+            return None
+        return scheduler_operation(pod, self.config.use_scheduler_name)
 
     def answer_for(self, pod: Any, namespace: str, uid: str = "") -> Response:
-        """The answer to creating *pod* in *namespace* (also what `limitguard explain` applies)."""
+        """The answer to creating *pod* in *namespace* without a scheduler change (also what
+        `limitguard explain` applies)."""
+        answer = self.defaults_for(pod, namespace, uid) if self.defaults else allowed("defaults-off")
+        if self.hinter is None:
+            return answer
+        return self.hinter.add_to(answer, pod, namespace)
+
+    def defaults_for(self, pod: Any, namespace: str, uid: str = "") -> Response:
+        """The defaults' answer (remembered by the pod's shape, warnings added per namespace)."""
         defaults = self.config.best_effort_defaults
         if not defaults.enabled:
             return allowed("disabled")
@@ -117,22 +141,3 @@ class Mutator:
             if shape is not None and len(self._answers) < MAX_REMEMBERED_SHAPES:
                 self._answers[shape] = answer
         return answer
-
-
-def with_patch(pod: Mapping[str, Any], operations: list[dict[str, Any]]) -> dict[str, Any]:
-    """*pod* with the "add" operations of a defaults patch applied (a copy; the input is unchanged)."""
-    result = copy.deepcopy(dict(pod))
-    for operation in operations:
-        if operation.get("op") != "add":
-            raise ValueError(f"unexpected patch operation {operation.get('op')!r}")
-        *parents, last = [
-            part.replace("~1", "/").replace("~0", "~") for part in operation["path"].split("/")[1:]
-        ]
-        target: Any = result
-        for part in parents:
-            target = target[int(part)] if isinstance(target, list) else target[part]
-        if isinstance(target, list):
-            target.insert(len(target) if last == "-" else int(last), copy.deepcopy(operation["value"]))
-        else:
-            target[last] = copy.deepcopy(operation["value"])
-    return result

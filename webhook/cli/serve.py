@@ -120,7 +120,7 @@ def add_client_auth_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         dest="client_names",
-        help="common name or DNS/URI SAN admitted on /validate and /mutate (repeatable; none: open)",
+        help="common name or DNS/URI SAN admitted on /validate and the /mutate routes (repeatable; none: open)",
     )
     clients.add_argument(
         "--extender-client-name",
@@ -168,15 +168,20 @@ def build_services(
         config.scheduler_name,
     )
     log.info("scheduler configurations are validated for Kubernetes " + release.name, extra={"because": why})
+    metrics = Metrics(state, config, node_ratio_series_limit)
+    count_hint = metrics.placement_hints.inc
     handlers = {
         "validate": Validator(
             state,
             config,
             functools.partial(configmap_check, release=release, scheduler=config.scheduler_name),
         ),
-        "mutate": Mutator(state, config),
+        # /mutate does every part in one review; the chart's entries call one part each
+        "mutate": Mutator(state, config, count_hint=count_hint),
+        "mutate-defaults": Mutator(state, config, scheduler=False, hints=False),
+        "mutate-scheduler": Mutator(state, config, defaults=False, hints=False),
+        "mutate-placement": Mutator(state, config, defaults=False, scheduler=False, count_hint=count_hint),
     }
-    metrics = Metrics(state, config, node_ratio_series_limit)
     services = Services(state, config, handlers, metrics, settings or ServerSettings())
     metrics.registry.register(RefusalCollector(services.refusals))
     return services

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import orjson
 from limitguard.core.eligibility import Taint
+from limitguard.core.hints import HOSTNAME_LABEL
 from limitguard.state.candidates import Candidates, names_key, unambiguous
 from limitguard.state.capacity import SAFE_PRODUCT, Capacity
 from limitguard.state.columns import (
@@ -30,6 +31,7 @@ from limitguard.state.columns import (
     new_column,
     write_rows,
 )
+from limitguard.state.hostnames import HostnameCodes
 
 if TYPE_CHECKING:
     from limitguard.state.records import NodeRecord
@@ -66,6 +68,7 @@ class NodeTable:
         self._labels: dict[str, dict[str, set[int]]] = {}
         self._mask_cache: dict[tuple[str, str | None], np.ndarray] = {}
         self._row_labels: dict[int, Mapping[str, str]] = {}
+        self.hostnames = HostnameCodes()  # each row's kubernetes.io/hostname value (placement hints)
         # distinct taint sets: id 0 is "no taints"
         self._taint_ids: dict[tuple[Taint, ...], int] = {(): 0}
         self.taint_sets: list[tuple[Taint, ...]] = [()]
@@ -76,6 +79,9 @@ class NodeTable:
         # Answers that depend only on which nodes exist and their labels, taints and order (e.g. a
         # placement's eligible rows): kept until a node is added, changed or removed.
         self.layout_memo: dict[Hashable, Any] = {}
+        # Changes whenever any row's node or sums may have changed: answers computed from the table
+        # may be remembered under it (a burst of pods created between two bindings shares them).
+        self.version = 0
 
     # -- rows -------------------------------------------------------------------------------
     def _grow(self) -> None:
@@ -93,6 +99,7 @@ class NodeTable:
         self.taint_set = widen(self.taint_set)
         self.terminating = widen(self.terminating)
         self.nominated = widen(self.nominated)
+        self.hostnames.grow(size)
         for column in self.columns.values():
             column.grow(size)
         self.names.extend([None] * (size - self._size))
@@ -127,6 +134,7 @@ class NodeTable:
         """Write the node's own facts now (labels, taints, allocatable, ratios); sums on the next sync."""
         name = record.name
         self.layout_memo.clear()
+        self.version += 1
         row = self.rows.get(name)
         if row is None:
             if not self._free:
@@ -169,6 +177,7 @@ class NodeTable:
         if row is None:
             return
         self.layout_memo.clear()
+        self.version += 1
         self._unindex(row)
         self.alive[row] = False
         self.names[row] = None
@@ -221,6 +230,7 @@ class NodeTable:
     # -- label and taint indexes ----------------------------------------------------------------
     def _index(self, row: int, labels: Mapping[str, str], taints: tuple[Taint, ...]) -> None:
         self._row_labels[row] = labels
+        self.hostnames.set(row, labels.get(HOSTNAME_LABEL))
         for key, value in labels.items():
             self._labels.setdefault(key, {}).setdefault(value, set()).add(row)
             self._forget_masks(key, value)
@@ -233,6 +243,7 @@ class NodeTable:
         self.taint_set[row] = taint_id
 
     def _unindex(self, row: int) -> None:
+        self.hostnames.set(row, None)
         for key, value in self._row_labels.pop(row, {}).items():
             values = self._labels[key]
             values[value].discard(row)
@@ -296,6 +307,7 @@ class NodeTable:
         """Copy the sums of every dirty node from *sources* (the only place sums are written)."""
         if not (self._dirty or self._held_dirty):
             return
+        self.version += 1
         every = self._dirty_rows(self._dirty)
         held = self._dirty_rows(self._held_dirty - self._dirty)
         self._dirty.clear()

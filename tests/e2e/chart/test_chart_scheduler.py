@@ -190,7 +190,7 @@ def test_the_webhook_entry_sends_only_opted_in_default_scheduler_pods(render: Re
     assert "defaults.limitguard.io" not in hooks
     entry = hooks["use-scheduler.limitguard.io"]
     assert entry["_kind"] == "MutatingWebhookConfiguration"
-    assert entry["clientConfig"]["service"]["path"] == "/mutate"
+    assert entry["clientConfig"]["service"]["path"] == "/mutate-scheduler"
     selector = entry["namespaceSelector"]
     assert selector["matchLabels"] == {USE_SCHEDULER_LABEL: USE_SCHEDULER_VALUE}
     assert selector["matchExpressions"][0]["values"] == [NAMESPACE, "kube-system"]

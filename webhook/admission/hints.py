@@ -1,0 +1,136 @@
+"""Placement hints at pod CREATE: the edge between the mutator, the node table and core.hints.
+
+The mutator calls `Hinter.add_to` with its own answer (the defaults patch, if any): the hint is
+computed on the pod as that patch leaves it, so a defaulted pod is hinted by its new limits, and
+its operations go after the defaults'. A hinted answer is built per pod, never remembered.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from limitguard.core.config import Config
+from limitguard.core.defaults import NotAPod, with_adds
+from limitguard.core.eligibility import Placement
+from limitguard.core.hints import hint_annotation, hint_patch, preferred_term, skip_reason
+from limitguard.core.objects import is_object, object_or_empty
+from limitguard.core.podlimits import PodRules, PodSpecError, pod_limits, rules_in_effect
+from limitguard.core.response import JsonPatch, Response, patched
+from limitguard.state.placement import HintNodes, hint_nodes
+from limitguard.state.records import controller_of
+from limitguard.state.store import ClusterState
+
+log = logging.getLogger(__name__)
+
+# Distinct pod specs remembered, and the largest remembered (a spec as JSON, with its status and the
+# defaults patch): at most 4 MiB of keys.
+MAX_REMEMBERED_SPECS = 256
+MAX_REMEMBERED_KEY_BYTES = 16 * 1024
+
+# (outcome, reason): ("given", "In" | "NotIn" | "In-capped") or ("skipped", why)
+HintCount = Callable[[tuple[str, str]], None]
+
+
+def _ignore(key: tuple[str, str]) -> None:
+    pass
+
+
+@dataclass(slots=True)
+class _Remembered:
+    """A pod spec's limits and placement, and its nodes as of one version of the node table."""
+
+    limits: Mapping[str, int]
+    placement: Placement
+    rules: PodRules  # the release's pod rules the limits were counted by
+    nodes: HintNodes | str | None = None
+    version: int = -1
+
+
+class Hinter:
+    """Adds the placement hint to the mutator's answers; counts hints given and skipped."""
+
+    def __init__(self, state: ClusterState, config: Config, count: HintCount | None = None) -> None:
+        self.state = state
+        self.config = config
+        self.count = count or _ignore
+        # pod spec (as JSON, with its status and the defaults patch) -> what the hint needs of it
+        self._remembered: dict[bytes, _Remembered] = {}
+
+    def add_to(self, answer: Response, pod: Any, namespace: str) -> Response:
+        """*answer* with the hint's operations appended, or *answer* itself when there is none."""
+        if not answer.allowed or not is_object(pod):
+            return answer
+        try:
+            ops, reason = self.hint_ops(pod, namespace, answer)
+        except (NotAPod, PodSpecError) as error:
+            log.debug("no placement hint for a malformed pod: %s", error)
+            ops, reason = [], "malformed"
+        self.count(("given" if ops else "skipped", reason))
+        if not ops:
+            return answer
+        if answer.patch is None:
+            return patched("placement-hint", ops, *answer.warnings)
+        return patched(f"{answer.reason},placement-hint", answer.patch.operations() + ops, *answer.warnings)
+
+    def hint_ops(
+        self, pod: Mapping[str, Any], namespace: str, defaults: Response | None = None
+    ) -> tuple[list[dict[str, Any]], str]:
+        """The hint's patch operations for *pod* as the *defaults* answer's patch leaves it (empty:
+        no hint) and the metrics reason. What skip_reason reads is never changed by that patch."""
+        spec = object_or_empty(pod.get("spec"))
+        metadata = object_or_empty(pod.get("metadata"))
+        config = self.config
+        daemonset = controller_of(metadata) in config.limit_aware.daemonset_kinds
+        skip = skip_reason(config, namespace, spec, object_or_empty(metadata.get("annotations")), daemonset)
+        if skip is not None:
+            return [], skip
+        if not self.state.ready:
+            return [], "state-incomplete"
+        patch = defaults.patch if defaults is not None else None
+        found = self._nodes(pod, patch)
+        if isinstance(found, str):
+            return [], found
+        return self._patch(with_adds(pod, patch.operations()) if patch is not None else pod, found)
+
+    def _nodes(self, pod: Mapping[str, Any], patch: JsonPatch | None) -> HintNodes | str:
+        """hint_nodes for *pod* as *patch* leaves it. The pods of one workload have one spec: its
+        limits and placement are parsed once, and its nodes found once per version of the node
+        table (a burst of pods created between two bindings shares them)."""
+        table = self.state.node_table()
+        try:
+            key: bytes | None = orjson.dumps(pod.get("spec")) + orjson.dumps(pod.get("status"))
+            if patch is not None:
+                key += patch.encoded
+        except TypeError:  # not JSON (only a test can build such a pod): not worth remembering
+            key = None
+        kept = self._remembered.get(key) if key is not None else None
+        if kept is None or kept.rules is not rules_in_effect():  # the cluster's release changed
+            if patch is not None:
+                pod = with_adds(pod, patch.operations())
+            spec = object_or_empty(pod.get("spec"))
+            rules = rules_in_effect()
+            kept = _Remembered(
+                pod_limits(spec, object_or_empty(pod.get("status")), rules), Placement(spec), rules
+            )
+            if key is not None and len(key) <= MAX_REMEMBERED_KEY_BYTES:
+                if len(self._remembered) >= MAX_REMEMBERED_SPECS:
+                    self._remembered.clear()
+                self._remembered[key] = kept
+        if kept.version != table.version or kept.nodes is None:
+            hints = self.config.placement_hints
+            kept.nodes = hint_nodes(
+                table, kept.limits, kept.placement, self.config.limit_aware.default_ratios, hints.max_nodes
+            )
+            kept.version = table.version
+        return kept.nodes
+
+    def _patch(self, pod: Mapping[str, Any], found: HintNodes) -> tuple[list[dict[str, Any]], str]:
+        term = preferred_term(found.operator, found.values, self.config.placement_hints.weight)
+        ops = hint_patch(pod, term, hint_annotation(term, found.fit, found.eligible, found.capped))
+        if not ops:
+            return [], "unchanged"  # a reinvocation whose term is the one already there
+        return ops, f"{found.operator}-capped" if found.capped else str(found.operator)
