@@ -243,7 +243,9 @@ async def start_serve(
     )
     if ensure_certificates(cert_dir, list(dict.fromkeys(hostnames))):
         log.info("generated a self-signed CA and serving certificate", extra={"dir": str(cert_dir)})
-    state = ClusterState(config.limit_aware.binding_ledger_ttl_seconds)
+    state = ClusterState(
+        config.limit_aware.binding_ledger_ttl_seconds, node_pools=config.limit_aware.node_pools
+    )
     feed = None
     follow_release = config.kubernetes_version is None and not args.cluster
     if not follow_release:  # before any pod is counted

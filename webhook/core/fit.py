@@ -21,6 +21,7 @@ class LimitRow:
     percent: int
     allocated: int  # summed limits on the node, ledger included
     pod_limit: int = 0  # the pod being placed; 0 when none is (audit)
+    source: str = ""  # where the percent came from: "pool gpu", "node annotation", "cluster default"
 
     @property
     def capacity(self) -> int:
@@ -56,8 +57,12 @@ class LimitRow:
         return (
             f"{self.resource} limit {self.fmt(self.pod_limit)} exceeds remaining {self.fmt(self.remaining)} "
             f"(allocated {self.fmt(self.allocated)} of capacity {self.fmt(self.capacity)} = "
-            f"{self.fmt(self.allocatable)} allocatable x {self.percent}%)"
+            f"{self.fmt(self.allocatable)} allocatable x {self.percent}%{self.source_note})"
         )
+
+    @property
+    def source_note(self) -> str:
+        return f" ({self.source})" if self.source else ""
 
     def brief(self) -> str:
         """A short form for admission warnings, which must stay under 120 characters."""
@@ -69,6 +74,7 @@ def shortfalls(
     allocatable: Mapping[str, int],
     allocated: Mapping[str, int],
     ratios: Mapping[str, int],
+    source: str = "",
 ) -> list[LimitRow]:
     """Every checked resource where pod limit > capacity - allocated; empty means the pod fits.
 
@@ -80,7 +86,9 @@ def shortfalls(
         percent = ratios.get(resource)
         if percent is None or pod_limit <= 0:
             continue
-        row = LimitRow(resource, allocatable.get(resource, 0), percent, allocated.get(resource, 0), pod_limit)
+        row = LimitRow(
+            resource, allocatable.get(resource, 0), percent, allocated.get(resource, 0), pod_limit, source
+        )
         if not row.fits:
             found.append(row)
     return found

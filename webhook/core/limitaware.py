@@ -13,6 +13,7 @@ from typing import Protocol
 from limitguard.core.config import Enforcement, LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import NodeTraits, Placement
 from limitguard.core.fit import LimitRow, describe_node, fits, shortfalls
+from limitguard.core.pools import RatioSource
 from limitguard.core.ratios import RATIO_ANNOTATION
 from limitguard.core.response import Response, allowed, enforce, warned
 
@@ -22,25 +23,30 @@ class NodeLike(Protocol):
 
     traits: NodeTraits
     allocatable: Mapping[str, int]
-    ratio_override: Mapping[str, int] | None
+    ratio_override: Mapping[str, int] | None  # the annotation's or the pool's map; None: the default
     ratio_problem: str | None
+    ratio_source: RatioSource
 
 
 def effective_ratios(node: NodeLike, config: LimitAwareConfig) -> Mapping[str, int]:
-    """The annotation's map when valid (it replaces the default, no merge), else the default."""
+    """The valid annotation's map, else the node's pool's (resolved into its record), else the
+    default: one level replaces the others, nothing is merged."""
     return node.ratio_override if node.ratio_override is not None else config.default_ratios
 
 
 def ratio_warnings(node: NodeLike) -> tuple[str, ...]:
     if node.ratio_problem is None:
         return ()
-    return (f"node {node.traits.name}: malformed {RATIO_ANNOTATION}, cluster default ratios used",)
+    used = node.ratio_source.describe()
+    return (f"node {node.traits.name}: malformed {RATIO_ANNOTATION}, {used} ratios used",)
 
 
 def node_shortfalls(
     pod_limits: Mapping[str, int], node: NodeLike, allocated: Mapping[str, int], config: LimitAwareConfig
 ) -> list[LimitRow]:
-    return shortfalls(pod_limits, node.allocatable, allocated, effective_ratios(node, config))
+    return shortfalls(
+        pod_limits, node.allocatable, allocated, effective_ratios(node, config), node.ratio_source.describe()
+    )
 
 
 def _brief(node: str, found: list[LimitRow]) -> str:
@@ -149,11 +155,12 @@ def _shortfall_text(
     allocatable: tuple[tuple[str, int], ...],
     allocated: tuple[tuple[str, int], ...],
     ratios: tuple[tuple[str, int], ...],
+    source: str,
 ) -> str:
     """The example node's shortfall sentence. Remembered: while nothing lands on the example node,
     every pod of a shape that fits nowhere gets the same sentence, and building it (a row and five
     formatted quantities per resource) costs more than the scan that found no room."""
-    found = shortfalls(dict(pod_limits), dict(allocatable), dict(allocated), dict(ratios))
+    found = shortfalls(dict(pod_limits), dict(allocatable), dict(allocated), dict(ratios), source)
     return describe_node(node, found)
 
 
@@ -180,6 +187,7 @@ def no_room(
         tuple(example.allocatable.items()),
         tuple(allocated_of(example.traits.name).items()),
         tuple(effective_ratios(example, config).items()),
+        example.ratio_source.describe(),
     )
     message = (
         f"{subject} fits no eligible node's limit-to-allocatable ratio "

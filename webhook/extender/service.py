@@ -89,10 +89,10 @@ def _collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-def failure_reason(resources: list[str]) -> str:
-    """The FailedNodes message: node-independent so kube-scheduler's event aggregates it
-    ("0/5 nodes are available: 3 limit-to-allocatable ratio exceeded (cpu), ...")."""
-    return f"limit-to-allocatable ratio exceeded ({', '.join(resources)})"
+def failure_reason(resources: list[str], source: str) -> str:
+    """The FailedNodes message: it names no node, so kube-scheduler's event aggregates it per ratio
+    source ("0/5 nodes are available: 3 limit-to-allocatable ratio exceeded (cpu; pool gpu), ...")."""
+    return f"limit-to-allocatable ratio exceeded ({', '.join(resources)}; {source})"
 
 
 class Extender:
@@ -158,8 +158,9 @@ class Extender:
     def _candidates(self, args: ExtenderArgs) -> list[tuple[str, NodeRecord | None]]:
         """Each candidate with its record: the scheduler's own Node object when sent, else ours."""
         if args.nodes is not None:
+            pools = self.config.limit_aware.node_pools  # the scheduler's labels pick the pool
             return [
-                (name, node_record(args.nodes[name]) if name in args.nodes else self.state.node(name))
+                (name, node_record(args.nodes[name], pools) if name in args.nodes else self.state.node(name))
                 for name in args.node_names
             ]
         return [(name, self.state.node(name)) for name in args.node_names]
@@ -220,8 +221,9 @@ class Extender:
             if fits(used, record.allocatable, allocated, ratios):
                 passed.append(name)
                 continue
-            found = shortfalls(limits, record.allocatable, allocated, ratios)
-            failed[name] = failure_reason([shortfall.resource for shortfall in found])
+            source = record.ratio_source.describe()
+            found = shortfalls(limits, record.allocatable, allocated, ratios, source)
+            failed[name] = failure_reason([shortfall.resource for shortfall in found], source)
             if log.isEnabledFor(logging.DEBUG):
                 log.debug(
                     "extender filter: %s does not fit %s: %s",

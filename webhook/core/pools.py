@@ -1,0 +1,105 @@
+"""Node pools: a ratio map per group of nodes, chosen by label, so nodes a cluster autoscaler or
+Karpenter creates take their pool's ratio without an annotation each.
+
+A node's ratio map is, in this order: its valid annotation; else the first pool whose selector
+matches its labels; else the cluster default. Levels are never merged. The choice is made when the
+node's record is built (the node is read or changes), never per request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from limitguard.core.labelselector import LabelSelector, parse_label_selector
+from limitguard.core.names import dns1123_label_problem
+from limitguard.core.paths import path_join
+from limitguard.core.ratios import RatioError, RatioMap, parse_ratio_map
+
+MAX_NODE_POOLS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class RatioSource:
+    """Where a node's ratio map came from: `annotation`, `pool:<name>` or `default` (the metric label)."""
+
+    label: str
+
+    @property
+    def pool(self) -> str:
+        return self.label.removeprefix("pool:") if self.label.startswith("pool:") else ""
+
+    def describe(self) -> str:
+        """How messages name it: `node annotation`, `pool gpu`, `cluster default`."""
+        if self.pool:
+            return f"pool {self.pool}"
+        return "node annotation" if self.label == "annotation" else "cluster default"
+
+
+ANNOTATION = RatioSource("annotation")
+DEFAULT = RatioSource("default")
+
+
+@dataclass(frozen=True, slots=True)
+class NodePool:
+    name: str
+    selector: LabelSelector
+    ratios: RatioMap  # shared by every node of the pool: never modified
+    source: RatioSource
+
+
+def pool_of(labels: Mapping[str, str], pools: Sequence[NodePool]) -> NodePool | None:
+    """The first pool whose selector matches *labels*."""
+    for pool in pools:
+        if pool.selector.matches(labels):
+            return pool
+    return None
+
+
+def parse_node_pools(raw: Any, where: str = "limitAware.nodePools") -> tuple[tuple[NodePool, ...], list[str]]:
+    """The configured pools in order, and every problem as `field.path: what is wrong`."""
+    if raw is None:
+        return (), []
+    if not isinstance(raw, list):
+        return (), [f"{where}: must be a list of {{name, nodeSelector, limitToAllocatableRatio}}"]
+    problems: list[str] = []
+    if len(raw) > MAX_NODE_POOLS:
+        problems.append(f"{where}: Too many: {len(raw)}: must have at most {MAX_NODE_POOLS} items")
+    pools: list[NodePool] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(raw):
+        here = path_join(where, index)
+        if not isinstance(item, Mapping):
+            problems.append(f"{here}: must be an object with name, nodeSelector and limitToAllocatableRatio")
+            continue
+        found: list[str] = []
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            found.append(f"{path_join(here, 'name')}: Required value")
+        elif (problem := dns1123_label_problem(name)) is not None:
+            found.append(f"{path_join(here, 'name')}: Invalid value: {name!r}: {problem}")
+        elif name in seen:
+            found.append(f"{path_join(here, 'name')}: Duplicate value: {name!r} (also {where}[{seen[name]}])")
+        else:
+            seen[name] = index
+        if "nodeSelector" not in item or item["nodeSelector"] is None:
+            found.append(f"{path_join(here, 'nodeSelector')}: Required value: use {{}} to select every node")
+            selector = LabelSelector()
+        else:
+            selector, selector_problems = parse_label_selector(
+                item["nodeSelector"], path_join(here, "nodeSelector")
+            )
+            found += selector_problems
+        ratios: RatioMap = {}
+        if "limitToAllocatableRatio" not in item:
+            found.append(f"{path_join(here, 'limitToAllocatableRatio')}: Required value")
+        else:
+            try:
+                ratios = parse_ratio_map(item["limitToAllocatableRatio"])
+            except RatioError as error:
+                found.append(f"{path_join(here, 'limitToAllocatableRatio')}: {error}")
+        problems += found
+        if not found:
+            pools.append(NodePool(name, selector, ratios, RatioSource(f"pool:{name}")))
+    return tuple(pools), problems
