@@ -255,8 +255,8 @@ async def start_serve(
         gc.freeze()  # the loaded records hold no cycles: keep full collections from walking them all
         log.info("cluster state loaded from file", extra={"file": args.cluster, **counts})
     else:
+        from limitguard.kube.listwatch import ReflectorSettings
         from limitguard.kube.livefeed import start_live_feed
-        from limitguard.kube.reflector import ReflectorSettings
         from limitguard.kube.unwritten import UnwrittenSettings
 
         live = config.live_state

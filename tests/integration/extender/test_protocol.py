@@ -14,7 +14,7 @@ from tests.integration.extender.shapes import args_names, args_nodes, scheduler_
 from tests.support import REPO, node, pod
 
 DEMO = REPO / "webhook" / "demo"
-CPU_REASON = "limit-to-allocatable ratio exceeded (cpu)"
+CPU_REASON = "limit-to-allocatable ratio exceeded (cpu; cluster default)"
 
 
 def demo_state() -> ClusterState:
@@ -135,8 +135,8 @@ async def test_filter_names_every_resource_that_does_not_fit(start_extender):
     status, body = await server.post("/extender/filter", args_names(big, ["node1", "node2"]))
     assert (status, body["nodenames"]) == (200, [])
     assert body["failedNodes"] == {
-        "node1": "limit-to-allocatable ratio exceeded (cpu, memory)",
-        "node2": "limit-to-allocatable ratio exceeded (memory)",
+        "node1": "limit-to-allocatable ratio exceeded (cpu, memory; cluster default)",
+        "node2": "limit-to-allocatable ratio exceeded (memory; cluster default)",
     }
 
 
