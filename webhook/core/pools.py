@@ -57,6 +57,36 @@ def pool_of(labels: Mapping[str, str], pools: Sequence[NodePool]) -> NodePool | 
     return None
 
 
+class PoolChooser:
+    """pool_of, remembered by the values of the label keys the selectors name (all a match can
+    depend on): nodes of one pool share those values, so a cluster's nodes cost one selector scan per
+    distinct combination, not one per node event. The memo is bounded (selectors on a per-node label
+    such as the hostname make every node distinct)."""
+
+    MEMO_LIMIT = 4096
+
+    def __init__(self, pools: Sequence[NodePool] = ()) -> None:
+        self.pools = tuple(pools)
+        self._keys = tuple(sorted({r.key for pool in self.pools for r in pool.selector.requirements}))
+        self._memo: dict[tuple[str | None, ...], NodePool | None] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.pools)
+
+    def __call__(self, labels: Mapping[str, str]) -> NodePool | None:
+        get = labels.get
+        key = tuple([get(name) for name in self._keys])
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        found = pool_of(labels, self.pools)
+        if len(self._memo) >= self.MEMO_LIMIT:
+            self._memo.clear()
+        self._memo[key] = found
+        return found
+
+
 def parse_node_pools(raw: Any, where: str = "limitAware.nodePools") -> tuple[tuple[NodePool, ...], list[str]]:
     """The configured pools in order, and every problem as `field.path: what is wrong`."""
     if raw is None:

@@ -158,9 +158,12 @@ class Extender:
     def _candidates(self, args: ExtenderArgs) -> list[tuple[str, NodeRecord | None]]:
         """Each candidate with its record: the scheduler's own Node object when sent, else ours."""
         if args.nodes is not None:
-            pools = self.config.limit_aware.node_pools  # the scheduler's labels pick the pool
+            pool_of = self.state.pool_of  # the scheduler's labels pick the pool
             return [
-                (name, node_record(args.nodes[name], pools) if name in args.nodes else self.state.node(name))
+                (
+                    name,
+                    node_record(args.nodes[name], pool_of) if name in args.nodes else self.state.node(name),
+                )
                 for name in args.node_names
             ]
         return [(name, self.state.node(name)) for name in args.node_names]

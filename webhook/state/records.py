@@ -11,7 +11,7 @@ never mutated, so sharing cannot leak between pods.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ from limitguard.core.objects import object_or_empty as _map
 from limitguard.core.podlimits import PodAmounts, PodSpecError, ResourceAmounts, pod_amounts
 from limitguard.core.podresources import MIRROR_ANNOTATION
 from limitguard.core.podrules import scheduling_group
-from limitguard.core.pools import ANNOTATION, DEFAULT, NodePool, RatioSource, pool_of
+from limitguard.core.pools import ANNOTATION, DEFAULT, PoolChooser, RatioSource
 from limitguard.core.quantity import to_units
 from limitguard.core.ratios import RATIO_ANNOTATION, RatioError, RatioMap, parse_ratio_annotation
 from limitguard.state.sharing import shared_name, shared_owner, shared_priority
@@ -135,7 +135,7 @@ def node_ratio_override(annotations: Mapping[str, Any]) -> tuple[RatioMap | None
         return None, str(error)
 
 
-def node_record(node: Mapping[str, Any], pools: Sequence[NodePool] = ()) -> NodeRecord:
+def node_record(node: Mapping[str, Any], pool_of: PoolChooser | None = None) -> NodeRecord:
     """The node's record, its ratio map resolved: annotation, else first matching pool, else default."""
     metadata = _map(node.get("metadata"))
     spec = _map(node.get("spec"))
@@ -152,7 +152,7 @@ def node_record(node: Mapping[str, Any], pools: Sequence[NodePool] = ()) -> Node
     override, problem = node_ratio_override(_map(metadata.get("annotations")))
     source = ANNOTATION
     if override is None:
-        pool = pool_of(labels, pools) if pools else None
+        pool = pool_of(labels) if pool_of else None
         override, source = (pool.ratios, pool.source) if pool is not None else (None, DEFAULT)
     if problem:
         log.warning(

@@ -13,7 +13,7 @@ from typing import Any
 
 from limitguard.clock import Clock
 from limitguard.core.podlimits import ResourceAmounts, rules_in_effect
-from limitguard.core.pools import NodePool
+from limitguard.core.pools import NodePool, PoolChooser
 from limitguard.state.columns import SumSources
 from limitguard.state.ledger import BindingLedger
 from limitguard.state.records import (
@@ -47,7 +47,8 @@ class ClusterState:
         clock: Clock | None = None,
         node_pools: Sequence[NodePool] = (),
     ) -> None:
-        self.node_pools = tuple(node_pools)  # resolved into each node's record as it arrives
+        # the first pool whose selector matches a node's labels: resolved into its record as it arrives
+        self.pool_of = PoolChooser(node_pools)
         self._nodes: dict[str, NodeRecord] = {}
         self._pods: dict[str, PodRecord] = {}
         self._namespaces: dict[str, NamespaceRecord] = {}
@@ -234,7 +235,7 @@ class ClusterState:
                         del self._label_index[label]
 
     def upsert_node(self, obj: Mapping[str, Any]) -> NodeRecord:
-        record = node_record(obj, self.node_pools)
+        record = node_record(obj, self.pool_of)
         previous = self._nodes.get(record.name)
         if previous == record:
             # Most node events are the kubelet's status updates: nothing recorded changed, so the
