@@ -11,7 +11,7 @@ from limitguard.cli.configfile import parse_config
 from limitguard.cli.main import main
 from limitguard.core.config import ConfigError
 from limitguard.core.labelselector import parse_label_selector
-from limitguard.core.pools import MAX_NODE_POOLS, parse_node_pools, pool_of
+from limitguard.core.pools import MAX_NODE_POOLS, PoolChooser, parse_node_pools, pool_of
 from limitguard.core.ratios import MAX_RATIO_RESOURCES
 
 from tests.support import REPO
@@ -191,3 +191,26 @@ def test_the_first_matching_pool_wins() -> None:
         "rest",
         "rest",
     ]
+
+
+def test_the_remembered_choice_is_the_scan_s_choice() -> None:
+    """PoolChooser answers what pool_of answers for every combination of the selected keys' values,
+    a key's absence included, and forgets everything when its memo is full."""
+    pools, _ = parse_node_pools(
+        [
+            pool(
+                name="a",
+                nodeSelector={"matchExpressions": [{"key": "x", "operator": "NotIn", "values": ["1"]}]},
+            ),
+            pool(name="b", nodeSelector={"matchLabels": {"y": "2"}}),
+            pool(name="c", nodeSelector={"matchExpressions": [{"key": "y", "operator": "DoesNotExist"}]}),
+        ]
+    )
+    chooser = PoolChooser(pools)
+    chooser.MEMO_LIMIT = 4
+    cases = [{}, {"x": "1"}, {"x": "1", "y": "2"}, {"x": "1", "y": "3"}, {"x": "2"}, {"x": "1", "z": "9"}]
+    for labels in cases * 2:
+        found, expected = chooser(labels), pool_of(labels, pools)
+        assert (found.name if found else None) == (expected.name if expected else None), labels
+    assert len(chooser._memo) <= 4
+    assert [getattr(chooser(labels), "name", None) for labels in cases] == ["a", "c", "b", None, "a", "c"]
