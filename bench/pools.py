@@ -79,7 +79,7 @@ from limitguard.kube.filefeed import load_cluster_file
 from limitguard.state.store import ClusterState
 
 path, pool_count, count, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-pending = orjson.loads(sys.argv[5])
+pending = orjson.loads(open(sys.argv[5], "rb").read())
 validators = {}
 for label, pools in (("none", ()), ("pools", node_pools(pool_count))):
     state = ClusterState(float("inf"), node_pools=pools)
@@ -102,6 +102,8 @@ for round_index in range(rounds):
 
 
 def binding_rounds(path: Path, pools: int, pending: list[tuple[str, str]], count: int, rounds: int) -> dict:
+    pending_file = path.with_name("pending.json")
+    pending_file.write_bytes(orjson.dumps(pending))
     out = subprocess.run(
         [
             sys.executable,
@@ -111,7 +113,7 @@ def binding_rounds(path: Path, pools: int, pending: list[tuple[str, str]], count
             str(pools),
             str(count),
             str(rounds),
-            orjson.dumps(pending),
+            str(pending_file),
         ],
         capture_output=True,
         text=True,
@@ -149,13 +151,15 @@ def main() -> None:
         for _ in range(args.rounds):
             for mode in loads:
                 loads[mode].append(measure(mode, path)["cpu_seconds"])
+        base, pooled = (statistics.median(loads[mode]) for mode in loads)
+        print(
+            f"state load (CPU s): {base:.2f} s without pools, {pooled:.2f} s with {args.pools} "
+            f"({pooled / base:.1%}); rounds {' '.join(f'{x:.2f}' for x in loads['file'])} / "
+            f"{' '.join(f'{x:.2f}' for x in loads[f'pools:{args.pools}'])}",
+            flush=True,
+        )
         rounds = min(args.rounds, len(pending) // args.bindings)
         bindings = binding_rounds(path, args.pools, pending, args.bindings, rounds)
-    base, pooled = (statistics.median(loads[mode]) for mode in loads)
-    print(
-        f"state load (CPU s): {base:.2f} s without pools, {pooled:.2f} s with {args.pools} ({pooled / base:.1%}); "
-        f"rounds {' '.join(f'{x:.2f}' for x in loads['file'])} / {' '.join(f'{x:.2f}' for x in loads[f'pools:{args.pools}'])}"
-    )
     base, pooled = statistics.median(bindings["none"]), statistics.median(bindings["pools"])
     print(
         f"binding review (CPU us): {base:.1f} us without pools, {pooled:.1f} us with {args.pools} ({pooled / base:.1%}); "
