@@ -14,6 +14,8 @@ from limitguard.cli.configfile import parse_config
 from limitguard.core.config import Config
 from limitguard.core.oversubscription import node_limit_ratios
 from limitguard.core.ratios import RATIO_ANNOTATION
+from limitguard.core.scoring import ScorerConfig
+from limitguard.core.scoring.limitaware import LimitAwareArgs
 from limitguard.extender.config import ExtenderConfig
 from limitguard.extender.protocol import decode_extender_args
 from limitguard.extender.service import Extender
@@ -233,12 +235,22 @@ def test_the_extender_picks_pools_from_the_node_objects_the_scheduler_sends() ->
     assert outcome.failed == {"n1": "limit-to-allocatable ratio exceeded (cpu; pool spot)"}
 
 
-def test_scoring_ranks_pools_above_the_scoring_default() -> None:
-    """LimitAwareArgs' default stands in for the cluster default only: a pooled node keeps its pool's map."""
+@pytest.mark.parametrize("columnar", [True, False])
+def test_scoring_ranks_pools_above_the_scoring_default(columnar: bool) -> None:
+    """LimitAwareArgs' default (cpu 100%) stands in for the cluster default only: the pooled node is
+    scored against its pool's 200%. The pod's 4 cpu on 8 allocatable: gpu-1 (16 - 4) * 100 / 16 = 75,
+    plain (8 - 4) * 100 / 8 = 50."""
     config = pools_config()
     state = pooled_state(config, node("gpu-1", labels=GPU), node("plain"))
-    facts = {record.name: _extender(state, config).facts.facts(record) for record in state.nodes()}
-    assert (facts["gpu-1"].ratio_override, facts["plain"].ratio_override) == ({"cpu": 200}, None)
+    args = LimitAwareArgs(weights={"cpu": 1}, default_ratios={"cpu": 100})
+    extender = Extender(state, config, ExtenderConfig((ScorerConfig("LimitAware", 1, args),)))
+    extender.columnar = columnar
+    outcome = extender.prioritize(
+        decode_extender_args(orjson.dumps(args_names(scheduler_pod(cpu_limit="4"), ["gpu-1", "plain"])))
+    )
+    sheet = outcome.sheet
+    assert sheet is not None
+    assert sheet.columns[0].raw == [75, 50]
 
 
 def test_explain_json_names_the_source(tmp_path: Any, capsys: Any) -> None:
