@@ -9,17 +9,15 @@ every set of labels; NotIn also matches labels without the key.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from limitguard.core.names import is_qualified_name
+from limitguard.core.names import is_label_value, is_qualified_name
 from limitguard.core.paths import path_join
 from limitguard.core.text import clip
 
 OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 _KEY_PROBLEM = (
     "must be a qualified name: an optional DNS subdomain prefix and '/', then at most 63 characters of "
     "alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric"
@@ -28,10 +26,6 @@ _VALUE_PROBLEM = (
     "must be at most 63 characters of alphanumerics, '-', '_' or '.', starting and ending with an "
     "alphanumeric (or empty)"
 )
-
-
-def is_label_value(value: object) -> bool:
-    return isinstance(value, str) and len(value) <= 63 and bool(_LABEL_VALUE.match(value))
 
 
 @dataclass(frozen=True, slots=True)
