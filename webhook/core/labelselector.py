@@ -1,10 +1,10 @@
 """Kubernetes LabelSelector: validated as the apiserver validates one, matched as client-go matches.
 
-Validation follows apimachinery's ValidateLabelSelector (pkg/apis/meta/v1/validation): label keys are
-qualified names, values are label values (at most 63 characters, alphanumeric at both ends, `-`, `_`
-and `.` inside, or empty), In/NotIn need values, Exists/DoesNotExist take none. Matching follows
-LabelSelectorAsSelector (pkg/apis/meta/v1/helpers.go) and labels.Requirement.Matches: `{}` selects
-every set of labels; NotIn also matches labels without the key.
+Validation follows k8s.io/apimachinery v0.36.3 ValidateLabelSelector (pkg/apis/meta/v1/validation):
+label keys are qualified names, values are label values (at most 63 characters, alphanumeric at both
+ends, `-`, `_` and `.` inside, or empty), In/NotIn need values, Exists/DoesNotExist take none.
+Matching follows LabelSelectorAsSelector (pkg/apis/meta/v1/helpers.go) and labels.Requirement.Matches:
+`{}` selects every set of labels; NotIn also matches labels without the key.
 """
 
 from __future__ import annotations
