@@ -141,11 +141,6 @@ def test_the_command_prints_one_line_per_problem_and_exits_2(
     assert main(["audit", "--cluster", str(cluster), "--config", str(config)]) == 2
     lines = capsys.readouterr().err.splitlines()
     assert [line.strip().split(":")[0] for line in lines[1:]] == expected
-    serve = ["serve", "--config", str(config), "--cluster", str(cluster), "--cert-dir", str(tmp_path / "tls")]
-    assert main(serve) == 2  # before any certificate or port
-    lines = capsys.readouterr().err.splitlines()
-    after = lines[lines.index("limitguard: invalid configuration:") + 1 :]  # serve logs before it
-    assert [line.strip().split(":")[0] for line in after] == expected
 
 
 # -- matching ------------------------------------------------------------------------------------
