@@ -53,13 +53,15 @@ def _child(mode: str, path: str) -> None:
         after_imports = _status_mb("VmRSS")
         start, cpu = time.perf_counter(), time.process_time()
         document = orjson.loads(Path(path).read_bytes())
-    elif mode == "file":  # exactly the imports serve needs for it: the state and the file feed
+    elif mode == "file" or mode.startswith("pools:"):  # the imports serve needs: state and file feed
         from limitguard.kube.filefeed import load_cluster_file
         from limitguard.state.store import ClusterState
 
+        # "pools:N": the same load with N node pools configured (bench.pools labels the nodes)
+        pools = _bench_pools(int(mode.partition(":")[2])) if mode != "file" else ()
         after_imports = _status_mb("VmRSS")
         start, cpu = time.perf_counter(), time.process_time()
-        document = ClusterState()
+        document = ClusterState(node_pools=pools)
         load_cluster_file(document, path)
     else:  # the live feed's module brings aiohttp along
         from limitguard.kube.livefeed import state_sinks
@@ -78,6 +80,12 @@ def _child(mode: str, path: str) -> None:
     }
     del document
     print(json.dumps(figures))
+
+
+def _bench_pools(count: int) -> tuple[Any, ...]:
+    from bench.pools import node_pools
+
+    return node_pools(count)
 
 
 def _apply_pages(sinks: dict[str, Any], path: str) -> None:

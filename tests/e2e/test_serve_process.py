@@ -156,6 +156,24 @@ def test_bad_configuration_exits_2_with_the_field_path(tmp_path):
     assert "limitAware.enforcement" in completed.stderr
 
 
+def test_bad_node_pools_exit_2_with_one_line_per_problem(tmp_path):
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: limitguard.io/v1alpha1\nkind: LimitGuardConfiguration\nlimitAware:\n  nodePools:\n"
+        "  - {name: gpu, nodeSelector: {matchExpressions: [{key: a, operator: Exists, values: [x]}]},"
+        " limitToAllocatableRatio: {cpu: 200}}\n"
+        "  - {name: gpu, nodeSelector: {}, limitToAllocatableRatio: {cpu: 100}}\n"
+    )
+    completed = serve_once(tmp_path, "--config", str(config), "--cluster", str(DEMO / "cluster.yaml"))
+    assert completed.returncode == 2
+    lines = completed.stderr.splitlines()
+    after = lines[lines.index("limitguard: invalid configuration:") + 1 :]
+    assert [line.strip().split(":")[0] for line in after] == [
+        "limitAware.nodePools[0].nodeSelector.matchExpressions[0].values",
+        "limitAware.nodePools[1].name",
+    ]
+
+
 def test_unreadable_cluster_file_exits_2(tmp_path):
     completed = serve_once(tmp_path, "--cluster", str(tmp_path / "nope.yaml"))
     assert completed.returncode == 2 and "cannot read" in completed.stderr

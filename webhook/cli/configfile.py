@@ -70,16 +70,32 @@ def parse_config(raw: Any) -> Config:
 
 
 def ratio_problems(raw: Any) -> dict[str, str]:
-    """Field path -> `path: what is wrong; the accepted forms` for each malformed ratio value."""
+    """Field path -> `path: what is wrong; the accepted forms` for each malformed ratio value (the
+    cluster default's map and every node pool's)."""
     limit_aware = raw.get("limitAware") if isinstance(raw, dict) else None
-    if not isinstance(limit_aware, dict) or "defaultLimitToAllocatableRatio" not in limit_aware:
+    if not isinstance(limit_aware, dict):
         return {}
-    ratios = limit_aware["defaultLimitToAllocatableRatio"]
+    maps = []
+    if "defaultLimitToAllocatableRatio" in limit_aware:
+        maps.append((RATIO_FIELD, limit_aware["defaultLimitToAllocatableRatio"]))
+    pools = limit_aware.get("nodePools")
+    for index, pool in enumerate(pools if isinstance(pools, list) else ()):
+        if isinstance(pool, dict) and "limitToAllocatableRatio" in pool:
+            maps.append(
+                (f"limitAware.nodePools[{index}].limitToAllocatableRatio", pool["limitToAllocatableRatio"])
+            )
+    problems: dict[str, str] = {}
+    for field, ratios in maps:
+        problems.update(_map_problems(field, ratios))
+    return problems
+
+
+def _map_problems(field: str, ratios: Any) -> dict[str, str]:
     if not isinstance(ratios, dict):
-        return {RATIO_FIELD: f"{RATIO_FIELD}: expected a map of resource name to percent; {RATIO_FORMS}"}
+        return {field: f"{field}: expected a map of resource name to percent; {RATIO_FORMS}"}
     problems = {}
     for resource, value in ratios.items():
-        where = path_join(RATIO_FIELD, str(resource))
+        where = path_join(field, str(resource))
         try:
             parse_ratio_percent(value)
         except RatioError as error:

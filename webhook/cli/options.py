@@ -103,12 +103,12 @@ def add_state_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _live_state(
-    kubeconfig: str | None, timeout: float, follow_release: bool
+    kubeconfig: str | None, timeout: float, follow_release: bool, config: Config
 ) -> tuple[ClusterState, str | None]:
     """The listed state, and the cluster's /version when it decided the pod rules."""
     from limitguard.kube.livefeed import start_live_feed
 
-    state = ClusterState()
+    state = ClusterState(node_pools=config.limit_aware.node_pools)
     feed = await start_live_feed(state, kubeconfig, follow_release=follow_release)
     version = feed.release.version if feed.release is not None else None
     try:
@@ -137,7 +137,9 @@ def load_counted_state(args: argparse.Namespace, config: Config) -> tuple[Cluste
     configured = getattr(args, "kubernetes_version", None) or config.kubernetes_version
     minor, why, warning = release_in_effect(configured, None, live=not args.cluster)
     use_release(minor)
-    state = ClusterState(config.limit_aware.binding_ledger_ttl_seconds)
+    state = ClusterState(
+        config.limit_aware.binding_ledger_ttl_seconds, node_pools=config.limit_aware.node_pools
+    )
     if args.cluster:
         try:
             load_cluster_file(state, args.cluster)
@@ -145,7 +147,9 @@ def load_counted_state(args: argparse.Namespace, config: Config) -> tuple[Cluste
             raise CommandError(str(error)) from None
     else:
         try:
-            state, version = asyncio.run(_live_state(args.kubeconfig, args.timeout, configured is None))
+            state, version = asyncio.run(
+                _live_state(args.kubeconfig, args.timeout, configured is None, config)
+            )
         except OSError as error:  # KubeConfigError and connection failures
             raise CommandError(f"cannot read the live cluster: {error}") from None
         if configured is None:

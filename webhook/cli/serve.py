@@ -250,7 +250,9 @@ async def start_serve(
         log.info("generated a self-signed CA and serving certificate", extra={"dir": str(cert_dir)})
     elif args.host not in ("0.0.0.0", "::"):
         reissue_for_host(cert_dir, args.host)  # a self-signed set made for another --host
-    state = ClusterState(config.limit_aware.binding_ledger_ttl_seconds)
+    state = ClusterState(
+        config.limit_aware.binding_ledger_ttl_seconds, node_pools=config.limit_aware.node_pools
+    )
     feed = None
     follow_release = config.kubernetes_version is None and not args.cluster
     if not follow_release:  # before any pod is counted
@@ -260,8 +262,8 @@ async def start_serve(
         gc.freeze()  # the loaded records hold no cycles: keep full collections from walking them all
         log.info("cluster state loaded from file", extra={"file": args.cluster, **counts})
     else:
+        from limitguard.kube.listwatch import ReflectorSettings
         from limitguard.kube.livefeed import start_live_feed
-        from limitguard.kube.reflector import ReflectorSettings
         from limitguard.kube.unwritten import UnwrittenSettings
 
         live = config.live_state

@@ -14,6 +14,7 @@ from typing import Any
 
 from limitguard.core.kubeversion import VersionError, parse_minor
 from limitguard.core.paths import path_join
+from limitguard.core.pools import NodePool, parse_node_pools
 from limitguard.core.quantity import QuantityError, format_units, to_units
 from limitguard.core.ratios import RatioError, RatioMap, parse_ratio_map
 from limitguard.core.scoring import DEFAULT_SCORERS, ScorerConfig
@@ -53,6 +54,8 @@ DAEMONSET_KINDS: frozenset[OwnerKind] = frozenset({("apps", "DaemonSet")})
 @dataclass(frozen=True)
 class LimitAwareConfig:
     default_ratios: RatioMap = field(default_factory=dict)
+    # Ordered: a node without a valid annotation takes the first pool its labels match.
+    node_pools: tuple[NodePool, ...] = ()
     enforcement: Enforcement = Enforcement.DENY
     unbound_pods: UnboundPolicy = UnboundPolicy.WARN
     exempt_daemonset_pods: bool = True
@@ -189,9 +192,12 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
     except RatioError as error:
         problems.append(f"limitAware.defaultLimitToAllocatableRatio: {error}")
         ratios = {}
+    pools, pool_problems = parse_node_pools(limit_aware_raw.get("nodePools"))
+    problems += pool_problems
     base = LimitAwareConfig()
     limit_aware = LimitAwareConfig(
         default_ratios=ratios,
+        node_pools=pools,
         enforcement=Enforcement(limit_aware_raw.get("enforcement", base.enforcement)),
         unbound_pods=UnboundPolicy(limit_aware_raw.get("unboundPods", base.unbound_pods)),
         exempt_daemonset_pods=bool(limit_aware_raw.get("exemptDaemonSetPods", base.exempt_daemonset_pods)),

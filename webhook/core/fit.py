@@ -33,7 +33,8 @@ class LimitRow:
     percent: int
     allocated: int  # summed limits on the node, ledger included
     pod_limit: int = 0  # the pod being placed; 0 when none is (audit)
-    source: str = ""  # FROM_REQUEST or FROM_LIMIT_AND_REQUEST when pod_limit counts requests
+    limit_source: str = ""  # FROM_REQUEST or FROM_LIMIT_AND_REQUEST when pod_limit counts requests
+    ratio_source: str = ""  # where the percent came from: "pool gpu", "node annotation", "cluster default"
 
     @property
     def capacity(self) -> int:
@@ -68,11 +69,16 @@ class LimitRow:
         """The shortfall sentence, e.g. `cpu limit 4 exceeds remaining 0 (allocated 10 of capacity 10 = ...)`;
         `cpu limit 4 (its request; no limit set) exceeds ...` when the pod sets no cpu limit."""
         return (
-            f"{self.resource} limit {self.fmt(self.pod_limit)}{source_note(self.source)} exceeds remaining "
+            f"{self.resource} limit {self.fmt(self.pod_limit)}{source_note(self.limit_source)} exceeds remaining "
             f"{self.fmt(self.remaining)} "
             f"(allocated {self.fmt(self.allocated)} of capacity {self.fmt(self.capacity)} = "
-            f"{self.fmt(self.allocatable)} allocatable x {self.percent}%)"
+            f"{self.fmt(self.allocatable)} allocatable x {self.percent}%{self.ratio_note})"
         )
+
+    @property
+    def ratio_note(self) -> str:
+        """` (pool gpu)` after the percent: where the node's ratio came from."""
+        return f" ({self.ratio_source})" if self.ratio_source else ""
 
     def brief(self) -> str:
         """A short form for admission warnings, which must stay under 120 characters."""
@@ -85,11 +91,13 @@ def shortfalls(
     allocated: Mapping[str, int],
     ratios: Mapping[str, int],
     sources: Mapping[str, str] | None = None,
+    ratio_source: str = "",
 ) -> list[LimitRow]:
     """Every checked resource where pod limit > capacity - allocated; empty means the pod fits.
 
     A resource the pod does not use (limit 0) never fails, even on a node already over its ratio:
-    the pod adds nothing there. *sources*: the pod's PodAmounts.sources, named in each row.
+    the pod adds nothing there. *sources*: the pod's PodAmounts.sources, named in each row;
+    *ratio_source*: where the node's ratio map came from (core.pools.RatioSource.describe()).
     """
     found: list[LimitRow] = []
     sources = sources or {}
@@ -104,6 +112,7 @@ def shortfalls(
             allocated.get(resource, 0),
             pod_limit,
             sources.get(resource, ""),
+            ratio_source,
         )
         if not row.fits:
             found.append(row)

@@ -13,6 +13,7 @@ from typing import Protocol
 from limitguard.core.config import Enforcement, LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import NodeTraits, Placement
 from limitguard.core.fit import LimitRow, describe_node, fits, shortfalls
+from limitguard.core.pools import RatioSource
 from limitguard.core.ratios import RATIO_ANNOTATION
 from limitguard.core.response import Response, allowed, enforce, warned
 
@@ -22,19 +23,22 @@ class NodeLike(Protocol):
 
     traits: NodeTraits
     allocatable: Mapping[str, int]
-    ratio_override: Mapping[str, int] | None
+    ratio_override: Mapping[str, int] | None  # the annotation's or the pool's map; None: the default
     ratio_problem: str | None
+    ratio_source: RatioSource
 
 
 def effective_ratios(node: NodeLike, config: LimitAwareConfig) -> Mapping[str, int]:
-    """The annotation's map when valid (it replaces the default, no merge), else the default."""
+    """The valid annotation's map, else the node's pool's (resolved into its record), else the
+    default: one level replaces the others, nothing is merged."""
     return node.ratio_override if node.ratio_override is not None else config.default_ratios
 
 
 def ratio_warnings(node: NodeLike) -> tuple[str, ...]:
     if node.ratio_problem is None:
         return ()
-    return (f"node {node.traits.name}: malformed {RATIO_ANNOTATION}, cluster default ratios used",)
+    used = node.ratio_source.describe()
+    return (f"node {node.traits.name}: malformed {RATIO_ANNOTATION}, {used} ratios used",)
 
 
 def node_shortfalls(
@@ -44,7 +48,14 @@ def node_shortfalls(
     config: LimitAwareConfig,
     sources: Mapping[str, str] | None = None,
 ) -> list[LimitRow]:
-    return shortfalls(pod_limits, node.allocatable, allocated, effective_ratios(node, config), sources)
+    return shortfalls(
+        pod_limits,
+        node.allocatable,
+        allocated,
+        effective_ratios(node, config),
+        sources,
+        node.ratio_source.describe(),
+    )
 
 
 def _brief(node: str, found: list[LimitRow]) -> str:
@@ -159,11 +170,14 @@ def _shortfall_text(
     allocated: tuple[tuple[str, int], ...],
     ratios: tuple[tuple[str, int], ...],
     sources: tuple[tuple[str, str], ...],
+    ratio_source: str,
 ) -> str:
     """The example node's shortfall sentence. Remembered: while nothing lands on the example node,
     every pod of a shape that fits nowhere gets the same sentence, and building it (a row and five
     formatted quantities per resource) costs more than the scan that found no room."""
-    found = shortfalls(dict(pod_limits), dict(allocatable), dict(allocated), dict(ratios), dict(sources))
+    found = shortfalls(
+        dict(pod_limits), dict(allocatable), dict(allocated), dict(ratios), dict(sources), ratio_source
+    )
     return describe_node(node, found)
 
 
@@ -192,6 +206,7 @@ def no_room(
         tuple(allocated_of(example.traits.name).items()),
         tuple(effective_ratios(example, config).items()),
         tuple(sources.items()) if sources else (),
+        example.ratio_source.describe(),
     )
     message = (
         f"{subject} fits no eligible node's limit-to-allocatable ratio "

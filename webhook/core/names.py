@@ -38,6 +38,14 @@ def is_qualified_name(name: object) -> bool:
     return len(local) <= 63 and bool(_QUALIFIED_NAME_PART.match(local))
 
 
+def is_label_value(value: object) -> bool:
+    """A label value: empty, or at most 63 characters of alphanumerics, `-`, `_`, `.`, alphanumeric
+    at both ends (apimachinery's IsValidLabelValue: the name part of a qualified name, or nothing)."""
+    return isinstance(value, str) and (
+        not value or (len(value) <= 63 and bool(_QUALIFIED_NAME_PART.match(value)))
+    )
+
+
 def is_valid_resource_name(name: object) -> bool:
     """A resource name as used in requests, limits and allocatable.
 

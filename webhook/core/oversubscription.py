@@ -23,6 +23,7 @@ class NodeRatio:
     resource: str
     ratio: float  # summed limits / allocatable (1.5 = 150 %); +Inf when allocatable is 0 and limits are not
     allowed: float  # the node's ratio for this resource as a fraction (percent / 100)
+    source: str = "default"  # where the ratio came from: annotation, pool:<name> or default
 
 
 @dataclass(frozen=True)
@@ -49,13 +50,12 @@ def node_limit_ratios(
         ratios = effective_ratios(node, config)
         if not ratios:
             continue
-        name = node.traits.name
+        name, source = node.traits.name, node.ratio_source.label
         committed = committed_of(name)
         for resource, percent in ratios.items():
             amount = committed.get(resource, 0)
-            found.append(
-                NodeRatio(name, resource, ratio_of(amount, node.allocatable.get(resource, 0)), percent / 100)
-            )
+            ratio = ratio_of(amount, node.allocatable.get(resource, 0))
+            found.append(NodeRatio(name, resource, ratio, percent / 100, source))
     limit = max(limit, 0)
     if len(found) <= limit:
         return NodeRatios(found, 0)

@@ -29,6 +29,8 @@ from limitguard.state.scan import capacity, fit_failures
 from limitguard.state.table import NodeTable
 
 SAFE = 2**62  # a product whose magnitude stays below this cannot overflow int64
+# A failed row's reason key: a bit per used resource, the ratio source's id (< 2**15) above them.
+_MAX_CODED_RESOURCES = 48
 
 
 def _trunc_div(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
@@ -47,15 +49,18 @@ def filter_rows(
     candidates: Candidates,
     limits: Mapping[str, int],
     default_ratios: Mapping[str, int],
-    reason_of: Callable[[list[str]], str],
+    reason_of: Callable[[list[str], str], str],
 ) -> tuple[list[str], dict[str, str], int] | None:
-    """(passed names, failed name -> reason_of(the resources that do not fit), unknown count), or None.
+    """(passed names, failed name -> reason_of(the resources that do not fit, where the node's ratio
+    came from), unknown count), or None.
 
     *candidates* are *names* resolved on *table*."""
     unknown = candidates.unknown
     if not candidates.count:
         return list(names), {}, unknown
     used = [(resource, amount) for resource, amount in limits.items() if amount > 0]
+    if len(used) > _MAX_CODED_RESOURCES:
+        return None
     failures = fit_failures(table, used, default_ratios)
     if failures is None:
         return None
@@ -69,17 +74,23 @@ def filter_rows(
         for bit, failed in enumerate(failures):
             code |= (failed[rows] & known).astype(np.int64) << bit
     else:
+        rows = candidates.index
         for bit, failed in enumerate(failures):
-            code |= failed[candidates.index].astype(np.int64) << bit
+            code |= failed[rows].astype(np.int64) << bit
     if not code.any():
         return list(names), {}, unknown
-    # Split the names and build the failures in C: one reason per distinct set of failing resources.
+    # Split the names and build the failures in C: one reason per distinct set of failing resources
+    # and ratio source (the source id goes above the resource bits).
     named = np.array(names, object)
     failing = code != 0
-    distinct, inverse = np.unique(code[failing], return_inverse=True)
+    keyed = code[failing] | table.ratio_source[rows][failing].astype(np.int64) << len(used)
+    distinct, inverse = np.unique(keyed, return_inverse=True)
     reasons = np.empty(len(distinct), object)
     reasons[:] = [
-        reason_of([used[bit][0] for bit in range(len(used)) if value >> bit & 1])
+        reason_of(
+            [used[bit][0] for bit in range(len(used)) if value >> bit & 1],
+            table.ratio_sources[value >> len(used)].describe(),
+        )
         for value in distinct.tolist()
     ]
     failed_names = dict(zip(named[failing].tolist(), reasons[inverse].tolist(), strict=True))

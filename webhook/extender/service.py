@@ -89,14 +89,14 @@ def _collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-def failure_reason(resources: list[str], sources: Mapping[str, str] | None = None) -> str:
-    """The FailedNodes message: node-independent so kube-scheduler's event aggregates it
-    ("0/5 nodes are available: 3 limit-to-allocatable ratio exceeded (cpu), ..."). *sources*: the
-    pod's PodAmounts.sources, so a request counted as the limit is named as one
-    ("... exceeded (cpu (its request; no limit set))")."""
+def failure_reason(resources: list[str], ratio_source: str, sources: Mapping[str, str] | None = None) -> str:
+    """The FailedNodes message: it names no node, so kube-scheduler's event aggregates it per ratio
+    source ("0/5 nodes are available: 3 limit-to-allocatable ratio exceeded (cpu; pool gpu), ...").
+    *sources*: the pod's PodAmounts.sources, so a request counted as the limit is named as one
+    ("... exceeded (cpu (its request; no limit set); cluster default)")."""
     if sources:
         resources = [name + source_note(sources.get(name, "")) for name in resources]
-    return f"limit-to-allocatable ratio exceeded ({', '.join(resources)})"
+    return f"limit-to-allocatable ratio exceeded ({', '.join(resources)}; {ratio_source})"
 
 
 class Extender:
@@ -162,8 +162,12 @@ class Extender:
     def _candidates(self, args: ExtenderArgs) -> list[tuple[str, NodeRecord | None]]:
         """Each candidate with its record: the scheduler's own Node object when sent, else ours."""
         if args.nodes is not None:
+            pool_of = self.state.pool_of  # the scheduler's labels pick the pool
             return [
-                (name, node_record(args.nodes[name]) if name in args.nodes else self.state.node(name))
+                (
+                    name,
+                    node_record(args.nodes[name], pool_of) if name in args.nodes else self.state.node(name),
+                )
                 for name in args.node_names
             ]
         return [(name, self.state.node(name)) for name in args.node_names]
@@ -197,8 +201,8 @@ class Extender:
         if not used:
             return self._pass_all(args, "no-limits")
 
-        def reason(resources: list[str]) -> str:
-            return failure_reason(resources, sources)
+        def reason(resources: list[str], ratio_source: str) -> str:
+            return failure_reason(resources, ratio_source, sources)
 
         # The node table knows no room held for nominated pods: it answers only while none is held.
         columnar = self.columnar and args.nodes is None and not self.state.has_nominated_pods()
@@ -229,8 +233,9 @@ class Extender:
             if fits(used, record.allocatable, allocated, ratios):
                 passed.append(name)
                 continue
-            found = shortfalls(limits, record.allocatable, allocated, ratios, sources)
-            failed[name] = reason([shortfall.resource for shortfall in found])
+            ratio_source = record.ratio_source.describe()
+            found = shortfalls(limits, record.allocatable, allocated, ratios, sources, ratio_source)
+            failed[name] = reason([shortfall.resource for shortfall in found], ratio_source)
             if log.isEnabledFor(logging.DEBUG):
                 log.debug(
                     "extender filter: %s does not fit %s: %s",

@@ -1,7 +1,8 @@
 """Per-node limit-ratio gauges, computed at scrape time (the request path pays nothing for them).
 
 Cardinality: at most `series_limit` (node, resource) pairs per gauge (two gauges), where a pair
-exists only for a resource that has a ratio on that node; `limitguard_node_ratio_series_dropped`
+exists only for a resource that has a ratio on that node (its `source` label, where the node's ratio
+map came from, is one value per node, so it adds no series); `limitguard_node_ratio_series_dropped`
 says how many pairs the limit left out (the lowest ratios go first).
 """
 
@@ -29,16 +30,16 @@ class NodeRatioCollector(Collector):
         used = GaugeMetricFamily(
             "limitguard_node_limit_ratio",
             "Summed container limits of the pods bound to a node / its allocatable, per checked resource",
-            labels=["node", "resource"],
+            labels=["node", "resource", "source"],
         )
         allowed = GaugeMetricFamily(
             "limitguard_node_limit_ratio_allowed",
             "The node's limit-to-allocatable ratio for the resource (percent / 100)",
-            labels=["node", "resource"],
+            labels=["node", "resource", "source"],
         )
         for item in ratios.kept:
-            used.add_metric([item.node, item.resource], item.ratio)
-            allowed.add_metric([item.node, item.resource], item.allowed)
+            used.add_metric([item.node, item.resource, item.source], item.ratio)
+            allowed.add_metric([item.node, item.resource, item.source], item.allowed)
         yield used
         yield allowed
         yield GaugeMetricFamily(

@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable
 
 from limitguard.clock import Clock, SystemClock
 from limitguard.kube.client import KubeClient, load_configuration
-from limitguard.kube.reflector import KindSink, Reflector, ReflectorSettings, WatchMetrics
+from limitguard.kube.listwatch import KindSink, ReflectorSettings, WatchMetrics
+from limitguard.kube.reflector import Reflector
 from limitguard.kube.release import ReconnectNotifyingClient, ReleaseFollower
 from limitguard.kube.unwritten import UnwrittenReleaser, UnwrittenSettings
 from limitguard.state.store import ClusterState

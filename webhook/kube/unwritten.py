@@ -26,7 +26,8 @@ from typing import Any, Protocol
 import aiohttp
 from limitguard.clock import Clock
 from limitguard.kube.client import ApiError
-from limitguard.kube.reflector import ListWatchClient, ProtocolError, Reflector
+from limitguard.kube.listwatch import ListWatchClient, ProtocolError
+from limitguard.kube.reflector import Reflector
 from limitguard.state.ledger import BindingLedger, Unwritten
 
 log = logging.getLogger(__name__)

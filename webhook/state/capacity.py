@@ -1,9 +1,10 @@
 """Limit capacity per node for one (resource, default ratio): kept current, not recomputed per query.
 
 capacity = allocatable x percent // 100 with the node's override percent when it has a valid
-annotation, else the cluster default; `present` says whether the node checks the resource at
-all; `free` = capacity - committed limits - ledger, the room a pod's limit must fit in. The node
-table creates one the first time a query asks, then updates its rows on node and sum changes.
+annotation or a node pool, else the cluster default; `present` says whether the node checks the
+resource at all; `free` = capacity - committed limits - ledger, the room a pod's limit must fit in.
+The node table creates one the first time a query asks, then updates its rows on node and sum
+changes.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from limitguard.core.objects import object_or_empty as _map
 from limitguard.core.podlimits import PodAmounts, PodSpecError, ResourceAmounts, pod_amounts
 from limitguard.core.podresources import MIRROR_ANNOTATION
 from limitguard.core.podrules import scheduling_group
+from limitguard.core.pools import ANNOTATION, DEFAULT, PoolChooser, RatioSource
 from limitguard.core.quantity import to_units
 from limitguard.core.ratios import RATIO_ANNOTATION, RatioError, RatioMap, parse_ratio_annotation
 from limitguard.state.sharing import shared_name, shared_owner, shared_priority
@@ -34,8 +35,11 @@ TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
 class NodeRecord:
     traits: NodeTraits
     allocatable: ResourceAmounts
-    ratio_override: RatioMap | None  # from a valid annotation; None means the cluster default applies
+    # The map that replaces the cluster default: a valid annotation's, else the node's pool's;
+    # None means the cluster default applies (in scoring, LimitAwareArgs' default may stand in).
+    ratio_override: RatioMap | None
     ratio_problem: str | None  # why the annotation was ignored
+    ratio_source: RatioSource = DEFAULT  # annotation, pool:<name> or default: every report names it
 
     @property
     def name(self) -> str:
@@ -131,7 +135,8 @@ def node_ratio_override(annotations: Mapping[str, Any]) -> tuple[RatioMap | None
         return None, str(error)
 
 
-def node_record(node: Mapping[str, Any]) -> NodeRecord:
+def node_record(node: Mapping[str, Any], pool_of: PoolChooser | None = None) -> NodeRecord:
+    """The node's record, its ratio map resolved: annotation, else first matching pool, else default."""
     metadata = _map(node.get("metadata"))
     spec = _map(node.get("spec"))
     name = shared_name(str(metadata.get("name") or ""))
@@ -141,16 +146,24 @@ def node_record(node: Mapping[str, Any]) -> NodeRecord:
             allocatable[shared_name(resource)] = to_units(resource, quantity)
         except ValueError as error:
             log.warning("node %s: ignoring allocatable %s: %s", name, resource, error)
-    override, problem = node_ratio_override(_map(metadata.get("annotations")))
-    if problem:
-        log.warning(
-            "node %s: malformed %s annotation, using the cluster default: %s", name, RATIO_ANNOTATION, problem
-        )
     labels = {
         shared_name(str(key)): shared_name(str(value)) for key, value in _map(metadata.get("labels")).items()
     }
+    override, problem = node_ratio_override(_map(metadata.get("annotations")))
+    source = ANNOTATION
+    if override is None:
+        pool = pool_of(labels) if pool_of else None
+        override, source = (pool.ratios, pool.source) if pool is not None else (None, DEFAULT)
+    if problem:
+        log.warning(
+            "node %s: malformed %s annotation, using the %s ratios: %s",
+            name,
+            RATIO_ANNOTATION,
+            source.describe(),
+            problem,
+        )
     traits = NodeTraits(name, labels, parse_taints(spec.get("taints")), bool(spec.get("unschedulable")))
-    return NodeRecord(traits, allocatable, override, problem)
+    return NodeRecord(traits, allocatable, override, problem, source)
 
 
 def controller_of(metadata: Mapping[str, Any]) -> OwnerKind | None:

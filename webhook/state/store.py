@@ -8,11 +8,12 @@ Everything runs on the event loop thread, so a check and the ledger entry it mak
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from limitguard.clock import Clock
 from limitguard.core.podlimits import ResourceAmounts, rules_in_effect
+from limitguard.core.pools import NodePool, PoolChooser
 from limitguard.state.columns import SumSources
 from limitguard.state.ledger import BindingLedger
 from limitguard.state.records import (
@@ -40,7 +41,14 @@ def _name(obj: Mapping[str, Any]) -> str:
 
 
 class ClusterState:
-    def __init__(self, ledger_ttl_seconds: float = 60.0, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        ledger_ttl_seconds: float = 60.0,
+        clock: Clock | None = None,
+        node_pools: Sequence[NodePool] = (),
+    ) -> None:
+        # the first pool whose selector matches a node's labels: resolved into its record as it arrives
+        self.pool_of = PoolChooser(node_pools)
         self._nodes: dict[str, NodeRecord] = {}
         self._pods: dict[str, PodRecord] = {}
         self._namespaces: dict[str, NamespaceRecord] = {}
@@ -227,7 +235,7 @@ class ClusterState:
                         del self._label_index[label]
 
     def upsert_node(self, obj: Mapping[str, Any]) -> NodeRecord:
-        record = node_record(obj)
+        record = node_record(obj, self.pool_of)
         previous = self._nodes.get(record.name)
         if previous == record:
             # Most node events are the kubelet's status updates: nothing recorded changed, so the

@@ -19,6 +19,7 @@ import numpy as np
 import orjson
 from limitguard.core.eligibility import Taint
 from limitguard.core.hints import HOSTNAME_LABEL
+from limitguard.core.pools import DEFAULT, RatioSource
 from limitguard.state.candidates import Candidates, names_key, unambiguous
 from limitguard.state.capacity import SAFE_PRODUCT, Capacity
 from limitguard.state.columns import (
@@ -58,6 +59,11 @@ class NodeTable:
         self._next_seq = 0
         self.unschedulable = np.zeros(0, bool)
         self.has_override = np.zeros(0, bool)
+        # where each row's ratio map came from, an index into ratio_sources (a handful: annotation,
+        # default and one per node pool)
+        self.ratio_source = np.zeros(0, np.int16)
+        self.ratio_sources: list[RatioSource] = [DEFAULT]
+        self._source_ids: dict[RatioSource, int] = {DEFAULT: 0}
         self.taint_set = np.zeros(0, np.int32)
         self.terminating = np.zeros(0, np.int64)
         self.nominated = np.zeros(0, np.int64)
@@ -96,6 +102,7 @@ class NodeTable:
         self.seq = widen(self.seq)
         self.unschedulable = widen(self.unschedulable, False)
         self.has_override = widen(self.has_override, False)
+        self.ratio_source = widen(self.ratio_source)
         self.taint_set = widen(self.taint_set)
         self.terminating = widen(self.terminating)
         self.nominated = widen(self.nominated)
@@ -155,6 +162,7 @@ class NodeTable:
         self._index(row, traits.labels, traits.taints)
         override = record.ratio_override
         self.has_override[row] = override is not None
+        self.ratio_source[row] = self._source_id(record.ratio_source)
         for resource in set(record.allocatable) | set(override or ()) | set(self.columns):
             column = self.column(resource)
             if not column.mirrored:
@@ -183,6 +191,7 @@ class NodeTable:
         self.names[row] = None
         self.json_names[row] = None
         self.unschedulable[row] = self.has_override[row] = False
+        self.ratio_source[row] = 0
         self.terminating[row] = self.nominated[row] = 0
         for column in self.columns.values():
             if not column.mirrored:
@@ -192,6 +201,13 @@ class NodeTable:
         self._refresh_capacities(row)
         self._free.append(row)
         self._nodes_changed()
+
+    def _source_id(self, source: RatioSource) -> int:
+        found = self._source_ids.get(source)
+        if found is None:
+            found = self._source_ids[source] = len(self.ratio_sources)
+            self.ratio_sources.append(source)
+        return found
 
     def _nodes_changed(self) -> None:
         """A node came or went: caches of name -> row answers are stale."""

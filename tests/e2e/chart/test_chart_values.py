@@ -62,6 +62,23 @@ def test_configuration_values_reach_the_server(render: Render, tmp_path: Path) -
     assert checksum(objects) != checksum(render("default"))
 
 
+def test_node_pools_reach_the_server(render: Render) -> None:
+    config = _config(
+        render(
+            "default",
+            "config.limitAware.nodePools[0].name=gpu",
+            r"config.limitAware.nodePools[0].nodeSelector.matchLabels.karpenter\.sh/nodepool=gpu",
+            "config.limitAware.nodePools[0].limitToAllocatableRatio.cpu=200",
+        )
+    )
+    [pool] = config.limit_aware.node_pools
+    assert (pool.name, pool.ratios, pool.selector.matches({"karpenter.sh/nodepool": "gpu"})) == (
+        "gpu",
+        {"cpu": 200},
+        True,
+    )
+
+
 def test_server_mounts_configuration_and_certificates(render: Render) -> None:
     for mode, secret in (
         ("default", f"{FULLNAME}-tls"),
@@ -110,6 +127,7 @@ def test_server_mounts_configuration_and_certificates(render: Render) -> None:
         ("replicaCont=2", "replicaCont"),
         ("certs.certManager.issuerRef.group=cert-manager.io", "issuerRef"),
         ("config.kubernetesVersion=latest", "kubernetesVersion"),
+        ("config.limitAware.nodePools[0].name=Not_A_Name", "nodePools"),
     ],
 )
 def test_values_schema_rejects_wrong_values(helm: Helm, setting: str, complaint: str) -> None:

@@ -147,6 +147,12 @@ def test_node_ratio_gauges_in_the_exposition_respect_the_series_limit() -> None:
     }
     assert ratios == {"c/cpu": math.inf, "a/cpu": 1.5, "b/cpu": 1.5}
     assert allowed == {"c/cpu": 1.5, "a/cpu": 1.5, "b/cpu": 2.0}
+    sources = {
+        dict(labels)["node"]: dict(labels)["source"]
+        for (name, labels), _ in exposed.items()
+        if "node" in dict(labels)
+    }
+    assert sources == {"a": "default", "b": "annotation", "c": "default"}
     assert exposed[("limitguard_node_ratio_series_dropped", ())] == 2
 
 
@@ -220,11 +226,9 @@ async def test_metrics_port_serves_only_metrics_over_plain_http(tmp_path: Path) 
                     await asyncio.sleep(0.05)
             exposed = samples(text)
             # The demo: node1 holds 6 + 4 cpu of 8 allocatable (ratio 125 %).
-            assert exposed[("limitguard_node_limit_ratio", (("node", "node1"), ("resource", "cpu")))] == 1.25
-            assert (
-                exposed[("limitguard_node_limit_ratio_allowed", (("node", "node1"), ("resource", "cpu")))]
-                == 1.25
-            )
+            node1_cpu = (("node", "node1"), ("resource", "cpu"), ("source", "default"))
+            assert exposed[("limitguard_node_limit_ratio", node1_cpu)] == 1.25
+            assert exposed[("limitguard_node_limit_ratio_allowed", node1_cpu)] == 1.25
             assert exposed[("limitguard_state_ready", ())] == 1.0
             for path in ("/validate", "/healthz", "/readyz", "/extender/filter"):
                 async with session.get(base + path) as response:

@@ -35,7 +35,7 @@ def test_explain_reports_eligibility_sums_and_fit_per_node(capsys):
     assert (cpu["node-a"]["before"], cpu["node-a"]["after"], cpu["node-a"]["capacity"]) == ("12", "16", "10")
     assert nodes["node-a"]["fits"] is False
     assert nodes["node-a"]["shortfalls"] == [
-        "cpu limit 4 exceeds remaining 0 (allocated 12 of capacity 10 = 8 allocatable x 125%)"
+        "cpu limit 4 exceeds remaining 0 (allocated 12 of capacity 10 = 8 allocatable x 125% (cluster default))"
     ]
     # node-c: the annotation replaces the default: 16 x 150% = 24, memory 64Gi x 100%
     assert (cpu["node-c"]["capacity"], cpu["node-c"]["ratioPercent"]) == ("24", 150)
@@ -85,7 +85,7 @@ def test_explain_text_is_a_table(capsys):
     lines = out.splitlines()
     header = next(line for line in lines if line.startswith("NODE"))
     assert header.split() == [
-        "NODE", "ELIGIBLE", "FITS", "CPU(cores)", "BEFORE->AFTER/CAP", "MEMORY(Gi)", "BEFORE->AFTER/CAP",
+        "NODE", "ELIGIBLE", "FITS", "RATIOS", "CPU(cores)", "BEFORE->AFTER/CAP", "MEMORY(Gi)", "BEFORE->AFTER/CAP",
         "LA", "NRFP", "SRA", "PS", "TOTAL", "EXT",
     ]  # fmt: skip
     row = next(line for line in lines if line.startswith("node-c"))
@@ -93,6 +93,7 @@ def test_explain_text_is_a_table(capsys):
         "node-c",
         "yes",
         "yes",
+        "annotation",
         "8->12/24",
         "(150%)",
         "8->10/64",
@@ -105,12 +106,12 @@ def test_explain_text_is_a_table(capsys):
         "10",
     ]
     assert (
-        "  node-a: cpu limit 4 exceeds remaining 0 (allocated 12 of capacity 10 = 8 allocatable x 125%)"
-        in lines
+        "  node-a: cpu limit 4 exceeds remaining 0 (allocated 12 of capacity 10 = 8 allocatable x 125% "
+        "(cluster default))" in lines
     )
     # One unit per column: memory in Gi everywhere (32Gi x 120% = 38.4Gi is not whole), cpu in cores.
     node_b = next(line for line in lines if line.startswith("node-b")).split()
-    assert node_b[3:7] == ["5->9/10", "(125%)", "2->4/~38.4", "(120%)"]
+    assert node_b[3:8] == ["default", "5->9/10", "(125%)", "2->4/~38.4", "(120%)"]
     # node-d is tainted: no fit verdict, and only the reason it is out in "why".
     assert next(line for line in lines if line.startswith("node-d")).split()[:3] == ["node-d", "no", "-"]
     assert [line for line in lines if line.startswith("  node-d:")] == [
@@ -149,7 +150,7 @@ def test_explain_names_a_request_counted_as_the_limit(tmp_path, capsys):
     assert (report["limits"], report["limitSources"]) == ({"cpu": "4", "memory": "2Gi"}, {"cpu": "request"})
     node_a = next(row for row in report["nodes"] if row["node"] == "node-a")
     assert node_a["shortfalls"] == [
-        "cpu limit 4 (its request; no limit set) exceeds remaining 0 (allocated 12 of capacity 10 = 8 allocatable x 125%)"
+        "cpu limit 4 (its request; no limit set) exceeds remaining 0 (allocated 12 of capacity 10 = 8 allocatable x 125% (cluster default))"
     ]
     code, out, _ = run(explain_command, arguments, capsys)
     assert "  limits:           cpu 4 (its request; no limit set), memory 2Gi\n" in out
@@ -231,7 +232,7 @@ def test_audit_text_and_top(capsys):
         "1 of 4 checked nodes are over their limit-to-allocatable ratio",
         "",
         "node node-a",
-        "  over: cpu limits 12 exceed capacity 10 by 2 (150% of 8 allocatable, ratio 125%)",
+        "  over: cpu limits 12 exceed capacity 10 by 2 (150% of 8 allocatable, ratio 125% (cluster default))",
         "  pods contributing most:",
     ]
     assert out.splitlines()[5] == "    default/a1  cpu 6"

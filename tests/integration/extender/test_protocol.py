@@ -14,7 +14,7 @@ from tests.integration.extender.shapes import args_names, args_nodes, scheduler_
 from tests.support import REPO, node, pod
 
 DEMO = REPO / "webhook" / "demo"
-CPU_REASON = "limit-to-allocatable ratio exceeded (cpu)"
+CPU_REASON = "limit-to-allocatable ratio exceeded (cpu; cluster default)"
 
 
 def demo_state() -> ClusterState:
@@ -135,8 +135,8 @@ async def test_filter_names_every_resource_that_does_not_fit(start_extender):
     status, body = await server.post("/extender/filter", args_names(big, ["node1", "node2"]))
     assert (status, body["nodenames"]) == (200, [])
     assert body["failedNodes"] == {
-        "node1": "limit-to-allocatable ratio exceeded (cpu, memory)",
-        "node2": "limit-to-allocatable ratio exceeded (memory)",
+        "node1": "limit-to-allocatable ratio exceeded (cpu, memory; cluster default)",
+        "node2": "limit-to-allocatable ratio exceeded (memory; cluster default)",
     }
 
 
@@ -236,7 +236,9 @@ async def test_filter_reason_names_a_request_counted_as_the_limit(start_extender
     server = await start_extender(demo_state(), demo_config())
     requested = scheduler_pod()
     requested["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "4"}}
-    expected = {"node1": "limit-to-allocatable ratio exceeded (cpu (its request; no limit set))"}
+    expected = {
+        "node1": "limit-to-allocatable ratio exceeded (cpu (its request; no limit set); cluster default)"
+    }
     _, by_names = await server.post("/extender/filter", args_names(requested, ["node1", "node2"]))
     nodes = [scheduler_node("node1"), scheduler_node("node2")]
     _, by_nodes = await server.post("/extender/filter", args_nodes(requested, nodes))

@@ -40,14 +40,17 @@ async def connect(apiserver: FakeApiServer, tmp_path: Path) -> AsyncIterator[Cal
     """
     feeds: list[LiveFeed] = []
 
-    async def start(settings: ReflectorSettings = FAST, wait_ready: bool = True) -> Connected:
+    async def start(
+        settings: ReflectorSettings = FAST, wait_ready: bool = True, config: Config | None = None
+    ) -> Connected:
+        config = config or Config()
         url = await apiserver.start()
         clock = FakeClock(autojump=True)
-        state = ClusterState(clock=clock)
+        state = ClusterState(clock=clock, node_pools=config.limit_aware.node_pools)
         kubeconfig = write_kubeconfig(tmp_path, url)
         feed = await start_live_feed(state, kubeconfig, settings=settings, clock=clock)
         feeds.append(feed)
-        metrics = Metrics(state, Config())
+        metrics = Metrics(state, config)
         feed.metrics = metrics
         if wait_ready:
             await eventually(lambda: state.ready, "state ready")

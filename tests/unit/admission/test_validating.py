@@ -33,8 +33,8 @@ def test_binding_to_a_full_node_is_denied_with_the_numbers():
     assert not response.allowed
     assert response.code == 403
     assert (
-        'node "node1": cpu limit 4 exceeds remaining 0 (allocated 10 of capacity 10 = 8 allocatable x 125%)'
-        in (response.message)
+        'node "node1": cpu limit 4 exceeds remaining 0 (allocated 10 of capacity 10 = 8 allocatable x 125% '
+        "(cluster default))" in (response.message)
     )
     assert "default/pod5" in response.message
 

@@ -70,4 +70,4 @@ def test_a_limit_that_is_a_request_is_named_as_one():
     assert (
         "memory limit 4Gi (with the requests of containers that set no limit) exceeds remaining 1Gi" in text
     )
-    assert [row.source for row in found] == ["request", "limit-and-request"]
+    assert [row.limit_source for row in found] == ["request", "limit-and-request"]

@@ -9,6 +9,7 @@ from limitguard.core.config import LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import NodeTraits
 from limitguard.core.fit import describe_node, shortfalls
 from limitguard.core.limitaware import effective_ratios, no_room
+from limitguard.core.pools import DEFAULT, RatioSource
 
 CONFIG = LimitAwareConfig(default_ratios={"cpu": 150, "memory": 100}, unbound_pods=UnboundPolicy.DENY)
 
@@ -19,12 +20,16 @@ class Node:
     allocatable: Mapping[str, int]
     ratio_override: Mapping[str, int] | None = None
     ratio_problem: str | None = None
+    ratio_source: RatioSource = DEFAULT
 
 
 def sentence(pod: Mapping[str, int], node: Node, allocated: Mapping[str, int]) -> str:
     """What no_room says of its example, computed afresh."""
     ratios = effective_ratios(node, CONFIG)
-    return describe_node(node.traits.name, shortfalls(pod, node.allocatable, allocated, ratios))
+    source = node.ratio_source.describe()
+    return describe_node(
+        node.traits.name, shortfalls(pod, node.allocatable, allocated, ratios, ratio_source=source)
+    )
 
 
 def test_the_example_sentence_follows_the_node_its_sums_its_ratios_and_the_pod() -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from limitguard.core.config import LimitAwareConfig
 from limitguard.core.fit import LimitRow
 from limitguard.core.limitaware import NodeLike, effective_ratios, ratio_warnings
+from limitguard.core.pools import DEFAULT, RatioSource
 from limitguard.core.quantity import format_units
 from limitguard.core.ratios import RATIO_ANNOTATION
 
@@ -24,7 +25,8 @@ def describe_overage(row: LimitRow) -> str:
     actual = "inf" if row.allocatable == 0 else f"{row.actual_percent:.0f}%"
     return (
         f"{row.resource} limits {row.fmt(row.allocated)} exceed capacity {row.fmt(row.capacity)} by "
-        f"{row.fmt(row.excess)} ({actual} of {row.fmt(row.allocatable)} allocatable, ratio {row.percent}%)"
+        f"{row.fmt(row.excess)} ({actual} of {row.fmt(row.allocatable)} allocatable, ratio {row.percent}%"
+        f"{row.ratio_note})"
     )
 
 
@@ -55,10 +57,12 @@ class NodeFinding:
     overages: list[LimitRow]
     top_pods: list[PodShare] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    ratio_source: RatioSource = DEFAULT  # where the node's ratio map came from
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "node": self.node,
+            "ratioSource": self.ratio_source.label,
             "over": [overage_dict(overage) for overage in self.overages],
             "topPods": [
                 {
@@ -97,8 +101,15 @@ class AuditReport:
 
 def node_overages(node: NodeLike, allocated: Mapping[str, int], config: LimitAwareConfig) -> list[LimitRow]:
     """Every checked resource whose summed limits exceed the node's limit capacity."""
+    ratio_source = node.ratio_source.describe()
     rows = (
-        LimitRow(resource, node.allocatable.get(resource, 0), percent, allocated.get(resource, 0))
+        LimitRow(
+            resource,
+            node.allocatable.get(resource, 0),
+            percent,
+            allocated.get(resource, 0),
+            ratio_source=ratio_source,
+        )
         for resource, percent in sorted(effective_ratios(node, config).items())
     )
     return [row for row in rows if row.excess > 0]
@@ -140,7 +151,14 @@ def audit(
         checked += 1
         overages = node_overages(node, allocated_of(node.traits.name), config)
         if overages:
-            findings.append(NodeFinding(node.traits.name, overages, warnings=list(ratio_warnings(node))))
+            findings.append(
+                NodeFinding(
+                    node.traits.name,
+                    overages,
+                    warnings=list(ratio_warnings(node)),
+                    ratio_source=node.ratio_source,
+                )
+            )
     if findings:
         pods = pods_on({finding.node for finding in findings})
         for finding in findings:
@@ -156,8 +174,8 @@ def audit(
 
 
 NO_RATIO_HINT = (
-    "set limitAware.defaultLimitToAllocatableRatio in the file given with --config, "
-    f"or annotate nodes with {RATIO_ANNOTATION}"
+    "set limitAware.defaultLimitToAllocatableRatio or limitAware.nodePools in the file given with "
+    f"--config, or annotate nodes with {RATIO_ANNOTATION}"
 )
 
 

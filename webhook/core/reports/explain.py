@@ -17,6 +17,7 @@ from limitguard.core.eligibility import Placement
 from limitguard.core.fit import LimitRow, shortfalls, source_note
 from limitguard.core.limitaware import NodeLike, effective_ratios, ratio_warnings
 from limitguard.core.podrules import scheduling_group
+from limitguard.core.pools import DEFAULT, RatioSource
 from limitguard.core.quantity import format_units
 from limitguard.core.scoring import NodeFacts, PodFacts, ScorerConfig, ScoreSheet, score_candidates
 
@@ -49,6 +50,7 @@ class NodeExplanation:
     checks: list[LimitRow]
     shortfalls: list[str]  # LimitRow.describe() of every resource that does not fit
     warnings: list[str]
+    ratio_source: RatioSource = DEFAULT  # where the node's ratio map came from
     scores: list[NodeScore] = field(default_factory=list)  # empty unless the node is a candidate
     total: int | None = None  # weighted 0..100
     priority: int | None = None  # extender 0..10
@@ -67,6 +69,7 @@ class NodeExplanation:
             "eligible": self.eligible,
             "ineligibleReason": self.rejection,
             "fits": self.fits,
+            "ratioSource": self.ratio_source.label,
             "resources": [check_dict(check) for check in self.checks],
             "shortfalls": self.shortfalls,
             "warnings": self.warnings,
@@ -108,6 +111,7 @@ def _checks(
     allocated: Mapping[str, int],
     ratios: Mapping[str, int],
     sources: Mapping[str, str],
+    ratio_source: str,
 ) -> list[LimitRow]:
     return [
         LimitRow(
@@ -117,6 +121,7 @@ def _checks(
             allocated.get(resource, 0),
             pod_limits.get(resource, 0),
             sources.get(resource, ""),
+            ratio_source,
         )
         for resource, percent in sorted(ratios.items())
     ]
@@ -169,7 +174,8 @@ def explain_pod(
         node_name = node.traits.name
         allocated = allocated_of(node_name)
         ratios = effective_ratios(node, config)
-        found = shortfalls(pod_limits, node.allocatable, allocated, ratios, sources)
+        ratio_source = node.ratio_source.describe()
+        found = shortfalls(pod_limits, node.allocatable, allocated, ratios, sources, ratio_source)
         row = NodeExplanation(
             node=node_name,
             rejection=(
@@ -177,9 +183,10 @@ def explain_pod(
                 if bound and node_name != bound
                 else placement.rejection(node.traits)
             ),
-            checks=_checks(pod_limits, node, allocated, ratios, sources),
+            checks=_checks(pod_limits, node, allocated, ratios, sources, ratio_source),
             shortfalls=[shortfall.describe() for shortfall in found],
             warnings=list(ratio_warnings(node)),
+            ratio_source=node.ratio_source,
         )
         rows.append(row)
         filtered_out = row.shortfalls and not exempt and config.enforcement is Enforcement.DENY
@@ -279,7 +286,7 @@ def render_text(explanation: Explanation) -> str:
         )
         for resource in resources
     }
-    header = ["NODE", "ELIGIBLE", "FITS"]
+    header = ["NODE", "ELIGIBLE", "FITS", "RATIOS"]
     header += [
         f"{resource.upper()}({units[resource][0]}) BEFORE->AFTER/CAP"
         if units[resource][0]
@@ -295,6 +302,7 @@ def render_text(explanation: Explanation) -> str:
             row.node,
             "yes" if row.eligible else "no",
             "-" if not row.eligible else "yes" if row.fits else "NO",
+            row.ratio_source.label,
         ]
         for resource in resources:
             check = by_resource.get(resource)

@@ -1,0 +1,135 @@
+"""Node pools: a ratio map per group of nodes, chosen by label, so nodes a cluster autoscaler or
+Karpenter creates take their pool's ratio without an annotation each.
+
+A node's ratio map is, in this order: its valid annotation; else the first pool whose selector
+matches its labels; else the cluster default. Levels are never merged. The choice is made when the
+node's record is built (the node is read or changes), never per request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from limitguard.core.labelselector import LabelSelector, parse_label_selector
+from limitguard.core.names import dns1123_label_problem
+from limitguard.core.paths import path_join
+from limitguard.core.ratios import RatioError, RatioMap, parse_ratio_map
+
+MAX_NODE_POOLS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class RatioSource:
+    """Where a node's ratio map came from: `annotation`, `pool:<name>` or `default` (the metric label)."""
+
+    label: str
+
+    @property
+    def pool(self) -> str:
+        return self.label.removeprefix("pool:") if self.label.startswith("pool:") else ""
+
+    def describe(self) -> str:
+        """How messages name it: `node annotation`, `pool gpu`, `cluster default`."""
+        if self.pool:
+            return f"pool {self.pool}"
+        return "node annotation" if self.label == "annotation" else "cluster default"
+
+
+ANNOTATION = RatioSource("annotation")
+DEFAULT = RatioSource("default")
+
+
+@dataclass(frozen=True, slots=True)
+class NodePool:
+    name: str
+    selector: LabelSelector
+    ratios: RatioMap  # shared by every node of the pool: never modified
+    source: RatioSource
+
+
+def pool_of(labels: Mapping[str, str], pools: Sequence[NodePool]) -> NodePool | None:
+    """The first pool whose selector matches *labels*."""
+    for pool in pools:
+        if pool.selector.matches(labels):
+            return pool
+    return None
+
+
+class PoolChooser:
+    """pool_of, remembered by the values of the label keys the selectors name (all a match can
+    depend on): nodes of one pool share those values, so a cluster's nodes cost one selector scan per
+    distinct combination, not one per node event. The memo is bounded (selectors on a per-node label
+    such as the hostname make every node distinct)."""
+
+    MEMO_LIMIT = 4096
+
+    def __init__(self, pools: Sequence[NodePool] = ()) -> None:
+        self.pools = tuple(pools)
+        self._keys = tuple(sorted({r.key for pool in self.pools for r in pool.selector.requirements}))
+        self._memo: dict[tuple[str | None, ...], NodePool | None] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.pools)
+
+    def __call__(self, labels: Mapping[str, str]) -> NodePool | None:
+        get = labels.get
+        key = tuple([get(name) for name in self._keys])
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        found = pool_of(labels, self.pools)
+        if len(self._memo) >= self.MEMO_LIMIT:
+            self._memo.clear()
+        self._memo[key] = found
+        return found
+
+
+def parse_node_pools(raw: Any, where: str = "limitAware.nodePools") -> tuple[tuple[NodePool, ...], list[str]]:
+    """The configured pools in order, and every problem as `field.path: what is wrong`."""
+    if raw is None:
+        return (), []
+    if not isinstance(raw, list):
+        return (), [f"{where}: must be a list of {{name, nodeSelector, limitToAllocatableRatio}}"]
+    problems: list[str] = []
+    if len(raw) > MAX_NODE_POOLS:
+        problems.append(f"{where}: Too many: {len(raw)}: must have at most {MAX_NODE_POOLS} items")
+    pools: list[NodePool] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(raw):
+        here = path_join(where, index)
+        if not isinstance(item, Mapping):
+            problems.append(f"{here}: must be an object with name, nodeSelector and limitToAllocatableRatio")
+            continue
+        found: list[str] = []
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            found.append(f"{path_join(here, 'name')}: Required value")
+        elif (problem := dns1123_label_problem(name)) is not None:
+            found.append(f"{path_join(here, 'name')}: Invalid value: {name!r}: {problem}")
+        elif name in seen:
+            found.append(f"{path_join(here, 'name')}: Duplicate value: {name!r} (also {where}[{seen[name]}])")
+        else:
+            seen[name] = index
+        if "nodeSelector" not in item or item["nodeSelector"] is None:
+            found.append(f"{path_join(here, 'nodeSelector')}: Required value: use {{}} to select every node")
+            selector = LabelSelector()
+        else:
+            selector, selector_problems = parse_label_selector(
+                item["nodeSelector"], path_join(here, "nodeSelector")
+            )
+            found += selector_problems
+        ratios: RatioMap = {}
+        if "limitToAllocatableRatio" not in item:
+            found.append(f"{path_join(here, 'limitToAllocatableRatio')}: Required value")
+        else:
+            try:
+                ratios = parse_ratio_map(item["limitToAllocatableRatio"])
+            except RatioError as error:
+                found.append(f"{path_join(here, 'limitToAllocatableRatio')}: {error}")
+        problems += found
+        if not found:
+            pools.append(NodePool(name, selector, ratios, RatioSource(f"pool:{name}")))
+    return tuple(pools), problems
