@@ -24,7 +24,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 from limitguard.certs import generate as certs
@@ -107,20 +109,25 @@ def in_process(cluster: Path, config: Path, scan: Path, extender: Path) -> dict[
     return {line.split()[0]: [float(x) for x in line.split()[1:]] for line in out.splitlines()}
 
 
-def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.SSLContext) -> dict:
+@dataclass(frozen=True)
+class Workload:
+    """One cluster size's files: the cluster List, the serve configuration, the request bodies."""
+
+    nodes: int
+    pods: int
+    cluster: Path
+    config: Path
+    bodies: dict[str, Path]  # scenario key -> a file of request bodies, one a line (bench/wrk/post.lua)
+
+
+def prepare(nodes: int, work: Path) -> Workload:
+    """The synthetic cluster of *nodes* nodes (30 pods each) and the bodies of every scenario."""
     rng = random.Random(11)
     pods = nodes * PODS_PER_NODE
     pending = min(10_000, pods // 10)
     cluster_file = work / f"cluster-{nodes}.json"
     pending_pods = write_cluster(cluster_file, nodes, pods, pending)
     node_names = [f"node-{index:05d}" for index in range(nodes)]
-    load = measure_state_load(cluster_file)
-    print(
-        f"\n== {nodes} nodes, {pods} pods ({pending} pending): state load {load['state_seconds']:.2f} s, "
-        f"peak RSS {load['state_rss_mb']:.0f} MB (orjson parse alone: {load['parse_seconds']:.2f} s, "
-        f"{load['parse_rss_mb']:.0f} MB)",
-        flush=True,
-    )
     bodies = {
         "binding": write_lines(
             work / "binding.jsonl",
@@ -144,31 +151,37 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
     }
     config_file = work / "config.yaml"
     config_file.write_text(CONFIG)
-    figures = in_process(cluster_file, config_file, bodies["unbound"], bodies["extender"])
+    return Workload(nodes, pods, cluster_file, config_file, bodies)
+
+
+def serve_workload(
+    workload: Workload, work: Path, port: int, context: ssl.SSLContext, *options: str, **start_options: Any
+) -> subprocess.Popen:
+    """`limitguard serve` over *workload*'s cluster with default settings (log level info), plus *options*."""
+    command = [
+        *(sys.executable, "-m", "limitguard", "serve", "--config", str(workload.config)),
+        *("--cluster", str(workload.cluster), "--cert-dir", str(work / "certs")),
+        *("--host", "127.0.0.1", "--port", str(port), *options),
+    ]
+    # loading 450,000 pods takes a while on a loaded machine
+    return start(command, f"https://localhost:{port}/readyz", context, **{"timeout": 600, **start_options})
+
+
+def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.SSLContext) -> dict:
+    workload = prepare(nodes, work)
+    pods, bodies, cluster_file = workload.pods, workload.bodies, workload.cluster
+    pending = min(10_000, pods // 10)
+    load = measure_state_load(cluster_file)
+    print(
+        f"\n== {nodes} nodes, {pods} pods ({pending} pending): state load {load['state_seconds']:.2f} s, "
+        f"peak RSS {load['state_rss_mb']:.0f} MB (orjson parse alone: {load['parse_seconds']:.2f} s, "
+        f"{load['parse_rss_mb']:.0f} MB)",
+        flush=True,
+    )
+    figures = in_process(cluster_file, workload.config, bodies["unbound"], bodies["extender"])
     port, floor_port, same_loop_port = 18443, 18444, 18445
     log_file = (work / "server.log").open("wb")
-    server = start(
-        [
-            sys.executable,
-            "-m",
-            "limitguard",
-            "serve",
-            "--config",
-            str(config_file),
-            "--cluster",
-            str(cluster_file),
-            "--cert-dir",
-            str(work / "certs"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        f"https://localhost:{port}/readyz",
-        context,
-        timeout=600,  # loading 450,000 pods takes a while on a loaded machine
-        log_file=log_file,
-    )
+    server = serve_workload(workload, work, port, context, log_file=log_file)
     floor = start_floor(work / "certs", floor_port, context)
     serving_loop, _ = loop_factory("auto")  # the loop `serve` picks with default settings
     same_loop_floor = None
