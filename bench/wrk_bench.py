@@ -24,7 +24,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,7 @@ from bench.admission import CONFIG as ADMISSION_CONFIG
 from bench.admission import binding_body, pod_body
 from bench.extender import EXTENDER_CONFIG
 from bench.extender import pod as extender_pod
-from bench.goals import print_goals
+from bench.goals import Round, goals, print_goals
 from bench.harness import peak_rss_mb, start, start_floor, stop
 from bench.state_load import measure_state_load
 from bench.synthetic import write_cluster
@@ -195,6 +195,7 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
         (f"extender filter, {min(nodes, EXTENDER_NAMES)} names", "/extender/filter", "extender"),
     ]
     rows = []
+    round_figures: dict[str, list[dict]] = {}  # each round: limitguard's run and the floor's after it
     answer_floors: dict[str, Run] = {}  # extender floors that also answer every candidate
     try:
         for name, path, key in scenarios:
@@ -213,6 +214,10 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
             handler_ms = (after[0] - before[0]) / max(after[1] - before[1], 1) * 1000
             # each round's ratio, limitguard against the floor run right after it: the drift's size
             spread = sorted(ours.rps / base.rps for ours, base in zip(ours_runs, base_runs, strict=True))
+            round_figures[name] = [
+                asdict(Round(ours.rps, base.rps, ours.p99_ms, base.p99_ms, ours.errors))
+                for ours, base in zip(ours_runs, base_runs, strict=True)
+            ]
             same_loop = median_run(same_loop_runs) if same_loop_runs else None
             rows.append((name, median_run(ours_runs), median_run(base_runs), handler_ms, spread, same_loop))
             if path.startswith("/extender/"):
@@ -281,6 +286,7 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
                 "floor_rps": base.rps,
                 "ratio": ours.rps / base.rps,
                 "round_ratios": spread,
+                "rounds": round_figures[name],
                 "p50_ms": ours.p50_ms,
                 "p99_ms": ours.p99_ms,
                 "floor_p99_ms": base.p99_ms,
@@ -322,7 +328,7 @@ def main() -> None:
         results = [
             bench_size(int(size), args.seconds, args.rounds, work, context) for size in args.sizes.split(",")
         ]
-        print_goals(results)
+        print_goals({f"{result['nodes']:,} nodes": goals(result) for result in results})
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=2))
     finally:
