@@ -11,18 +11,20 @@ part is skipped, and said so.
 
     python -m bench.check                 # 3 rounds of 5 s per side and scenario
     python -m bench.check --rounds 5 --no-client-auth
+    python -m bench.check --server-path /tmp/before   # a folder whose `limitguard` is the code before
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import ssl
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from cryptography.x509.oid import ExtendedKeyUsageOID
@@ -90,10 +92,17 @@ def measure(
     return found
 
 
-def direct(workload: Workload, work: Path, context: ssl.SSLContext, rounds: int, seconds: int) -> list[Goal]:
+def direct(
+    workload: Workload,
+    work: Path,
+    context: ssl.SSLContext,
+    rounds: int,
+    seconds: int,
+    env: Mapping[str, str] | None,
+) -> list[Goal]:
     print("limitguard and the floor, wrk connecting to each (req/s and p99 ms, limitguard/floor per round):")
     with (work / "serve.log").open("wb") as log_file:
-        server = serve_workload(workload, work, SERVE, context, log_file=log_file)
+        server = serve_workload(workload, work, SERVE, context, env=env, log_file=log_file)
         floor = None
         try:
             floor = start_floor(work / "certs", FLOOR, context)
@@ -103,7 +112,12 @@ def direct(workload: Workload, work: Path, context: ssl.SSLContext, rounds: int,
 
 
 def client_authenticated(
-    workload: Workload, work: Path, context: ssl.SSLContext, rounds: int, seconds: int
+    workload: Workload,
+    work: Path,
+    context: ssl.SSLContext,
+    rounds: int,
+    seconds: int,
+    env: Mapping[str, str] | None,
 ) -> list[Goal]:
     certs.write(certs.generate(["client-ca"]), work / "client-ca")
     pair = client_pair(work, "client", work / "client-ca", CLIENT_NAME, [], [ExtendedKeyUsageOID.CLIENT_AUTH])
@@ -136,7 +150,7 @@ def client_authenticated(
         CLIENT_NAME,
     )
     with (work / "serve-client-auth.log").open("wb") as log_file:
-        server = serve_workload(workload, work, SERVE, context, *options, log_file=log_file)
+        server = serve_workload(workload, work, SERVE, context, *options, env=env, log_file=log_file)
         floor = proxy = None
         try:
             floor = start_floor(work / "certs", FLOOR, context, client_ca_file=client_ca)
@@ -158,6 +172,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="alternating runs per side and scenario")
     parser.add_argument("--seconds", type=int, default=5, help="duration of each wrk run")
     parser.add_argument("--no-client-auth", action="store_true", help="skip the runs behind haproxy")
+    parser.add_argument(
+        "--server-path",
+        help="serve limitguard from this folder (PYTHONPATH): the other side of a before/after",
+    )
     args = parser.parse_args(argv)
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed (Debian: apt-get install -y wrk); `make bench-check` installs it")
@@ -170,7 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{NODES:,} nodes, wrk -t1 -c16, {args.rounds} alternating rounds of {args.seconds} s per side; "
             "wrk, the servers (and haproxy) share this machine, so a loaded machine moves the figures"
         )
-        columns = {"direct": direct(workload, work, context, args.rounds, args.seconds)}
+        env = {**os.environ, "PYTHONPATH": args.server_path} if args.server_path else None
+        columns = {"direct": direct(workload, work, context, args.rounds, args.seconds, env)}
         if args.no_client_auth:
             print("\nclient authentication: skipped (--no-client-auth)")
         elif shutil.which("haproxy") is None:
@@ -179,7 +198,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "haproxy; `make bench-check` tries); its goals were not checked"
             )
         else:
-            columns["client auth"] = client_authenticated(workload, work, context, args.rounds, args.seconds)
+            columns["client auth"] = client_authenticated(
+                workload, work, context, args.rounds, args.seconds, env
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print_goals(columns)

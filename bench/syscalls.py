@@ -27,6 +27,7 @@ from pathlib import Path
 from limitguard.certs import generate as certs
 
 from bench.harness import stop
+from bench.memory import extender_args
 from bench.wrk_bench import prepare, serve_workload
 from bench.wrk_runner import wrk
 
@@ -36,7 +37,9 @@ SCENARIOS = {  # name: (path, body file key)
     "unbound": ("/validate", "unbound"),
     "mutate": ("/mutate", "mutate"),
     "prioritize": ("/extender/prioritize", "extender"),
+    "nodelist": ("/extender/filter", "nodelist"),  # 100 full Nodes, 1.4 MB: read one Node at a time
 }
+NODELIST_NODES = 100
 
 
 def parse_summary(text: str) -> dict[str, int]:
@@ -82,6 +85,8 @@ def main() -> None:
         certs.write(certs.generate(["localhost", "127.0.0.1"]), work / "certs")
         context = ssl.create_default_context(cafile=str(work / "certs" / certs.CA_CERT))
         workload = prepare(args.nodes, work)
+        workload.bodies["nodelist"] = work / "nodelist.jsonl"
+        workload.bodies["nodelist"].write_bytes(extender_args(NODELIST_NODES) + b"\n")
         with (work / "server.log").open("wb") as log_file:
             try:
                 server = serve_workload(
