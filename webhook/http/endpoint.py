@@ -77,18 +77,28 @@ async def _read(
 ) -> bytes:
     """The body, counted in *budget* as it arrives: its declared length up front, chunked ones as they grow.
 
-    One buffer grows in place (no list of chunks and a join: one copy of the body, not two)."""
+    One buffer grows in place (no list of chunks and a join: one copy of the body, not two). A large
+    declared body gets its whole buffer at once, mapped apart (limitguard.http.heap): grown from
+    empty it would pass through the heap below TRIM_FROM_BODY_BYTES, copied at each step, and a
+    crowd of such bodies would leave those copies resident."""
     length = request.content_length
     if budget is not None and held is not None and length is not None:
         budget.grow(held, length)
-    body = bytearray()
+    presized = length is not None and TRIM_FROM_BODY_BYTES <= length <= limit
+    body = bytearray(length) if presized else bytearray()  # counted in the budget already
+    filled = 0
     async for chunk in request.content.iter_chunked(1 << 16):  # also bounds chunked bodies
-        size = len(body) + len(chunk)
+        size = filled + len(chunk)
         if size > limit:
             raise BodyError(413, f"body exceeds the limit of {limit} bytes")
         if budget is not None and held is not None and (length is None or size > length):
             budget.grow(held, size)
-        body += chunk
+        if presized and size <= len(body):
+            body[filled:size] = chunk
+        else:
+            body[filled:] = chunk
+        filled = size
+    del body[filled:]  # a declared body that ended short
     return body  # orjson and every decoder read a bytearray as they read bytes
 
 
