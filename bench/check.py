@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography.x509.oid import ExtendedKeyUsageOID
@@ -92,36 +93,20 @@ def measure(
     return found
 
 
-def direct(
-    workload: Workload,
-    work: Path,
-    context: ssl.SSLContext,
-    rounds: int,
-    seconds: int,
-    env: Mapping[str, str] | None,
-) -> list[Goal]:
-    print("limitguard and the floor, wrk connecting to each (req/s and p99 ms, limitguard/floor per round):")
-    with (work / "serve.log").open("wb") as log_file:
-        server = serve_workload(workload, work, SERVE, context, env=env, log_file=log_file)
-        floor = None
-        try:
-            floor = start_floor(work / "certs", FLOOR, context)
-            return judge_all(measure(workload, SERVE, FLOOR, rounds, seconds))
-        finally:
-            stop(server, floor)
+@dataclass(frozen=True)
+class Setup:
+    workload: Workload
+    work: Path
+    context: ssl.SSLContext
+    rounds: int
+    seconds: int
+    env: Mapping[str, str] | None  # the server's environment: PYTHONPATH for --server-path
 
 
-def client_authenticated(
-    workload: Workload,
-    work: Path,
-    context: ssl.SSLContext,
-    rounds: int,
-    seconds: int,
-    env: Mapping[str, str] | None,
-) -> list[Goal]:
+def client_auth_files(work: Path) -> tuple[str, ...]:
+    """A client CA, a client pair for haproxy and haproxy's configuration; serve's options for them."""
     certs.write(certs.generate(["client-ca"]), work / "client-ca")
     pair = client_pair(work, "client", work / "client-ca", CLIENT_NAME, [], [ExtendedKeyUsageOID.CLIENT_AUTH])
-    client_ca = str(work / "client-ca" / certs.CA_CERT)
     (work / "client.pem").write_bytes(pair[0].read_bytes() + pair[1].read_bytes())
     server_dir = work / "certs"
     (work / "frontend.pem").write_bytes(
@@ -138,10 +123,8 @@ def client_authenticated(
             ca=server_dir / certs.CA_CERT,
         )
     )
-    print(
-        "\nwith client authentication: wrk -> haproxy (presents a client certificate) -> limitguard or the floor:"
-    )
-    options = (
+    client_ca = str(work / "client-ca" / certs.CA_CERT)
+    return (
         "--client-ca-file",
         client_ca,
         "--client-name",
@@ -149,18 +132,41 @@ def client_authenticated(
         "--extender-client-name",
         CLIENT_NAME,
     )
-    with (work / "serve-client-auth.log").open("wb") as log_file:
-        server = serve_workload(workload, work, SERVE, context, *options, env=env, log_file=log_file)
+
+
+def start_haproxy(work: Path) -> subprocess.Popen:
+    proxy = subprocess.Popen(["haproxy", "-db", "-f", str(work / "haproxy.cfg")], stdout=subprocess.DEVNULL)
+    time.sleep(1.0)  # it binds at once, or exits
+    if proxy.poll() is not None:
+        raise RuntimeError(f"haproxy exited with {proxy.returncode}")
+    return proxy
+
+
+def judged(setup: Setup, client_auth: bool) -> list[Goal]:
+    """Serve and the floor started, measured (through haproxy with *client_auth*), judged, stopped."""
+    work = setup.work
+    options = client_auth_files(work) if client_auth else ()
+    if client_auth:
+        print(
+            "\nwith client authentication: wrk -> haproxy (presents a client certificate) -> limitguard or the floor:"
+        )
+    else:
+        print(
+            "limitguard and the floor, wrk connecting to each (req/s and p99 ms, limitguard/floor per round):"
+        )
+    with (work / f"serve{'-client-auth' if client_auth else ''}.log").open("wb") as log_file:
+        server = serve_workload(
+            setup.workload, work, SERVE, setup.context, *options, env=setup.env, log_file=log_file
+        )
         floor = proxy = None
         try:
-            floor = start_floor(work / "certs", FLOOR, context, client_ca_file=client_ca)
-            proxy = subprocess.Popen(
-                ["haproxy", "-db", "-f", str(work / "haproxy.cfg")], stdout=subprocess.DEVNULL
+            floor = start_floor(
+                work / "certs", FLOOR, setup.context, client_ca_file=options[1] if options else ""
             )
-            time.sleep(1.0)
-            if proxy.poll() is not None:
-                raise RuntimeError(f"haproxy exited with {proxy.returncode}")
-            return judge_all(measure(workload, PROXY_SERVE, PROXY_FLOOR, rounds, seconds))
+            if client_auth:
+                proxy = start_haproxy(work)
+            ports = (PROXY_SERVE, PROXY_FLOOR) if client_auth else (SERVE, FLOOR)
+            return judge_all(measure(setup.workload, *ports, setup.rounds, setup.seconds))
         finally:
             stop(proxy, server, floor)
 
@@ -189,7 +195,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "wrk, the servers (and haproxy) share this machine, so a loaded machine moves the figures"
         )
         env = {**os.environ, "PYTHONPATH": args.server_path} if args.server_path else None
-        columns = {"direct": direct(workload, work, context, args.rounds, args.seconds, env)}
+        setup = Setup(workload, work, context, args.rounds, args.seconds, env)
+        columns = {"direct": judged(setup, client_auth=False)}
         if args.no_client_auth:
             print("\nclient authentication: skipped (--no-client-auth)")
         elif shutil.which("haproxy") is None:
@@ -198,9 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "haproxy; `make bench-check` tries); its goals were not checked"
             )
         else:
-            columns["client auth"] = client_authenticated(
-                workload, work, context, args.rounds, args.seconds, env
-            )
+            columns["client auth"] = judged(setup, client_auth=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print_goals(columns)
