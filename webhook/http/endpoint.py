@@ -77,28 +77,18 @@ async def _read(
 ) -> bytes:
     """The body, counted in *budget* as it arrives: its declared length up front, chunked ones as they grow.
 
-    One buffer grows in place (no list of chunks and a join: one copy of the body, not two). A large
-    declared body gets its whole buffer at once, mapped apart (limitguard.http.heap): grown from
-    empty it would pass through the heap below TRIM_FROM_BODY_BYTES, copied at each step, and a
-    crowd of such bodies would leave those copies resident."""
+    One buffer grows in place (no list of chunks and a join: one copy of the body, not two)."""
     length = request.content_length
     if budget is not None and held is not None and length is not None:
         budget.grow(held, length)
-    presized = length is not None and TRIM_FROM_BODY_BYTES <= length <= limit
-    body = bytearray(length) if presized else bytearray()  # counted in the budget already
-    filled = 0
+    body = bytearray()
     async for chunk in request.content.iter_chunked(1 << 16):  # also bounds chunked bodies
-        size = filled + len(chunk)
+        size = len(body) + len(chunk)
         if size > limit:
             raise BodyError(413, f"body exceeds the limit of {limit} bytes")
         if budget is not None and held is not None and (length is None or size > length):
             budget.grow(held, size)
-        if presized and size <= len(body):
-            body[filled:size] = chunk
-        else:
-            body[filled:] = chunk
-        filled = size
-    del body[filled:]  # a declared body that ended short
+        body += chunk
     return body  # orjson and every decoder read a bytearray as they read bytes
 
 
