@@ -33,7 +33,7 @@ from limitguard.certs import generate as certs
 from limitguard.testing.clientcerts import client_pair
 
 from bench.goals import LEAST_SHARE, Goal, Round, judge_all, missed, print_goals
-from bench.harness import start_floor, stop
+from bench.harness import free_port, start_floor, stop
 from bench.wrk_bench import Workload, prepare, serve_workload
 from bench.wrk_runner import wrk
 
@@ -46,7 +46,9 @@ PATHS = {
     "prioritize": "/extender/prioritize",
 }
 BODIES = {"binding": "binding", "unbound": "unbound", "mutate": "mutate", "prioritize": "extender"}
-SERVE, FLOOR, PROXY_SERVE, PROXY_FLOOR = 18843, 18844, 18845, 18846
+SERVE, FLOOR, PROXY_SERVE, PROXY_FLOOR = (
+    free_port() for _ in range(4)
+)  # apart from other checkouts' benches
 
 HAPROXY = """global
     nbthread 1

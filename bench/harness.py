@@ -7,6 +7,7 @@ installed `limitguard` import without path tricks.
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 import subprocess
 import sys
@@ -26,6 +27,14 @@ def serve_command(*options: str, port: int) -> list[str]:
         *(sys.executable, "-m", "limitguard", "serve", *options),
         *("--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"),
     ]
+
+
+def free_port() -> int:
+    """A port nothing listens on now: benchmarks of several checkouts may run on one machine at once,
+    and a fixed port could answer the readiness check from another checkout's server."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def start(

@@ -26,12 +26,11 @@ from pathlib import Path
 
 from limitguard.certs import generate as certs
 
-from bench.harness import stop
+from bench.harness import free_port, stop
 from bench.memory import extender_args
 from bench.wrk_bench import prepare, serve_workload
 from bench.wrk_runner import wrk
 
-PORT = 18643
 SCENARIOS = {  # name: (path, body file key)
     "binding": ("/validate", "binding"),
     "unbound": ("/validate", "unbound"),
@@ -80,6 +79,7 @@ def main() -> None:
         if shutil.which(tool) is None:
             sys.exit(f"{tool} is not installed (Debian: apt-get install -y {tool})")
     work = Path(tempfile.mkdtemp(prefix="limitguard-syscalls-"))
+    port = free_port()
     env = {**os.environ, "PYTHONPATH": args.server_path} if args.server_path else None
     try:
         certs.write(certs.generate(["localhost", "127.0.0.1"]), work / "certs")
@@ -90,7 +90,7 @@ def main() -> None:
         with (work / "server.log").open("wb") as log_file:
             try:
                 server = serve_workload(
-                    workload, work, PORT, context, "--event-loop", args.event_loop, env=env, log_file=log_file
+                    workload, work, port, context, "--event-loop", args.event_loop, env=env, log_file=log_file
                 )
             except RuntimeError:
                 sys.exit((work / "server.log").read_text()[-3000:])
@@ -100,7 +100,7 @@ def main() -> None:
                 )
                 for name in args.scenarios.split(","):
                     path, key = SCENARIOS[name]
-                    url = f"https://localhost:{PORT}{path}"
+                    url = f"https://localhost:{port}{path}"
                     wrk(url, workload.bodies[key], 1)  # warm: connections, caches, the node table
                     counts, requests = traced(
                         server.pid, url, workload.bodies[key], args.seconds, work / "strace"
