@@ -33,7 +33,7 @@ from limitguard.certs import generate as certs
 from limitguard.testing.clientcerts import client_pair
 
 from bench.goals import LEAST_SHARE, Goal, Round, judge_all, missed, print_goals
-from bench.harness import free_port, start_floor, stop
+from bench.harness import free_ports, start_floor, stop
 from bench.wrk_bench import Workload, prepare, serve_workload
 from bench.wrk_runner import wrk
 
@@ -46,9 +46,6 @@ PATHS = {
     "prioritize": "/extender/prioritize",
 }
 BODIES = {"binding": "binding", "unbound": "unbound", "mutate": "mutate", "prioritize": "extender"}
-SERVE, FLOOR, PROXY_SERVE, PROXY_FLOOR = (
-    free_port() for _ in range(4)
-)  # apart from other checkouts' benches
 
 HAPROXY = """global
     nbthread 1
@@ -105,8 +102,11 @@ class Setup:
     env: Mapping[str, str] | None  # the server's environment: PYTHONPATH for --server-path
 
 
-def client_auth_files(work: Path) -> tuple[str, ...]:
-    """A client CA, a client pair for haproxy and haproxy's configuration; serve's options for them."""
+def client_auth_files(
+    work: Path, serve: int, floor: int, proxy_serve: int, proxy_floor: int
+) -> tuple[str, ...]:
+    """A client CA, a client pair for haproxy and haproxy's configuration (from the proxy's ports to
+    the servers'); serve's options for them."""
     certs.write(certs.generate(["client-ca"]), work / "client-ca")
     pair = client_pair(work, "client", work / "client-ca", CLIENT_NAME, [], [ExtendedKeyUsageOID.CLIENT_AUTH])
     (work / "client.pem").write_bytes(pair[0].read_bytes() + pair[1].read_bytes())
@@ -116,10 +116,10 @@ def client_auth_files(work: Path) -> tuple[str, ...]:
     )
     (work / "haproxy.cfg").write_text(
         HAPROXY.format(
-            proxy_serve=PROXY_SERVE,
-            proxy_floor=PROXY_FLOOR,
-            serve=SERVE,
-            floor=FLOOR,
+            proxy_serve=proxy_serve,
+            proxy_floor=proxy_floor,
+            serve=serve,
+            floor=floor,
             frontend=work / "frontend.pem",
             client=work / "client.pem",
             ca=server_dir / certs.CA_CERT,
@@ -147,7 +147,8 @@ def start_haproxy(work: Path) -> subprocess.Popen:
 def judged(setup: Setup, client_auth: bool) -> list[Goal]:
     """Serve and the floor started, measured (through haproxy with *client_auth*), judged, stopped."""
     work = setup.work
-    options = client_auth_files(work) if client_auth else ()
+    serve, floor_port, proxy_serve, proxy_floor = free_ports(4)
+    options = client_auth_files(work, serve, floor_port, proxy_serve, proxy_floor) if client_auth else ()
     if client_auth:
         print(
             "\nwith client authentication: wrk -> haproxy (presents a client certificate) -> limitguard or the floor:"
@@ -158,16 +159,16 @@ def judged(setup: Setup, client_auth: bool) -> list[Goal]:
         )
     with (work / f"serve{'-client-auth' if client_auth else ''}.log").open("wb") as log_file:
         server = serve_workload(
-            setup.workload, work, SERVE, setup.context, *options, env=setup.env, log_file=log_file
+            setup.workload, work, serve, setup.context, *options, env=setup.env, log_file=log_file
         )
         floor = proxy = None
         try:
             floor = start_floor(
-                work / "certs", FLOOR, setup.context, client_ca_file=options[1] if options else ""
+                work / "certs", floor_port, setup.context, client_ca_file=options[1] if options else ""
             )
             if client_auth:
                 proxy = start_haproxy(work)
-            ports = (PROXY_SERVE, PROXY_FLOOR) if client_auth else (SERVE, FLOOR)
+            ports = (proxy_serve, proxy_floor) if client_auth else (serve, floor_port)
             return judge_all(measure(setup.workload, *ports, setup.rounds, setup.seconds))
         finally:
             stop(proxy, server, floor)

@@ -29,12 +29,21 @@ def serve_command(*options: str, port: int) -> list[str]:
     ]
 
 
+def free_ports(count: int) -> list[int]:
+    """*count* different ports nothing listens on now: benchmarks of several checkouts may run on one
+    machine at once, and a fixed port could answer the readiness check from another's server."""
+    probes = [socket.socket() for _ in range(count)]
+    try:
+        for probe in probes:
+            probe.bind(("127.0.0.1", 0))
+        return [probe.getsockname()[1] for probe in probes]
+    finally:
+        for probe in probes:
+            probe.close()
+
+
 def free_port() -> int:
-    """A port nothing listens on now: benchmarks of several checkouts may run on one machine at once,
-    and a fixed port could answer the readiness check from another checkout's server."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def start(

@@ -37,7 +37,7 @@ from bench.admission import binding_body, pod_body
 from bench.extender import EXTENDER_CONFIG
 from bench.extender import pod as extender_pod
 from bench.goals import Round, goals, print_goals
-from bench.harness import free_port, peak_rss_mb, start, start_floor, stop
+from bench.harness import free_ports, peak_rss_mb, start, start_floor, stop
 from bench.state_load import measure_state_load
 from bench.synthetic import write_cluster
 from bench.wrk_runner import Run, handler_totals, median_run, wrk, wrk_beside
@@ -179,7 +179,7 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
         flush=True,
     )
     figures = in_process(cluster_file, workload.config, bodies["unbound"], bodies["extender"])
-    port, floor_port, same_loop_port = free_port(), free_port(), free_port()
+    port, floor_port, same_loop_port = free_ports(3)
     log_file = (work / "server.log").open("wb")
     server = serve_workload(workload, work, port, context, log_file=log_file)
     floor = start_floor(work / "certs", floor_port, context)
