@@ -6,7 +6,7 @@ TOOLS  := .tools/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8443
 
-.PHONY: run test test-latest constraints lint bench bench-python bench-memory wild wrk tools lint-tools image image-test clean
+.PHONY: run test test-latest constraints lint bench bench-check bench-python bench-memory wild wrk haproxy tools lint-tools image image-test clean
 
 # Installs resolve to the versions pinned in constraints.txt (PIP_CONSTRAINT reaches pip's isolated
 # build of limitguard too); pyproject.toml keeps the ranges users install from.
@@ -80,6 +80,18 @@ constraints:
 # 15,000 nodes, plus the in-process policy figures (docs/benchmarks.md). BENCH_ARGS="--sizes 5000".
 bench: $(VENV)/.test-deps wrk
 	$(BIN)/python -m bench.wrk_bench $(BENCH_ARGS)
+
+# `make bench-check`: the wrk scenarios at 5,000 nodes against the floor, median of 3 rounds, also
+# with client authentication behind a local haproxy; exits non-zero under the goals (bench/goals.py,
+# docs/benchmarks.md). Every request-path change runs it before and after. Not part of `make test`.
+bench-check: $(VENV)/.test-deps wrk haproxy
+	$(BIN)/python -m bench.check $(BENCH_CHECK_ARGS)
+
+# Best effort: without haproxy, bench-check skips its client-authentication runs and says so.
+haproxy:
+	@command -v haproxy >/dev/null 2>&1 || apt-get install -y haproxy >/dev/null 2>&1 || \
+		(apt-get update -q >/dev/null 2>&1 && apt-get install -y haproxy >/dev/null 2>&1) || \
+		echo "make bench-check: haproxy is not installed and 'apt-get install -y haproxy' failed: the runs with client authentication will be skipped"
 
 # Real payloads other projects captured (../shared/fixtures/wild beside this repository, when it
 # exists: never copied in) against a real `limitguard serve`; not part of `make test`.

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import socket
 import ssl
 import tempfile
 import time
@@ -31,15 +30,9 @@ from limitguard.certs import generate as certs
 from limitguard.testing.builders import binding
 from limitguard.testing.clientcerts import client_context, client_pair
 
-from bench.harness import REPO, percentile_ms, serve_command, start, stop
+from bench.harness import REPO, free_port, percentile_ms, serve_command, start, stop
 
 CLIENT_NAME = "limitguard-apiserver"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 async def measure(url: str, context: ssl.SSLContext, requests: int, fresh: int) -> dict[str, list[float]]:

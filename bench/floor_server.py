@@ -6,7 +6,8 @@ used to decode with limitguard's `decode_review`). The issue's floor runs on asy
 loop (the default here); `--event-loop uvloop` puts the floor on the loop `limitguard serve` picks
 by default, so the policy's own share can be read apart from what the loop gives both. The
 extender routes decode the same ExtenderArgs body with orjson and answer without scoring or
-filtering.
+filtering. `--client-ca-file` asks clients for a certificate as `limitguard serve` does with it
+(bench/check.py puts both behind a proxy that presents one).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def main() -> None:
     parser.add_argument("--cert-dir", required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--event-loop", default="asyncio", choices=EVENT_LOOPS)
+    parser.add_argument("--client-ca-file", help="ask clients for a certificate from this CA, as serve does")
     args = parser.parse_args()
     app = web.Application()
     for path in ("/validate", "/mutate"):
@@ -62,7 +64,8 @@ def main() -> None:
         app.router.add_post(f"/extender-answer/{verb}", extender_answer)
     app.router.add_get("/readyz", lambda request: web.Response(text="ok"))
     cert_dir = Path(args.cert_dir)
-    context = server_context(cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY)
+    client_cas = [Path(args.client_ca_file)] if args.client_ca_file else []
+    context = server_context(cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY, client_cas)
     _, new_loop = loop_factory(args.event_loop)
     web.run_app(
         app,

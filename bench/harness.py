@@ -7,6 +7,7 @@ installed `limitguard` import without path tricks.
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 import subprocess
 import sys
@@ -26,6 +27,23 @@ def serve_command(*options: str, port: int) -> list[str]:
         *(sys.executable, "-m", "limitguard", "serve", *options),
         *("--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"),
     ]
+
+
+def free_ports(count: int) -> list[int]:
+    """*count* different ports nothing listens on now: benchmarks of several checkouts may run on one
+    machine at once, and a fixed port could answer the readiness check from another's server."""
+    probes = [socket.socket() for _ in range(count)]
+    try:
+        for probe in probes:
+            probe.bind(("127.0.0.1", 0))
+        return [probe.getsockname()[1] for probe in probes]
+    finally:
+        for probe in probes:
+            probe.close()
+
+
+def free_port() -> int:
+    return free_ports(1)[0]
 
 
 def start(
@@ -65,13 +83,15 @@ def start(
 
 
 def start_floor(
-    cert_dir: Path, port: int, context: ssl.SSLContext, event_loop: str = "asyncio"
+    cert_dir: Path, port: int, context: ssl.SSLContext, event_loop: str = "asyncio", client_ca_file: str = ""
 ) -> subprocess.Popen:
     """The floor (bench/floor_server.py) on *port*, with the certificates in *cert_dir*, on
-    *event_loop* (asyncio's own: the issue's floor)."""
+    *event_loop* (asyncio's own: the issue's floor), asking clients for a certificate from
+    *client_ca_file* when given."""
     command = [
         *(sys.executable, "-m", "bench.floor_server", "--cert-dir", str(cert_dir), "--port", str(port)),
         *("--event-loop", event_loop),
+        *(("--client-ca-file", client_ca_file) if client_ca_file else ()),
     ]
     return start(command, f"https://localhost:{port}/readyz", context)
 

@@ -24,7 +24,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 from limitguard.certs import generate as certs
@@ -34,8 +36,8 @@ from bench.admission import CONFIG as ADMISSION_CONFIG
 from bench.admission import binding_body, pod_body
 from bench.extender import EXTENDER_CONFIG
 from bench.extender import pod as extender_pod
-from bench.goals import print_goals
-from bench.harness import peak_rss_mb, start, start_floor, stop
+from bench.goals import Round, goals, print_goals
+from bench.harness import free_ports, peak_rss_mb, start, start_floor, stop
 from bench.state_load import measure_state_load
 from bench.synthetic import write_cluster
 from bench.wrk_runner import Run, handler_totals, median_run, wrk, wrk_beside
@@ -107,22 +109,25 @@ def in_process(cluster: Path, config: Path, scan: Path, extender: Path) -> dict[
     return {line.split()[0]: [float(x) for x in line.split()[1:]] for line in out.splitlines()}
 
 
-def bench_size(
-    nodes: int, seconds: int, rounds: int, work: Path, context: ssl.SSLContext, first_port: int = 18443
-) -> dict:
+@dataclass(frozen=True)
+class Workload:
+    """One cluster size's files: the cluster List, the serve configuration, the request bodies."""
+
+    nodes: int
+    pods: int
+    cluster: Path
+    config: Path
+    bodies: dict[str, Path]  # scenario key -> a file of request bodies, one a line (bench/wrk/post.lua)
+
+
+def prepare(nodes: int, work: Path) -> Workload:
+    """The synthetic cluster of *nodes* nodes (30 pods each) and the bodies of every scenario."""
     rng = random.Random(11)
     pods = nodes * PODS_PER_NODE
     pending = min(10_000, pods // 10)
     cluster_file = work / f"cluster-{nodes}.json"
     pending_pods = write_cluster(cluster_file, nodes, pods, pending)
     node_names = [f"node-{index:05d}" for index in range(nodes)]
-    load = measure_state_load(cluster_file)
-    print(
-        f"\n== {nodes} nodes, {pods} pods ({pending} pending): state load {load['state_seconds']:.2f} s, "
-        f"peak RSS {load['state_rss_mb']:.0f} MB (orjson parse alone: {load['parse_seconds']:.2f} s, "
-        f"{load['parse_rss_mb']:.0f} MB)",
-        flush=True,
-    )
     bodies = {
         "binding": write_lines(
             work / "binding.jsonl",
@@ -151,31 +156,37 @@ def bench_size(
     }
     config_file = work / "config.yaml"
     config_file.write_text(CONFIG)
-    figures = in_process(cluster_file, config_file, bodies["unbound"], bodies["extender"])
-    port, floor_port, same_loop_port = first_port, first_port + 1, first_port + 2
-    log_file = (work / "server.log").open("wb")
-    server = start(
-        [
-            sys.executable,
-            "-m",
-            "limitguard",
-            "serve",
-            "--config",
-            str(config_file),
-            "--cluster",
-            str(cluster_file),
-            "--cert-dir",
-            str(work / "certs"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        f"https://localhost:{port}/readyz",
-        context,
-        timeout=600,  # loading 450,000 pods takes a while on a loaded machine
-        log_file=log_file,
+    return Workload(nodes, pods, cluster_file, config_file, bodies)
+
+
+def serve_workload(
+    workload: Workload, work: Path, port: int, context: ssl.SSLContext, *options: str, **start_options: Any
+) -> subprocess.Popen:
+    """`limitguard serve` over *workload*'s cluster with default settings (log level info), plus *options*."""
+    command = [
+        *(sys.executable, "-m", "limitguard", "serve", "--config", str(workload.config)),
+        *("--cluster", str(workload.cluster), "--cert-dir", str(work / "certs")),
+        *("--host", "127.0.0.1", "--port", str(port), *options),
+    ]
+    # loading 450,000 pods takes a while on a loaded machine
+    return start(command, f"https://localhost:{port}/readyz", context, **{"timeout": 600, **start_options})
+
+
+def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.SSLContext) -> dict:
+    workload = prepare(nodes, work)
+    pods, bodies, cluster_file = workload.pods, workload.bodies, workload.cluster
+    pending = min(10_000, pods // 10)
+    load = measure_state_load(cluster_file)
+    print(
+        f"\n== {nodes} nodes, {pods} pods ({pending} pending): state load {load['state_seconds']:.2f} s, "
+        f"peak RSS {load['state_rss_mb']:.0f} MB (orjson parse alone: {load['parse_seconds']:.2f} s, "
+        f"{load['parse_rss_mb']:.0f} MB)",
+        flush=True,
     )
+    figures = in_process(cluster_file, workload.config, bodies["unbound"], bodies["extender"])
+    port, floor_port, same_loop_port = free_ports(3)
+    log_file = (work / "server.log").open("wb")
+    server = serve_workload(workload, work, port, context, log_file=log_file)
     floor = start_floor(work / "certs", floor_port, context)
     serving_loop, _ = loop_factory("auto")  # the loop `serve` picks with default settings
     same_loop_floor = None
@@ -190,6 +201,7 @@ def bench_size(
         (f"extender filter, {min(nodes, EXTENDER_NAMES)} names", "/extender/filter", "extender"),
     ]
     rows = []
+    round_figures: dict[str, list[dict]] = {}  # each round: limitguard's run and the floor's after it
     answer_floors: dict[str, Run] = {}  # extender floors that also answer every candidate
     try:
         for name, path, key in scenarios:
@@ -208,6 +220,10 @@ def bench_size(
             handler_ms = (after[0] - before[0]) / max(after[1] - before[1], 1) * 1000
             # each round's ratio, limitguard against the floor run right after it: the drift's size
             spread = sorted(ours.rps / base.rps for ours, base in zip(ours_runs, base_runs, strict=True))
+            round_figures[name] = [
+                asdict(Round(ours.rps, base.rps, ours.p99_ms, base.p99_ms, ours.errors))
+                for ours, base in zip(ours_runs, base_runs, strict=True)
+            ]
             same_loop = median_run(same_loop_runs) if same_loop_runs else None
             rows.append((name, median_run(ours_runs), median_run(base_runs), handler_ms, spread, same_loop))
             if path.startswith("/extender/"):
@@ -276,6 +292,7 @@ def bench_size(
                 "floor_rps": base.rps,
                 "ratio": ours.rps / base.rps,
                 "round_ratios": spread,
+                "rounds": round_figures[name],
                 "p50_ms": ours.p50_ms,
                 "p99_ms": ours.p99_ms,
                 "floor_p99_ms": base.p99_ms,
@@ -303,9 +320,6 @@ def main() -> None:
         "--rounds", type=int, default=3, help="alternating runs per side; the median is shown"
     )
     parser.add_argument("--json", help="also write the figures to this file")
-    parser.add_argument(
-        "--first-port", type=int, default=18443, help="limitguard's port; the floors take the next two"
-    )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed (Debian: apt-get install -y wrk); `make bench` installs it")
@@ -318,10 +332,9 @@ def main() -> None:
             "(median shown); client and servers share this machine"
         )
         results = [
-            bench_size(int(size), args.seconds, args.rounds, work, context, args.first_port)
-            for size in args.sizes.split(",")
+            bench_size(int(size), args.seconds, args.rounds, work, context) for size in args.sizes.split(",")
         ]
-        print_goals(results)
+        print_goals({f"{result['nodes']:,} nodes": goals(result) for result in results})
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=2))
     finally:

@@ -23,7 +23,8 @@ from typing import Any, Generic, TypeVar
 import orjson
 from aiohttp import web
 from limitguard.errors import LimitguardError, StatusError
-from limitguard.http.heap import release_freed_memory
+from limitguard.http.eventloop import running_loop
+from limitguard.http.heap import release_freed_memory_soon
 from limitguard.http.limits import (
     TRIM_FROM_BODY_BYTES,
     BodyBudget,
@@ -142,7 +143,7 @@ async def read_body(
         if len(body) > limit:
             raise BodyError(413, f"body exceeds the limit of {limit} bytes")
         return body
-    loop = asyncio.get_running_loop()
+    loop = running_loop()
     evicted: asyncio.Future[None] = loop.create_future()
     held = None
     if budget is not None:
@@ -231,7 +232,7 @@ def endpoint_handler(
             answer = endpoint.fail_open(decoded)
         observe(decoded, answer, time.perf_counter() - started)
         if len(body) >= TRIM_FROM_BODY_BYTES:  # a full NodeList: its parse freed many pages
-            asyncio.get_running_loop().call_soon(release_freed_memory)
+            release_freed_memory_soon()  # one trim, also when the body budget asked for one
         return web.Response(body=encode(decoded, answer), content_type="application/json")
 
     return serve

@@ -4,6 +4,12 @@ Thousands of closed TLS connections or a stalled 4 MiB body are freed by Python,
 pages: inside its heap between live allocations, and, once a large block was freed, it serves the
 next large ones from the heap too (its mmap threshold rises with each). Both are switched here; on
 other C libraries these do nothing.
+
+What counts as large is one size, LARGE_BLOCK_BYTES: blocks from it on get their own mapping, and a
+request body from it on is followed by a trim (limitguard.http.limits), so no body size is neither.
+It sits above the 256 KiB buffer the TLS layer reads every record into (uvloop's and asyncio's
+sslproto alike): with the threshold below it, each read was a fresh mapping of zeroed pages, an
+mmap, mremap and munmap per request (bench/syscalls.py counts them).
 """
 
 from __future__ import annotations
@@ -12,6 +18,8 @@ import asyncio
 import ctypes
 import ctypes.util
 from collections.abc import Callable
+
+from limitguard.http.eventloop import running_loop
 
 
 def _malloc_trim() -> Callable[[], object] | None:
@@ -31,11 +39,11 @@ _TRIM = _malloc_trim()
 
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
-MMAP_FROM_BYTES = 128 * 1024  # glibc's initial threshold, kept from moving
+LARGE_BLOCK_BYTES = 1 << 20  # above the TLS layer's 256 KiB read buffer, and kept from moving
 
 
 def keep_large_blocks_apart() -> None:
-    """Every allocation of 128 KiB or more gets its own mapping, returned to the system when freed.
+    """Every allocation of LARGE_BLOCK_BYTES or more gets its own mapping, returned when freed.
 
     glibc raises this threshold to the size of each large block freed (up to 32 MiB): after one 4 MiB
     body, the next ones grow inside the heap, copied on each resize and stranded between live
@@ -47,15 +55,31 @@ def keep_large_blocks_apart() -> None:
         return
     if mallopt is not None:
         mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-        mallopt(M_MMAP_THRESHOLD, MMAP_FROM_BYTES)
+        mallopt(M_MMAP_THRESHOLD, LARGE_BLOCK_BYTES)
 
 
-def soon(callback: Callable[[], None]) -> None:
-    """*callback* on the next loop turn, after what the current one frees; at once without a loop."""
+_trim_pending_on: asyncio.AbstractEventLoop | None = None  # the loop a trim is scheduled on
+
+
+def _trim_now() -> None:
+    global _trim_pending_on
+    _trim_pending_on = None
+    release_freed_memory()
+
+
+def release_freed_memory_soon() -> None:
+    """`release_freed_memory` on the next loop turn, after what the current one frees; at once
+    without a loop. One trim however many large frees ask in a turn (a body's read and its answer
+    both do): each trim walks the whole heap."""
+    global _trim_pending_on
     try:
-        asyncio.get_running_loop().call_soon(callback)
+        loop = running_loop()
     except RuntimeError:  # no loop (a direct caller): now
-        callback()
+        release_freed_memory()
+        return
+    if _trim_pending_on is not loop:  # a loop closed with a trim pending runs no more turns
+        _trim_pending_on = loop
+        loop.call_soon(_trim_now)
 
 
 def release_freed_memory() -> None:

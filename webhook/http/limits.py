@@ -34,7 +34,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from limitguard.errors import StatusError
-from limitguard.http.heap import keep_large_blocks_apart, release_freed_memory, soon
+from limitguard.http.heap import LARGE_BLOCK_BYTES, keep_large_blocks_apart, release_freed_memory_soon
 from limitguard.http.refusals import Refusals
 
 # Go's net/http.DefaultTransport IdleConnTimeout, which k8s.io/apimachinery's SetTransportDefaults keeps
@@ -50,7 +50,7 @@ CallLater = Callable[[float, Callable[[], None]], asyncio.TimerHandle]
 
 # After this many connections closed, or a body this large returned, freed memory is handed back.
 TRIM_EVERY_CLOSED = 512
-TRIM_FROM_BODY_BYTES = 1 << 20
+TRIM_FROM_BODY_BYTES = LARGE_BLOCK_BYTES  # what the heap maps apart: no body size is neither
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ class PeerConnections:
         self._closed_since_trim += 1
         if self._closed_since_trim >= TRIM_EVERY_CLOSED or (self.total == 0 and self._closed_since_trim > 64):
             self._closed_since_trim = 0
-            soon(release_freed_memory)  # after the connection's own objects are freed
+            release_freed_memory_soon()  # after the connection's own objects are freed
 
 
 class BoundedRequestHandler(RequestHandler):
@@ -366,7 +366,7 @@ class BodyBudget:
         self.total -= reservation.size
         remaining = self.held_by_peer[reservation.peer] - reservation.size
         if reservation.size >= TRIM_FROM_BODY_BYTES:
-            soon(release_freed_memory)  # once the reader's buffer is gone
+            release_freed_memory_soon()  # once the reader's buffer is gone
         reservation.size = 0
         if held:
             self.held_by_peer[reservation.peer] = remaining

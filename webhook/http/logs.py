@@ -9,7 +9,6 @@ an embedding program's own) it is a plain `logger.log` call, so nothing is lost 
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import sys
 import time
@@ -17,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 import orjson
+from limitguard.http.eventloop import running_loop
 
 _STANDARD = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
 _LEADING = frozenset({"ts", "level", "logger", "msg"})  # the keys every line starts with
@@ -98,7 +98,7 @@ class JsonLinesHandler(logging.StreamHandler):  # type: ignore[type-arg]
         if len(self._queued) > 1:
             return  # a write is already scheduled
         try:
-            asyncio.get_running_loop().call_soon(self.flush)
+            running_loop().call_soon(self.flush)  # no getpid per line, as get_running_loop makes
         except RuntimeError:  # no event loop running: write now
             self.flush()
 
