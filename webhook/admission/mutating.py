@@ -1,8 +1,9 @@
-"""The mutating webhook: defaults for best-effort pods (Pod CREATE only).
+"""The mutating webhook: defaults for best-effort pods, then placement hints (Pod CREATE only).
 
 Defaults are opted into per namespace (label `limitguard.io/defaults: enabled`, unless the
 configuration says `requireNamespaceLabel: false`); inside an opted-in namespace the annotation
-`limitguard.io/skip-defaults: "true"` on the namespace or the pod still opts out.
+`limitguard.io/skip-defaults: "true"` on the namespace or the pod still opts out. Placement
+hints (limitguard.admission.hints) are computed on the pod as the defaults patch leaves it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from limitguard.admission.hints import HintCount, Hinter
 from limitguard.admission.review import AdmissionRequest
 from limitguard.core.config import BestEffortDefaults, Config
 from limitguard.core.defaults import (
@@ -36,11 +38,22 @@ MAX_REMEMBERED_SHAPES = 4096
 
 
 class Mutator:
-    """Answers `POST /mutate`. Never denies: a broken object is left for the apiserver to reject."""
+    """Answers `POST /mutate` (and its one-part routes). Never denies: a broken object is left for
+    the apiserver to reject. *defaults* and *hints* choose the parts it does."""
 
-    def __init__(self, state: ClusterState, config: Config) -> None:
+    def __init__(
+        self,
+        state: ClusterState,
+        config: Config,
+        *,
+        defaults: bool = True,
+        hints: bool = True,
+        count_hint: HintCount | None = None,
+    ) -> None:
         self.state = state
         self.config = config
+        self.defaults = defaults
+        self.hinter = Hinter(state, config, *([count_hint] if count_hint else [])) if hints else None
         # pod shape (core.defaults.patch_shape) -> its answer without warnings; answers are frozen
         # (the patch too: core.response.JsonPatch), so every pod of a shape can share one.
         self._answers: dict[tuple[object, ...], Response] = {}
@@ -54,6 +67,13 @@ class Mutator:
 
     def answer_for(self, pod: Any, namespace: str, uid: str = "") -> Response:
         """The answer to creating *pod* in *namespace* (also what `limitguard explain` applies)."""
+        answer = self.defaults_for(pod, namespace, uid) if self.defaults else allowed("defaults-off")
+        if self.hinter is None:
+            return answer
+        return self.hinter.add_to(answer, pod, namespace)
+
+    def defaults_for(self, pod: Any, namespace: str, uid: str = "") -> Response:
+        """The defaults' answer (remembered by the pod's shape, warnings added per namespace)."""
         defaults = self.config.best_effort_defaults
         if not defaults.enabled:
             return allowed("disabled")

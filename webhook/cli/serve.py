@@ -168,15 +168,19 @@ def build_services(
         config.scheduler_name,
     )
     log.info("scheduler configurations are validated for Kubernetes " + release.name, extra={"because": why})
+    metrics = Metrics(state, config, node_ratio_series_limit)
+    count_hint = metrics.placement_hints.inc
     handlers = {
         "validate": Validator(
             state,
             config,
             functools.partial(configmap_check, release=release, scheduler=config.scheduler_name),
         ),
-        "mutate": Mutator(state, config),
+        # /mutate does both parts in one review; the chart's two entries call one part each
+        "mutate": Mutator(state, config, count_hint=count_hint),
+        "mutate-defaults": Mutator(state, config, hints=False),
+        "mutate-placement": Mutator(state, config, defaults=False, count_hint=count_hint),
     }
-    metrics = Metrics(state, config, node_ratio_series_limit)
     services = Services(state, config, handlers, metrics, settings or ServerSettings())
     metrics.registry.register(RefusalCollector(services.refusals))
     return services

@@ -113,11 +113,30 @@ class BestEffortDefaults:
     require_namespace_label: bool = True
 
 
+class HintMode(enum.StrEnum):
+    AUTO = "Auto"  # where the pod's effective enforcement is Deny
+    ALWAYS = "Always"
+    NEVER = "Never"
+
+
+@dataclass(frozen=True)
+class PlacementHints:
+    """The preferred node-affinity term the mutating webhook adds to new unbound pods."""
+
+    mode: HintMode = HintMode.AUTO
+    weight: int = 100  # the largest a preferred term may have
+    # 500 hostname values (at most 63 characters each) keep the term under 32 KiB, a few times a
+    # typical pod; more fitting nodes than that are more than a burst of pods fills before the
+    # next ones are created against the new sums.
+    max_nodes: int = 500
+
+
 @dataclass(frozen=True)
 class Config:
     limit_aware: LimitAwareConfig = field(default_factory=LimitAwareConfig)
     excluded_namespaces: frozenset[str] = frozenset({"kube-system"})
     best_effort_defaults: BestEffortDefaults = field(default_factory=BestEffortDefaults)
+    placement_hints: PlacementHints = field(default_factory=PlacementHints)
     while_not_ready: NotReadyPolicy = NotReadyPolicy.ALLOW
     scorers: tuple[ScorerConfig, ...] = DEFAULT_SCORERS  # the extender's prioritize (and explain)
     replicas: ReplicasConfig = field(default_factory=ReplicasConfig)
@@ -213,6 +232,7 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
         limit_aware=limit_aware,
         excluded_namespaces=frozenset(excluded) if excluded is not None else Config().excluded_namespaces,
         best_effort_defaults=best_effort,
+        placement_hints=_placement_hints(raw.get("placementHints") or {}),
         while_not_ready=NotReadyPolicy(raw.get("whileNotReady", NotReadyPolicy.ALLOW)),
         replicas=replicas,
         live_state=LiveStateConfig(
@@ -232,6 +252,15 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
         or raw.get("kubernetesVersion"),
         scheduler_feature_gates=dict((raw.get("schedulerConfigValidation") or {}).get("featureGates") or {}),
         scheduler_name=(raw.get("schedulerConfigValidation") or {}).get("scheduler") or "auto",
+    )
+
+
+def _placement_hints(raw: Mapping[str, Any]) -> PlacementHints:
+    base = PlacementHints()
+    return PlacementHints(
+        mode=HintMode(raw.get("mode", base.mode)),
+        weight=int(raw.get("weight", base.weight)),
+        max_nodes=int(raw.get("maxNodes", base.max_nodes)),
     )
 
 

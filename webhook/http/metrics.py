@@ -147,6 +147,12 @@ class Metrics:
             ["hold"],
             registry=self.registry,
         )
+        self.placement_hints = CounterTally(
+            "limitguard_placement_hints",
+            "Placement hints given (by operator) and skipped (by reason) at pod creation",
+            ["outcome", "reason"],
+            self.registry,
+        )
         self.extender_requests = CounterTally(
             "limitguard_extender_requests",
             "Extender calls answered, by verb and outcome",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import orjson
 from limitguard.core.eligibility import Taint
+from limitguard.core.hints import HOSTNAME_LABEL
 from limitguard.state.candidates import Candidates, names_key, unambiguous
 from limitguard.state.capacity import SAFE_PRODUCT, Capacity
 from limitguard.state.columns import (
@@ -30,6 +31,7 @@ from limitguard.state.columns import (
     new_column,
     write_rows,
 )
+from limitguard.state.hostnames import HostnameCodes
 
 if TYPE_CHECKING:
     from limitguard.state.records import NodeRecord
@@ -66,6 +68,7 @@ class NodeTable:
         self._labels: dict[str, dict[str, set[int]]] = {}
         self._mask_cache: dict[tuple[str, str | None], np.ndarray] = {}
         self._row_labels: dict[int, Mapping[str, str]] = {}
+        self.hostnames = HostnameCodes()  # each row's kubernetes.io/hostname value (placement hints)
         # distinct taint sets: id 0 is "no taints"
         self._taint_ids: dict[tuple[Taint, ...], int] = {(): 0}
         self.taint_sets: list[tuple[Taint, ...]] = [()]
@@ -93,6 +96,7 @@ class NodeTable:
         self.taint_set = widen(self.taint_set)
         self.terminating = widen(self.terminating)
         self.nominated = widen(self.nominated)
+        self.hostnames.grow(size)
         for column in self.columns.values():
             column.grow(size)
         self.names.extend([None] * (size - self._size))
@@ -221,6 +225,7 @@ class NodeTable:
     # -- label and taint indexes ----------------------------------------------------------------
     def _index(self, row: int, labels: Mapping[str, str], taints: tuple[Taint, ...]) -> None:
         self._row_labels[row] = labels
+        self.hostnames.set(row, labels.get(HOSTNAME_LABEL))
         for key, value in labels.items():
             self._labels.setdefault(key, {}).setdefault(value, set()).add(row)
             self._forget_masks(key, value)
@@ -233,6 +238,7 @@ class NodeTable:
         self.taint_set[row] = taint_id
 
     def _unindex(self, row: int) -> None:
+        self.hostnames.set(row, None)
         for key, value in self._row_labels.pop(row, {}).items():
             values = self._labels[key]
             values[value].discard(row)

@@ -1,0 +1,179 @@
+"""Placement hints: one preferred node-affinity term that favours the nodes with room for a pod.
+
+kube-scheduler ranks nodes by requests, so the nodes full by limits (light by requests) are the
+ones it prefers, and a denied binding sends the pod back to the same node. A *preferred* term
+naming the eligible nodes where the pod's limits fit steers it elsewhere without ever stranding
+it: a hint is frozen at creation, and a stale required term would keep the pod off a node that
+has room since. Everything here is a plain function; the fit mask comes from the node table.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from limitguard.core.config import Config, Enforcement, HintMode
+from limitguard.core.defaults import MIRROR_ANNOTATION, NotAPod, pointer
+from limitguard.core.objects import is_object
+
+HINT_ANNOTATION = "limitguard.io/placement-hint"
+# Nodes are named by this label's value, which is not always the node name (matchFields would
+# allow one name per requirement; kubelet's --hostname-override sets the label).
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+# The scheduler that takes pods naming none: kube-scheduler, whose NodeAffinity reads the hint.
+DEFAULT_SCHEDULER = "default-scheduler"
+
+
+class Operator(enum.StrEnum):
+    IN = "In"
+    NOT_IN = "NotIn"
+
+
+def skip_reason(
+    config: Config, namespace: str, spec: Mapping[str, Any], annotations: Mapping[str, Any], daemonset: bool
+) -> str | None:
+    """Why the pod gets no hint whatever the nodes say (a metrics reason), or None.
+
+    Auto hints only where limitguard may deny the pod's bindings (effective enforcement Deny);
+    a pod bound at creation, a mirror pod (the kubelet runs it) or a DaemonSet pod (one node
+    each) has nothing to choose, and another scheduler may not read node affinity the same way.
+    """
+    mode = config.placement_hints.mode
+    if mode is HintMode.NEVER:
+        return "disabled"
+    if namespace in config.excluded_namespaces:
+        return "excluded"
+    if mode is HintMode.AUTO:
+        limit_aware = config.limit_aware
+        if limit_aware.namespace_enforcement.get(namespace, limit_aware.enforcement) is not Enforcement.DENY:
+            return "not-enforced"
+    if spec.get("nodeName"):
+        return "node-name-set"
+    if spec.get("schedulerName") not in (None, "", DEFAULT_SCHEDULER):
+        return "other-scheduler"
+    if MIRROR_ANNOTATION in annotations:
+        return "mirror-pod"
+    if daemonset:
+        return "daemonset"
+    return None
+
+
+def choose_operator(fit_values: int, unfit_values: int, unlabelled_unfit: bool, max_nodes: int) -> Operator:
+    """NotIn the nodes without room when that list is the shorter one and names every one of
+    them (NotIn also matches a node without the label, so never when such a node lacks room);
+    else In the fitting nodes (capped to those with the most room past *max_nodes*)."""
+    if not unlabelled_unfit and unfit_values < fit_values and unfit_values <= max_nodes:
+        return Operator.NOT_IN
+    return Operator.IN
+
+
+def preferred_term(operator: Operator, values: Sequence[str], weight: int) -> dict[str, Any]:
+    expression = {"key": HOSTNAME_LABEL, "operator": str(operator), "values": list(values)}
+    return {"weight": weight, "preference": {"matchExpressions": [expression]}}
+
+
+def term_digest(term: Mapping[str, Any]) -> str:
+    """What the annotation records to find our term again (a reinvocation replaces it)."""
+    text = json.dumps(term, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def hint_annotation(term: Mapping[str, Any], fit: int, eligible: int, capped: bool) -> str:
+    """What was preferred and why: how many nodes had room, of how many eligible."""
+    expression = term["preference"]["matchExpressions"][0]
+    return json.dumps(
+        {
+            "operator": expression["operator"],
+            "named": len(expression["values"]),
+            "fit": fit,
+            "eligible": eligible,
+            "capped": capped,
+            "weight": term["weight"],
+            "term": term_digest(term),
+        },
+        separators=(",", ":"),
+    )
+
+
+def recorded_digest(annotations: Mapping[str, Any]) -> str | None:
+    """The digest of the term an earlier invocation added, from its annotation (None: none)."""
+    text = annotations.get(HINT_ANNOTATION)
+    if not isinstance(text, str):
+        return None
+    try:
+        recorded = json.loads(text)
+    except ValueError:
+        return None
+    digest = recorded.get("term") if isinstance(recorded, dict) else None
+    return digest if isinstance(digest, str) else None
+
+
+def _member(parent: Mapping[str, Any], key: str, where: str) -> Any:
+    """*parent[key]*: an object, a list or None (absent or null); anything else is malformed."""
+    value = parent.get(key)
+    if value is not None and not isinstance(value, (dict, list)):
+        raise NotAPod(f"{where} is neither an object nor null")
+    return value
+
+
+def hint_patch(pod: Mapping[str, Any], term: Mapping[str, Any], annotation: str) -> list[dict[str, Any]]:
+    """The JSONPatch adding *term* and the annotation, at the deepest member that exists (an
+    `add` on an existing member replaces it: `affinity: {}` must stay an object we add into).
+
+    An earlier term of ours (its digest in the annotation) is replaced where it stands; an
+    identical one means no patch at all. The pod's own terms are never touched.
+    """
+    spec, metadata = pod.get("spec"), pod.get("metadata")
+    if not is_object(spec) or (metadata is not None and not is_object(metadata)):
+        raise NotAPod("pod has no spec object")
+    annotations = _member(metadata or {}, "annotations", "metadata.annotations")
+    if isinstance(annotations, list):
+        raise NotAPod("metadata.annotations is not an object")
+    affinity = _member(spec, "affinity", "spec.affinity")
+    node_affinity = _member(affinity, "nodeAffinity", "spec.affinity.nodeAffinity") if affinity else None
+    preferred = _member(node_affinity, PREFERRED, "nodeAffinity." + PREFERRED) if node_affinity else None
+    if isinstance(affinity, list) or isinstance(node_affinity, list) or isinstance(preferred, dict):
+        raise NotAPod("spec.affinity has the wrong shape")
+    ops: list[dict[str, Any]] = []
+    earlier = recorded_digest(annotations or {})
+    ours = next(
+        (i for i, item in enumerate(preferred or ()) if is_object(item) and term_digest(item) == earlier),
+        None,
+    )
+    if ours is not None:
+        if earlier == term_digest(term):
+            return []
+        ops.append(
+            {
+                "op": "replace",
+                "path": pointer("spec", "affinity", "nodeAffinity", PREFERRED, ours),
+                "value": term,
+            }
+        )
+    elif preferred is not None:
+        ops.append(
+            {"op": "add", "path": pointer("spec", "affinity", "nodeAffinity", PREFERRED, "-"), "value": term}
+        )
+    elif node_affinity is not None:
+        ops.append(
+            {"op": "add", "path": pointer("spec", "affinity", "nodeAffinity", PREFERRED), "value": [term]}
+        )
+    elif affinity is not None:
+        ops.append({"op": "add", "path": "/spec/affinity/nodeAffinity", "value": {PREFERRED: [term]}})
+    else:
+        ops.append({"op": "add", "path": "/spec/affinity", "value": {"nodeAffinity": {PREFERRED: [term]}}})
+    if metadata is None:
+        ops.append(
+            {"op": "add", "path": "/metadata", "value": {"annotations": {HINT_ANNOTATION: annotation}}}
+        )
+    elif annotations is None:
+        ops.append({"op": "add", "path": "/metadata/annotations", "value": {HINT_ANNOTATION: annotation}})
+    else:
+        ops.append(
+            {"op": "add", "path": pointer("metadata", "annotations", HINT_ANNOTATION), "value": annotation}
+        )
+    return ops
