@@ -11,21 +11,15 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from limitguard.core.quantity import to_units
 
 from bench.harness import percentile_ms
+from bench.placement.columns import Columns
 from bench.placement.live import Live
 from bench.placement.model import Resources
 from bench.placement.scenarios import RATIO, Scenario
-from bench.placement.scheduler import (
-    Cluster,
-    NodeState,
-    PodState,
-    SchedulingQueue,
-    choose,
-    profile_weights,
-    stranded,
-)
+from bench.placement.scheduler import NodeState, PodState, SchedulingQueue, profile_weights
 
 MODES = ("admission", "hints", "extender")
 HINT_ANNOTATION = "limitguard.io/placement-hint"
@@ -82,7 +76,7 @@ class Run:
 
     def __init__(self, scenario: Scenario, mode: str, live: Live, seed: int, settle: float) -> None:
         self.scenario, self.mode, self.live, self.settle = scenario, mode, live, settle
-        self.cluster = Cluster(node_states(scenario))
+        self.cluster = Columns(node_states(scenario))
         self.queue = SchedulingQueue()
         self.weights = profile_weights()
         self.rng = random.Random(seed)
@@ -112,41 +106,46 @@ class Run:
 
     async def attempt(self, pod: PodState) -> None:
         pod.attempts += 1
-        candidates = self.cluster.feasible(pod)
+        cluster = self.cluster
+        candidates = cluster.feasible(pod)
         extender = None
-        if self.mode == "extender" and candidates:
-            passed = set(await self.live.extender_filter(pod.body, [n.name for n in candidates]))
-            candidates = [n for n in candidates if n.name in passed]
+        if self.mode == "extender" and len(candidates):
+            passed = set(await self.live.extender_filter(pod.body, [cluster.names[i] for i in candidates]))
+            candidates = np.array([i for i in candidates if cluster.names[i] in passed], dtype=np.int64)
             if len(candidates) > 1:
-                extender = await self.live.extender_prioritize(pod.body, [n.name for n in candidates])
-        if not candidates:
+                extender = await self.live.extender_prioritize(
+                    pod.body, [cluster.names[i] for i in candidates]
+                )
+        if not len(candidates):
             self.unschedulable += 1
             self.queue.failed(pod, now_ns(), error=False)
             self._attempted(pod)
             return
-        node = choose(pod, candidates, self.weights, self.rng, extender)
-        node.add(pod)  # assumed: the cache counts it until the binding fails
-        task = asyncio.create_task(self.bind(pod, node))
+        index = cluster.choose(pod, candidates, self.weights, self.rng, extender)
+        cluster.add(index, pod)  # assumed: the cache counts it until the binding fails
+        task = asyncio.create_task(self.bind(pod, index))
         self.binds.add(task)
         task.add_done_callback(self.binds.discard)
 
-    async def bind(self, pod: PodState, node: NodeState) -> None:
+    async def bind(self, pod: PodState, index: int) -> None:
         try:
-            await self._bind(pod, node)
+            await self._bind(pod, index)
         except Exception as error:  # reported by run(), which would otherwise wait for this pod
             self.failure = error
             self.first_attempt_done.set()
             raise
 
-    async def _bind(self, pod: PodState, node: NodeState) -> None:
-        if await self.live.bind(pod.body, node.name):
-            pod.node, pod.placed_ns = node.name, now_ns()
+    async def _bind(self, pod: PodState, index: int) -> None:
+        name = self.cluster.names[index]
+        if await self.live.bind(pod.body, name):
+            pod.node, pod.placed_ns = name, now_ns()
+            self.cluster.forget(pod)
             bound = copy.deepcopy(pod.body)
-            bound["spec"]["nodeName"] = node.name
+            bound["spec"]["nodeName"] = name
             await self.live.write("pods", [bound])
             self.last_progress = time.monotonic()
         else:
-            node.add(pod, -1)
+            self.cluster.add(index, pod, -1)
             pod.denied += 1
             self.queue.failed(pod, now_ns(), error=True)
             self.wakeup.set()
@@ -213,7 +212,7 @@ class Run:
             self.mode,
             len(self.pods),
             len(placed),
-            stranded(pending, self.cluster.nodes),
+            self.cluster.stranded(pending),
             sum(p.denied for p in self.pods),
             sum(p.attempts for p in self.pods),
             self.unschedulable,

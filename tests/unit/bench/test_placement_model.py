@@ -8,6 +8,7 @@ import pytest
 from limitguard.testing.builders import container, pod
 
 from bench.placement import model
+from bench.placement.columns import Columns
 from bench.placement.model import Requirement, Resources
 from bench.placement.scheduler import (
     Cluster,
@@ -242,3 +243,46 @@ def test_stranded_counts_pending_pods_some_node_has_room_for() -> None:
     too_big = pod_state("1", "1000", limits={"cpu": "5"})
     assert stranded([fitting, too_big], [roomy, full]) == 1
     assert stranded([fitting], [full]) == 0
+
+
+def random_node(rng: random.Random, index: int) -> NodeState:
+    allocatable = Resources(rng.choice([0, 2000, 4000, 16000]), rng.choice([0, 8000, 64000]))
+    node = NodeState(
+        f"n{index}",
+        {"kubernetes.io/hostname": f"n{index}"},
+        allocatable,
+        Resources(allocatable.cpu * 3 // 2, allocatable.memory),
+        allowed_pods=rng.choice([3, 110]),
+        taints=tuple(
+            {"key": "k", "value": str(v), "effect": "PreferNoSchedule"} for v in range(rng.randrange(3))
+        ),
+    )
+    node.requested = Resources(rng.randrange(0, 20000), rng.randrange(0, 70000))
+    node.non_zero_requested = node.requested + Resources(rng.randrange(0, 500), rng.randrange(0, 500))
+    node.limits = Resources(rng.randrange(0, 20000), rng.randrange(0, 70000))
+    node.pods = rng.randrange(0, 4)
+    return node
+
+
+def test_the_columns_answer_as_the_scalar_functions_do() -> None:
+    rng = random.Random(7)
+    for _ in range(40):
+        nodes = [random_node(rng, i) for i in range(rng.choice([5, 30, 130]))]
+        reference, columns = Cluster(nodes), Columns(nodes)
+        start = rng.randrange(len(nodes))
+        reference.next_start = columns.next_start = start
+        cpu, memory = rng.choice(["0", "100m", "1"]), rng.choice(["0", "1k", "3k"])
+        hint = [hostname_term("NotIn", [f"n{i}" for i in range(0, len(nodes), 3)], rng.randrange(1, 101))]
+        pending = pod_state(cpu, memory, limits={"cpu": "2"}, terms=hint if rng.random() < 0.5 else None)
+        pending.tolerations = ({"key": "k", "value": "1"},) if rng.random() < 0.5 else ()
+        expected = reference.feasible(pending)
+        found = columns.feasible(pending)
+        assert [nodes[i].name for i in found] == [n.name for n in expected]
+        assert columns.next_start == reference.next_start
+        if expected:
+            extender = {n.name: rng.randrange(11) for n in expected}
+            weights = profile_weights()
+            assert list(columns.totals(pending, found, weights, extender)) == totals(
+                pending, expected, weights, extender
+            )
+        assert columns.stranded([pending]) == stranded([pending], nodes)
