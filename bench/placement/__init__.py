@@ -18,7 +18,7 @@ stored (the pod with ``spec.nodeName``), a denied one sends the pod to the error
 scaled: backoffs are real seconds, so the ledger's holds and the watch lag keep their real
 proportions to them.
 
-The model (bench/placement/model.py, scheduler.py), formula by formula. Sources are files of
+The model (bench/placement/model.py; scheduler.py and columns.py apply it), formula by formula. Sources are files of
 kubernetes/kubernetes read at its newest copy available here (master in 2026, after v1.36; the
 v1.37.0 tag itself could not be read), and the default weights from limitguard's own table of
 ``pkg/scheduler/apis/config/v1/default_plugins.go`` (webhook/schedcfg/rules/plugin_tables.py, read

@@ -1,7 +1,8 @@
 """The modelled scheduler's state: nodes as its cache sees them, pods, the queue, one cycle's parts.
 
-No I/O and no clock: times come in as arguments (nanoseconds), randomness from a seeded Random. The
-driver (bench/placement/run.py) calls the extender and limitguard between these steps.
+No I/O and no clock: times come in as arguments (nanoseconds), randomness from a seeded Random.
+Cluster, totals, choose and stranded are the per-node reference; the driver (run.py) uses the same
+steps over arrays (columns.py), which the unit tests hold equal to these.
 """
 
 from __future__ import annotations
