@@ -30,14 +30,18 @@ at kube-scheduler v0.37.0-beta.0):
 - NodeResourcesFit score, LeastAllocated (``least_allocated.go``, ``resource_allocation.go``):
   per resource ``(allocatable - requested) x 100 / allocatable`` (0 when over), averaged with
   weights cpu 1, memory 1; requested = the node's non-zero requests + the pod's, a container
-  without a cpu (memory) request counting 100m (200Mi) (``pkg/scheduler/util``).
+  without a cpu (memory) request counting 100m (200Mi), an explicit 0 staying 0 (the values in
+  ``pkg/scheduler/util``; the rule is PodRequests' NonMissingContainerRequests in
+  kubernetes/component-helpers ``resource/helpers.go``, read at v0.37.0-beta.0).
 - NodeResourcesBalancedAllocation (``balanced_allocation.go``): actual requests; balance =
   ``(1 - std) x 100`` of the requested fractions capped at 1 (two resources: std = |f1 - f2| / 2);
   the score is ``50 + (50 + balance with the pod - balance without it) / 2``: the change-of-balance
   formula of kubernetes/kubernetes#135573 (merged early 2026, so in 1.36 and 1.37); a pod that
   requests nothing skips the plugin (PreScore Skip, kubernetes/kubernetes#129138).
 - NodeAffinity (``nodeaffinity/node_affinity.go``): the summed weights of the preferred terms a node
-  matches, then ``helper/normalize_score.go`` DefaultNormalizeScore (x 100 / the highest; all 0
+  matches, a term of weight 0 or without requirements skipped (PreferredSchedulingTerms in
+  component-helpers ``scheduling/corev1/nodeaffinity/nodeaffinity.go``, read at v0.37.0-beta.0),
+  then ``helper/normalize_score.go`` DefaultNormalizeScore (x 100 / the highest; all 0
   stays 0). TaintToleration (``tainttoleration/taint_toleration.go``): untolerated
   PreferNoSchedule taints, normalised reversed (none: every node 100).
 - Weights 1.37: TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, BalancedAllocation 1 (and
