@@ -56,7 +56,10 @@ at kube-scheduler v0.37.0-beta.0):
 - The error backoff (``backend/queue/backoff_queue.go``, ``scheduling_queue.go``): a denied binding
   is an error; the pod waits ``1 s x 2^(consecutive errors - 1)``, at most 10 s, from the failure,
   the expiry truncated to the 1 s ordering window; the queue is flushed at the start of each
-  window, so the pod is tried again in the window after its expiry. activeQ is ordered by
+  window, so the pod is tried again in the window after its expiry. (The windows come with
+  SchedulerPopFromBackoffQ, beta and on since 1.33 in ``pkg/features/kube_features.go``; the early
+  pop it adds when activeQ is empty takes from the backoff queue of unschedulable pods only, never
+  from the error queue: popBackoff.) activeQ is ordered by
   priority, then by when the pod entered the queue (PrioritySort). Binding runs beside the next
   scheduling cycle, as the binding cycle does; the pod stays assumed on its node until the answer.
 
