@@ -107,7 +107,9 @@ def in_process(cluster: Path, config: Path, scan: Path, extender: Path) -> dict[
     return {line.split()[0]: [float(x) for x in line.split()[1:]] for line in out.splitlines()}
 
 
-def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.SSLContext) -> dict:
+def bench_size(
+    nodes: int, seconds: int, rounds: int, work: Path, context: ssl.SSLContext, first_port: int = 18443
+) -> dict:
     rng = random.Random(11)
     pods = nodes * PODS_PER_NODE
     pending = min(10_000, pods // 10)
@@ -140,12 +142,17 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
             work / "unbound.jsonl", [pod_body(i, {"cpu": "20", "memory": "1Gi"}) for i in range(1000)]
         ),
         "mutate": write_lines(work / "mutate.jsonl", [pod_body(i, None) for i in range(1000)]),
+        # cpu 8 fits about half the nodes (~8 of 24 cpu left on the average node): a placement hint,
+        # In the 500 (maxNodes) fitting nodes with the most room
+        "hinted": write_lines(
+            work / "hinted.jsonl", [pod_body(i, {"cpu": "8", "memory": "1Gi"}) for i in range(1000)]
+        ),
         "extender": write_lines(work / "extender.jsonl", [extender_body(node_names[:EXTENDER_NAMES])]),
     }
     config_file = work / "config.yaml"
     config_file.write_text(CONFIG)
     figures = in_process(cluster_file, config_file, bodies["unbound"], bodies["extender"])
-    port, floor_port, same_loop_port = 18443, 18444, 18445
+    port, floor_port, same_loop_port = first_port, first_port + 1, first_port + 2
     log_file = (work / "server.log").open("wb")
     server = start(
         [
@@ -178,6 +185,7 @@ def bench_size(nodes: int, seconds: int, rounds: int, work: Path, context: ssl.S
         ("binding that fits", "/validate", "binding"),
         ("unbound pod, no room (full scan)", "/validate", "unbound"),
         ("mutate a best-effort pod", "/mutate", "mutate"),
+        ("mutate, placement hint (capped In)", "/mutate", "hinted"),
         (f"extender prioritize, {min(nodes, EXTENDER_NAMES)} names", "/extender/prioritize", "extender"),
         (f"extender filter, {min(nodes, EXTENDER_NAMES)} names", "/extender/filter", "extender"),
     ]
@@ -295,6 +303,9 @@ def main() -> None:
         "--rounds", type=int, default=3, help="alternating runs per side; the median is shown"
     )
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument(
+        "--first-port", type=int, default=18443, help="limitguard's port; the floors take the next two"
+    )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed (Debian: apt-get install -y wrk); `make bench` installs it")
@@ -307,7 +318,8 @@ def main() -> None:
             "(median shown); client and servers share this machine"
         )
         results = [
-            bench_size(int(size), args.seconds, args.rounds, work, context) for size in args.sizes.split(",")
+            bench_size(int(size), args.seconds, args.rounds, work, context, args.first_port)
+            for size in args.sizes.split(",")
         ]
         print_goals(results)
         if args.json:

@@ -7,23 +7,28 @@ its operations go after the defaults'. A hinted answer is built per pod, never r
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import orjson
 from limitguard.core.config import Config
-from limitguard.core.defaults import NotAPod
+from limitguard.core.defaults import NotAPod, with_adds
 from limitguard.core.eligibility import Placement
 from limitguard.core.hints import hint_annotation, hint_patch, preferred_term, skip_reason
 from limitguard.core.objects import is_object, object_or_empty
 from limitguard.core.podlimits import PodSpecError, pod_limits
-from limitguard.core.response import Response, patched
+from limitguard.core.response import JsonPatch, Response, patched
 from limitguard.state.placement import HintNodes, hint_nodes
 from limitguard.state.records import controller_of
 from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
+
+# Distinct pod specs remembered between two changes of the node table, and the largest remembered
+# (a spec as JSON, with its status and the defaults patch): at most 4 MiB of keys.
+MAX_REMEMBERED_SPECS = 256
+MAX_REMEMBERED_KEY_BYTES = 16 * 1024
 
 # (outcome, reason): ("given", "In" | "NotIn" | "In-capped") or ("skipped", why)
 HintCount = Callable[[tuple[str, str]], None]
@@ -34,29 +39,35 @@ def _ignore(key: tuple[str, str]) -> None:
 
 
 class Hinter:
-    def __init__(self, state: ClusterState, config: Config, count: HintCount = _ignore) -> None:
+    def __init__(self, state: ClusterState, config: Config, count: HintCount | None = None) -> None:
         self.state = state
         self.config = config
-        self.count = count
+        self.count = count or _ignore
+        # pod spec (as JSON) -> its nodes, valid for one version of the node table
+        self._remembered: dict[bytes, HintNodes | str] = {}
+        self._version = -1
 
     def add_to(self, answer: Response, pod: Any, namespace: str) -> Response:
         """*answer* with the hint's operations appended, or *answer* itself when there is none."""
         if not answer.allowed or not is_object(pod):
             return answer
-        base_ops = answer.patch.operations() if answer.patch is not None else []
         try:
-            ops, reason = self.hint_ops(with_adds(pod, base_ops) if base_ops else pod, namespace)
+            ops, reason = self.hint_ops(pod, namespace, answer)
         except (NotAPod, PodSpecError) as error:
             log.debug("no placement hint for a malformed pod: %s", error)
             ops, reason = [], "malformed"
         self.count(("given" if ops else "skipped", reason))
         if not ops:
             return answer
-        why = f"{answer.reason},placement-hint" if answer.patch is not None else "placement-hint"
-        return patched(why, base_ops + ops, *answer.warnings)
+        if answer.patch is None:
+            return patched("placement-hint", ops, *answer.warnings)
+        return patched(f"{answer.reason},placement-hint", answer.patch.operations() + ops, *answer.warnings)
 
-    def hint_ops(self, pod: Mapping[str, Any], namespace: str) -> tuple[list[dict[str, Any]], str]:
-        """The hint's patch operations for *pod* (empty: none) and the metrics reason."""
+    def hint_ops(
+        self, pod: Mapping[str, Any], namespace: str, defaults: Response | None = None
+    ) -> tuple[list[dict[str, Any]], str]:
+        """The hint's patch operations for *pod* as the *defaults* answer's patch leaves it (empty:
+        no hint) and the metrics reason. What skip_reason reads is never changed by that patch."""
         spec = object_or_empty(pod.get("spec"))
         metadata = object_or_empty(pod.get("metadata"))
         config = self.config
@@ -66,16 +77,41 @@ class Hinter:
             return [], skip
         if not self.state.ready:
             return [], "state-incomplete"
-        found = hint_nodes(
-            self.state.node_table(),
-            pod_limits(spec, object_or_empty(pod.get("status"))),
-            Placement(spec),
-            config.limit_aware.default_ratios,
-            config.placement_hints.max_nodes,
-        )
+        patch = defaults.patch if defaults is not None else None
+        found = self._nodes(pod, patch)
         if isinstance(found, str):
             return [], found
-        return self._patch(pod, found)
+        return self._patch(with_adds(pod, patch.operations()) if patch is not None else pod, found)
+
+    def _nodes(self, pod: Mapping[str, Any], patch: JsonPatch | None) -> HintNodes | str:
+        """hint_nodes for *pod* as *patch* leaves it, remembered while the node table is unchanged:
+        the pods of one workload created between two bindings have one spec, and share the answer."""
+        table = self.state.node_table()
+        if self._version != table.version:
+            self._version = table.version
+            self._remembered.clear()
+        try:
+            key: bytes | None = orjson.dumps(pod.get("spec")) + orjson.dumps(pod.get("status"))
+            if patch is not None:
+                key += patch.encoded
+        except TypeError:  # not JSON (only a test can build such a pod): not worth remembering
+            key = None
+        found = self._remembered.get(key) if key is not None else None
+        if found is None:
+            if patch is not None:
+                pod = with_adds(pod, patch.operations())
+            spec = object_or_empty(pod.get("spec"))
+            found = hint_nodes(
+                table,
+                pod_limits(spec, object_or_empty(pod.get("status"))),
+                Placement(spec),
+                self.config.limit_aware.default_ratios,
+                self.config.placement_hints.max_nodes,
+            )
+            remember = key is not None and len(key) <= MAX_REMEMBERED_KEY_BYTES
+            if remember and len(self._remembered) < MAX_REMEMBERED_SPECS:
+                self._remembered[key] = found
+        return found
 
     def _patch(self, pod: Mapping[str, Any], found: HintNodes) -> tuple[list[dict[str, Any]], str]:
         term = preferred_term(found.operator, found.values, self.config.placement_hints.weight)
@@ -83,28 +119,3 @@ class Hinter:
         if not ops:
             return [], "unchanged"  # a reinvocation whose term is the one already there
         return ops, f"{found.operator}-capped" if found.capped else str(found.operator)
-
-
-def with_adds(pod: Mapping[str, Any], operations: list[dict[str, Any]]) -> dict[str, Any]:
-    """*pod* with the "add" operations of a defaults patch applied: a copy of each object and list
-    on the operations' paths only (the input is unchanged, and the rest is shared, not copied)."""
-    result = dict(pod)
-    for operation in operations:
-        if operation.get("op") != "add":
-            raise ValueError(f"unexpected patch operation {operation.get('op')!r}")
-        *parents, last = [
-            part.replace("~1", "/").replace("~0", "~") for part in operation["path"].split("/")[1:]
-        ]
-        target: Any = result
-        for part in parents:
-            key: Any = int(part) if isinstance(target, list) else part
-            child = target[key]
-            child = list(child) if isinstance(child, list) else dict(child)
-            target[key] = child
-            target = child
-        value = copy.deepcopy(operation["value"])
-        if isinstance(target, list):
-            target.insert(len(target) if last == "-" else int(last), value)
-        else:
-            target[last] = value
-    return result

@@ -8,9 +8,7 @@ hints (limitguard.admission.hints) are computed on the pod as the defaults patch
 
 from __future__ import annotations
 
-import copy
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 from limitguard.admission.hints import HintCount, Hinter
@@ -53,7 +51,7 @@ class Mutator:
         self.state = state
         self.config = config
         self.defaults = defaults
-        self.hinter = Hinter(state, config, *([count_hint] if count_hint else [])) if hints else None
+        self.hinter = Hinter(state, config, count_hint) if hints else None
         # pod shape (core.defaults.patch_shape) -> its answer without warnings; answers are frozen
         # (the patch too: core.response.JsonPatch), so every pod of a shape can share one.
         self._answers: dict[tuple[object, ...], Response] = {}
@@ -120,22 +118,3 @@ class Mutator:
             if shape is not None and len(self._answers) < MAX_REMEMBERED_SHAPES:
                 self._answers[shape] = answer
         return answer
-
-
-def with_patch(pod: Mapping[str, Any], operations: list[dict[str, Any]]) -> dict[str, Any]:
-    """*pod* with the "add" operations of a defaults patch applied (a copy; the input is unchanged)."""
-    result = copy.deepcopy(dict(pod))
-    for operation in operations:
-        if operation.get("op") != "add":
-            raise ValueError(f"unexpected patch operation {operation.get('op')!r}")
-        *parents, last = [
-            part.replace("~1", "/").replace("~0", "~") for part in operation["path"].split("/")[1:]
-        ]
-        target: Any = result
-        for part in parents:
-            target = target[int(part)] if isinstance(target, list) else target[part]
-        if isinstance(target, list):
-            target.insert(len(target) if last == "-" else int(last), copy.deepcopy(operation["value"]))
-        else:
-            target[last] = copy.deepcopy(operation["value"])
-    return result

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 import yaml
-from limitguard.admission.mutating import Mutator, with_patch
+from limitguard.admission.mutating import Mutator
 from limitguard.cli.options import (
     CommandError,
     add_state_arguments,
@@ -23,6 +23,7 @@ from limitguard.cli.options import (
     load_limitguard_config,
 )
 from limitguard.core.config import Config
+from limitguard.core.defaults import with_adds
 from limitguard.core.podlimits import PodSpecError, pod_limits
 from limitguard.core.reports.explain import explain_pod, render_text
 from limitguard.core.scoring import PodFacts, ScoreSheet, with_all_scorers
@@ -67,10 +68,10 @@ def with_defaults(
     """The pod as the mutating webhook would leave it in its namespace, and a note when it changed."""
     metadata = pod.get("metadata") if isinstance(pod.get("metadata"), Mapping) else {}
     namespace = str(metadata.get("namespace") or "default")
-    answer = Mutator(state, config).answer_for(pod, namespace)
+    answer = Mutator(state, config, hints=False).answer_for(pod, namespace)
     if answer.patch is None:
         return pod, None
-    defaulted = with_patch(pod, answer.patch.operations())
+    defaulted = with_adds(pod, answer.patch.operations())
     return (
         defaulted,
         f"best-effort pod: counted with the defaults the mutating webhook gives it in {namespace}",

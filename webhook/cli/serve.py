@@ -120,7 +120,7 @@ def add_client_auth_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         dest="client_names",
-        help="common name or DNS/URI SAN admitted on /validate and /mutate (repeatable; none: open)",
+        help="common name or DNS/URI SAN admitted on /validate and the /mutate routes (repeatable; none: open)",
     )
     clients.add_argument(
         "--extender-client-name",

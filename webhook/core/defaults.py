@@ -258,3 +258,29 @@ def best_effort_patch(pod: Mapping[str, Any], defaults: BestEffortDefaults) -> P
             {"op": "add", "path": pointer("metadata", "annotations", DEFAULTED_ANNOTATION), "value": injected}
         )
     return ops
+
+
+def with_adds(pod: Mapping[str, Any], operations: list[dict[str, Any]]) -> dict[str, Any]:
+    """*pod* with the "add" operations of a defaults patch applied: a copy of each object and list
+    on the operations' paths only (the input is unchanged, and the rest is shared, not copied). The
+    values are put in as they are: *operations* must be the caller's own (JsonPatch.operations())."""
+    result = dict(pod)
+    for operation in operations:
+        if operation.get("op") != "add":
+            raise ValueError(f"unexpected patch operation {operation.get('op')!r}")
+        *parents, last = [
+            part.replace("~1", "/").replace("~0", "~") for part in operation["path"].split("/")[1:]
+        ]
+        target: Any = result
+        for part in parents:
+            key: Any = int(part) if isinstance(target, list) else part
+            child = target[key]
+            child = list(child) if isinstance(child, list) else dict(child)
+            target[key] = child
+            target = child
+        value = operation["value"]
+        if isinstance(target, list):
+            target.insert(len(target) if last == "-" else int(last), value)
+        else:
+            target[last] = value
+    return result

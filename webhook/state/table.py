@@ -79,6 +79,9 @@ class NodeTable:
         # Answers that depend only on which nodes exist and their labels, taints and order (e.g. a
         # placement's eligible rows): kept until a node is added, changed or removed.
         self.layout_memo: dict[Hashable, Any] = {}
+        # Changes whenever any row's node or sums may have changed: answers computed from the table
+        # may be remembered under it (a burst of pods created between two bindings shares them).
+        self.version = 0
 
     # -- rows -------------------------------------------------------------------------------
     def _grow(self) -> None:
@@ -131,6 +134,7 @@ class NodeTable:
         """Write the node's own facts now (labels, taints, allocatable, ratios); sums on the next sync."""
         name = record.name
         self.layout_memo.clear()
+        self.version += 1
         row = self.rows.get(name)
         if row is None:
             if not self._free:
@@ -173,6 +177,7 @@ class NodeTable:
         if row is None:
             return
         self.layout_memo.clear()
+        self.version += 1
         self._unindex(row)
         self.alive[row] = False
         self.names[row] = None
@@ -302,6 +307,7 @@ class NodeTable:
         """Copy the sums of every dirty node from *sources* (the only place sums are written)."""
         if not (self._dirty or self._held_dirty):
             return
+        self.version += 1
         every = self._dirty_rows(self._dirty)
         held = self._dirty_rows(self._held_dirty - self._dirty)
         self._dirty.clear()

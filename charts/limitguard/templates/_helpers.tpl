@@ -95,6 +95,62 @@ namespaceSelector:
 {{- end }}
 {{- end -}}
 
+{{/* The placement webhook: the namespaces where config.placementHints gives hints (the server
+     applies the same rule). Always: every namespace not excluded; Auto: those whose effective
+     enforcement is Deny (namespaceEnforcement, else enforcement). Empty when no namespace can get
+     one (mode Never, or Auto with no namespace at Deny): the entry is then not rendered. */}}
+{{- define "limitguard.placementNamespaceSelector" -}}
+{{- $config := .Values.config -}}
+{{- $mode := $config.placementHints.mode | default "Auto" -}}
+{{- $excluded := fromJsonArray (include "limitguard.excludedNamespaces" .) -}}
+{{- $deny := list -}}
+{{- $other := list -}}
+{{- range $namespace, $action := $config.limitAware.namespaceEnforcement -}}
+{{- if eq $action "Deny" -}}
+{{- $deny = append $deny $namespace -}}
+{{- else -}}
+{{- $other = append $other $namespace -}}
+{{- end -}}
+{{- end -}}
+{{- if eq $mode "Always" -}}
+{{ include "limitguard.namespaceSelector" . }}
+{{- else if and (eq $mode "Auto") (eq ($config.limitAware.enforcement | default "Deny") "Deny") -}}
+namespaceSelector:
+  matchExpressions:
+    - key: kubernetes.io/metadata.name
+      operator: NotIn
+      values: {{ concat $excluded $other | uniq | toJson }}
+{{- else if eq $mode "Auto" -}}
+{{- $included := list -}}
+{{- range $deny -}}
+{{- if not (has . $excluded) -}}
+{{- $included = append $included . -}}
+{{- end -}}
+{{- end -}}
+{{- if $included -}}
+namespaceSelector:
+  matchExpressions:
+    - key: kubernetes.io/metadata.name
+      operator: In
+      values: {{ toJson $included }}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The placement entry's namespaceSelector when the entry is rendered, else empty. */}}
+{{- define "limitguard.placementEntrySelector" -}}
+{{- if .Values.webhooks.placement.enabled -}}
+{{- include "limitguard.placementNamespaceSelector" . -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when the MutatingWebhookConfiguration has an entry (the defaults or the placement one). */}}
+{{- define "limitguard.mutatingRendered" -}}
+{{- if or .Values.webhooks.defaults.enabled (include "limitguard.placementEntrySelector" .) -}}
+true
+{{- end -}}
+{{- end -}}
+
 {{/* The configmaps webhook may opt kube-system back in (webhooks.configmaps.checkKubeSystem). */}}
 {{- define "limitguard.configmapsNamespaceSelector" -}}
 {{- if .Values.webhooks.configmaps.checkKubeSystem -}}

@@ -71,6 +71,7 @@ def test_timeouts_are_gatekeepers_but_for_scheduler_configmaps(render: Render) -
     timeouts = {name: hook["timeoutSeconds"] for name, hook in webhooks(render()).items()}
     assert timeouts == {
         "defaults.limitguard.io": 1,
+        "placement.limitguard.io": 1,
         "pods.limitguard.io": 3,
         "bindings.limitguard.io": 3,
         "resize.limitguard.io": 3,

@@ -1,5 +1,7 @@
 """Mutation is opted into: the chart's mutating webhook and the server it configures agree on which
-namespaces get best-effort defaults, and a default install mutates none of them.
+namespaces get best-effort defaults, and a default install mutates none of them; the placement
+entry's namespaceSelector, computed from the enforcement settings, sends exactly the namespaces
+where the server gives hints.
 
 The namespaceSelector is evaluated with apimachinery's LabelSelector rules (matchLabels and
 matchExpressions ANDed; NotIn matches an absent key) - kubernetes/apimachinery
@@ -15,6 +17,7 @@ import orjson
 import pytest
 from limitguard.admission.mutating import Mutator
 from limitguard.admission.review import decode_review
+from limitguard.core.hints import skip_reason
 from limitguard.state.store import ClusterState
 
 from tests.e2e.chart.conftest import CHART, NAMESPACE, Helm
@@ -58,7 +61,7 @@ def mutated_namespaces(render: Render, *settings: str) -> tuple[set[str], set[st
     sent = {ns["metadata"]["name"] for ns in NAMESPACES if selects(selector, ns["metadata"]["labels"])}
     state = ClusterState()
     state.replace_namespaces(NAMESPACES)
-    mutator = Mutator(state, _config(objects))
+    mutator = Mutator(state, _config(objects), hints=False)
     patched = set()
     for ns in NAMESPACES:
         name = ns["metadata"]["name"]
@@ -94,3 +97,62 @@ def test_install_notes_say_where_defaults_apply(helm: Helm, settings: tuple[str,
     assert expected in notes
     if not settings:
         assert "best-effort pods in every other namespace stay unlimited" in notes
+
+
+HINT_NAMESPACES = ["team-a", "team-b", "plain", "kube-system", NAMESPACE, "batch"]
+
+
+def hinted_namespaces(render: Render, *settings: str) -> tuple[set[str], set[str]]:
+    """(namespaces the apiserver would send to /mutate-placement, namespaces the server hints in)."""
+    objects = render("default", "config.excludedNamespaces={batch}", *settings)
+    hook = webhooks(objects).get("placement.limitguard.io")
+    sent = set()
+    if hook is not None:
+        sent = {
+            name
+            for name in HINT_NAMESPACES
+            if selects(hook["namespaceSelector"], namespace(name)["metadata"]["labels"])
+        }
+        assert (hook["failurePolicy"], hook["timeoutSeconds"], hook["reinvocationPolicy"]) == (
+            "Ignore",
+            1,
+            "IfNeeded",
+        )
+    config = _config(objects)
+    hinted = {name for name in HINT_NAMESPACES if skip_reason(config, name, {}, {}, daemonset=False) is None}
+    return sent, hinted
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        ((), {"team-a", "team-b", "plain"}),
+        (("config.limitAware.namespaceEnforcement.team-b=Warn",), {"team-a", "plain"}),
+        (
+            (
+                "config.limitAware.enforcement=Warn",
+                "config.limitAware.namespaceEnforcement.team-a=Deny",
+                "config.limitAware.namespaceEnforcement.kube-system=Deny",
+            ),
+            {"team-a"},
+        ),
+        (("config.limitAware.enforcement=DryRun",), set()),
+        (
+            ("config.limitAware.enforcement=Warn", "config.placementHints.mode=Always"),
+            {"team-a", "team-b", "plain"},
+        ),
+        (("config.placementHints.mode=Never",), set()),
+    ],
+)
+def test_the_placement_entry_sends_exactly_the_namespaces_the_server_hints_in(
+    render: Render, settings: tuple[str, ...], expected: set[str]
+) -> None:
+    sent, hinted = hinted_namespaces(render, *settings)
+    assert sent == hinted == expected
+
+
+def test_the_placement_entry_has_its_own_flag(render: Render) -> None:
+    hooks = webhooks(render("default", "webhooks.defaults.enabled=false"))
+    assert "placement.limitguard.io" in hooks and "defaults.limitguard.io" not in hooks
+    hooks = webhooks(render("default", "webhooks.placement.enabled=false"))
+    assert "defaults.limitguard.io" in hooks and "placement.limitguard.io" not in hooks

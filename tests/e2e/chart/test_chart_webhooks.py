@@ -31,7 +31,10 @@ def test_webhook_paths_and_ports_match_the_server(render: Render) -> None:
     services = Services(
         state,
         config,
-        {"validate": Validator(state, config), "mutate": lambda r: None},
+        {
+            "validate": Validator(state, config),
+            **{name: (lambda r: None) for name in ("mutate", "mutate-defaults", "mutate-placement")},
+        },
         Metrics(state, config),
     )
     app = create_app(services)
@@ -48,8 +51,11 @@ def test_webhook_paths_and_ports_match_the_server(render: Render) -> None:
             ref = hook["clientConfig"]["service"]
             assert (ref["name"], ref["namespace"], ref["port"]) == (FULLNAME, NAMESPACE, port["port"]), name
             assert ref["path"] in post_paths, name
-            expected = "/mutate" if hook["_kind"].startswith("Mutating") else "/validate"
-            assert ref["path"] == expected
+            expected = {
+                "defaults.limitguard.io": "/mutate-defaults",
+                "placement.limitguard.io": "/mutate-placement",
+            }
+            assert ref["path"] == expected.get(name, "/validate"), name
         for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
             http = container[probe]["httpGet"]
             assert http["scheme"] == "HTTPS" and http["port"] == "https" and http["path"] in get_paths
@@ -110,6 +116,7 @@ def test_webhook_rules_and_settings(render: Render) -> None:
     hooks = webhooks(render())
     assert set(hooks) == {
         "defaults.limitguard.io",
+        "placement.limitguard.io",
         "pods.limitguard.io",
         "bindings.limitguard.io",
         "resize.limitguard.io",
@@ -121,6 +128,7 @@ def test_webhook_rules_and_settings(render: Render) -> None:
     }
     assert rules == {
         "defaults.limitguard.io": [(["pods"], ["CREATE"], "Namespaced")],
+        "placement.limitguard.io": [(["pods"], ["CREATE"], "Namespaced")],
         "pods.limitguard.io": [(["pods"], ["CREATE"], "Namespaced")],
         "bindings.limitguard.io": [(["pods/binding", "bindings"], ["CREATE"], "Namespaced")],
         "resize.limitguard.io": [(["pods/resize"], ["UPDATE"], "Namespaced")],
@@ -131,9 +139,14 @@ def test_webhook_rules_and_settings(render: Render) -> None:
         assert hook["sideEffects"] == "None" and hook["admissionReviewVersions"] == ["v1"], name
         assert 1 <= hook["timeoutSeconds"] <= 10, name
     assert hooks["defaults.limitguard.io"]["reinvocationPolicy"] == "IfNeeded"
+    assert hooks["placement.limitguard.io"]["reinvocationPolicy"] == "IfNeeded"
+    assert hooks["placement.limitguard.io"]["timeoutSeconds"] == 1
+    # listed after the defaults entry: a pod defaulted there is hinted by its new limits
+    assert list(hooks).index("defaults.limitguard.io") < list(hooks).index("placement.limitguard.io")
     policies = {name: hook["failurePolicy"] for name, hook in hooks.items()}
     assert policies == {
         "defaults.limitguard.io": "Ignore",
+        "placement.limitguard.io": "Ignore",
         "pods.limitguard.io": "Ignore",
         "bindings.limitguard.io": "Ignore",
         "resize.limitguard.io": "Ignore",
@@ -180,7 +193,7 @@ def test_failure_policies_and_switches_come_from_values(render: Render) -> None:
     assert hooks["pods.limitguard.io"]["timeoutSeconds"] == 7
     assert hooks["configmaps.limitguard.io"]["failurePolicy"] == "Ignore"
     assert "resize.limitguard.io" not in hooks
-    objects = render("default", "webhooks.defaults.enabled=false")
+    objects = render("default", "webhooks.defaults.enabled=false", "webhooks.placement.enabled=false")
     assert not find(objects, "MutatingWebhookConfiguration")
     patch_job = one(objects, "Job", f"{FULLNAME}-certs-patch")
     args = patch_job["spec"]["template"]["spec"]["containers"][0]["args"]
