@@ -49,8 +49,7 @@ class NodeState:
 
     def add(self, pod: PodState, sign: int = 1) -> None:
         """Count *pod* on this node (sign -1: take it off again, as the cache forgets a pod)."""
-        scale = Resources(sign * pod.requests.cpu, sign * pod.requests.memory)
-        self.requested += scale
+        self.requested += Resources(sign * pod.requests.cpu, sign * pod.requests.memory)
         self.non_zero_requested += Resources(sign * pod.non_zero.cpu, sign * pod.non_zero.memory)
         self.limits += Resources(sign * pod.limits.cpu, sign * pod.limits.memory)
         self.pods += sign
@@ -170,10 +169,6 @@ class Cluster:
     nodes: list[NodeState]
     percentage_of_nodes_to_score: int = 0
     next_start: int = 0
-    by_name: dict[str, NodeState] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.by_name = {node.name: node for node in self.nodes}
 
     def feasible(self, pod: PodState) -> list[NodeState]:
         """Filter (NodeResourcesFit) up to the feasible-node cap from the rotating start."""
