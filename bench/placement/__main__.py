@@ -14,7 +14,7 @@ import orjson
 from bench.placement import __doc__ as DOC
 from bench.placement.live import supports_hints
 from bench.placement.run import MODES, Result, run_one
-from bench.placement.scenarios import SCENARIOS
+from bench.placement.scenarios import SCENARIOS, owned
 
 GOALS = {  # (scenario, mode): (stranded at most, as a fraction of the pods; denied per placed pod at most)
     **{(s, "hints"): (0.0, 0.05) for s in "ab"},
@@ -51,6 +51,11 @@ def main() -> None:
         "--settle", type=float, default=30.0, help="seconds without a placement before pending pods count"
     )
     parser.add_argument("--port", type=int, default=18470)
+    parser.add_argument(
+        "--workload",
+        action="store_true",
+        help="the pods belong to one ReplicaSet (kube-scheduler's default spreading then applies)",
+    )
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
     modes = [mode for mode in args.modes.split(",") if mode]
@@ -69,7 +74,8 @@ def main() -> None:
     results = []
     for name in args.scenarios.split(","):
         for mode in modes:
-            result = asyncio.run(run_one(SCENARIOS[name](), mode, args.seed, args.settle, args.port))
+            scenario = owned(SCENARIOS[name]()) if args.workload else SCENARIOS[name]()
+            result = asyncio.run(run_one(scenario, mode, args.seed, args.settle, args.port))
             results.append(result)
             print(row(result), flush=True)
             if result.unchecked or result.unschedulable:

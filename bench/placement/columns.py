@@ -8,6 +8,7 @@ steps are the same IEEE operations in the same order).
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping, Sequence
 
@@ -37,6 +38,7 @@ class Columns:
         self.non_zero = _pairs([n.non_zero_requested for n in self.nodes])
         self.limits = _pairs([n.limits for n in self.nodes])
         self.pods = np.array([n.pods for n in self.nodes], dtype=np.int64)
+        self.workload = np.array([n.workload_pods for n in self.nodes], dtype=np.int64)
         self.allowed = np.array([n.allowed_pods for n in self.nodes], dtype=np.int64)
         self.percentage = percentage_of_nodes_to_score
         self.next_start = 0
@@ -49,6 +51,7 @@ class Columns:
         self.non_zero[index] += sign * np.array([pod.non_zero.cpu, pod.non_zero.memory])
         self.limits[index] += sign * np.array([pod.limits.cpu, pod.limits.memory])
         self.pods[index] += sign
+        self.workload[index] += sign * pod.workload
 
     def fits(self, pod: PodState) -> np.ndarray:
         """NodeResourcesFit Filter on every node."""
@@ -106,6 +109,8 @@ class Columns:
             total = total + weights["NodeAffinity"] * _normalize(raw[candidates], reverse=False)
         raw = self._raw(self._taints, pod, lambda n: model.taint_toleration(n.taints, pod.tolerations))
         total = total + weights["TaintToleration"] * _normalize(raw[candidates], reverse=True)
+        if pod.workload:
+            total = total + weights["PodTopologySpread"] * _spread(self.workload[candidates])
         if extender:
             scores = np.array([extender.get(self.names[i], 0) for i in candidates], dtype=np.int64)
             total = total + scores * extender_weight * (model.MAX_NODE_SCORE // model.MAX_EXTENDER_PRIORITY)
@@ -151,6 +156,17 @@ def _balance(requested: np.ndarray, allocatable: np.ndarray) -> np.ndarray:
     both = present.all(axis=1)
     std = np.where(both, np.abs(fractions[:, 0] - fractions[:, 1]) / 2, 0.0)
     return ((1 - std) * model.MAX_NODE_SCORE).astype(np.int64)
+
+
+def _spread(workload_pods: np.ndarray) -> np.ndarray:
+    """model.hostname_spread then model.spread_normalize over the candidates."""
+    raw = workload_pods * math.log(len(workload_pods) + 2) + (model.HOSTNAME_SPREAD_MAX_SKEW - 1)
+    floor = np.floor(raw)
+    rounded = floor.astype(np.int64) + (raw - floor >= 0.5)
+    highest, lowest = int(rounded.max()), int(rounded.min())
+    if highest == 0:
+        return np.full(len(rounded), model.MAX_NODE_SCORE, dtype=np.int64)
+    return model.MAX_NODE_SCORE * (highest + lowest - rounded) // highest
 
 
 def _normalize(raw: np.ndarray, reverse: bool) -> np.ndarray:

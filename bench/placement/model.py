@@ -8,6 +8,7 @@ memory in bytes; the default profile scores exactly these two, weight 1 each.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ MIN_FEASIBLE_NODES_TO_FIND = 100  # schedule_one.go
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 BACKOFF_WINDOW_NS = 1_000_000_000  # backoffQOrderingWindowDuration
 NANOSECONDS = 1_000_000_000
+HOSTNAME_SPREAD_MAX_SKEW = 3  # podtopologyspread/plugin.go systemDefaultConstraints
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,28 @@ def default_normalize(scores: Sequence[int], reverse: bool = False) -> list[int]
         return [MAX_NODE_SCORE if reverse else 0 for _ in scores]
     scaled = [MAX_NODE_SCORE * score // highest for score in scores]
     return [MAX_NODE_SCORE - score for score in scaled] if reverse else scaled
+
+
+def go_round(value: float) -> int:
+    """math.Round for a value >= 0: halves away from zero (Python's round() goes to even)."""
+    floor = math.floor(value)
+    return floor + (1 if value - floor >= 0.5 else 0)
+
+
+def hostname_spread(workload_pods: int, candidates: int, max_skew: int = HOSTNAME_SPREAD_MAX_SKEW) -> int:
+    """PodTopologySpread Score under the system default constraints on a node without a zone label
+    (only the hostname constraint applies): round(pods of the workload on the node x
+    ln(candidates + 2) + maxSkew - 1)."""
+    return go_round(workload_pods * math.log(candidates + 2) + (max_skew - 1))
+
+
+def spread_normalize(scores: Sequence[int]) -> list[int]:
+    """PodTopologySpread NormalizeScore: 100 x (highest + lowest - score) / highest; all 100 when
+    the highest is 0."""
+    highest, lowest = max(scores, default=0), min(scores, default=0)
+    if highest == 0:
+        return [MAX_NODE_SCORE for _ in scores]
+    return [MAX_NODE_SCORE * (highest + lowest - score) // highest for score in scores]
 
 
 def extender_score(score: int, weight: int) -> int:

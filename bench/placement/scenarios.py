@@ -5,14 +5,14 @@ so a node's limit capacity is its allocatable. A *trap* node holds one pod reque
 and limited to 16 cpu / 8Gi: full by limits, the lightest by requests. Every other node holds one
 Guaranteed pod of 4 to 8 cpu (4Gi of memory per cpu): heavier by requests, with room for limits.
 The pods created have requests and limits (Burstable) and no owner, so kube-scheduler's system
-default topology spreading (which needs a Service or a ReplicaSet selecting the pod) does not apply
-to them, as in the model.
+default topology spreading (which needs a Service or a ReplicaSet selecting the pod) does not apply;
+`owned` gives them one ReplicaSet, and then it does, in kube-scheduler and in the model.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from limitguard.testing.builders import container, make_namespace, node, pod
@@ -34,6 +34,26 @@ class Scenario:
     bound: list[dict[str, Any]]  # the pods already running on them
     pods: list[dict[str, Any]]  # the pods to create, in order
     burst: int  # pods created together before the scheduler sees any of them
+    workload: bool = False  # the pods belong to one ReplicaSet
+
+
+def owned(scenario: Scenario) -> Scenario:
+    """The same pods, controlled by one ReplicaSet: kube-scheduler then spreads them over the nodes
+    (PodTopologySpread's system default constraints), and the model does too."""
+    owner = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "name": "placement-bench",
+        "uid": "rs-placement-bench",
+    }
+    pods = []
+    for pod_object in scenario.pods:
+        copy = {
+            **pod_object,
+            "metadata": {**pod_object["metadata"], "ownerReferences": [{**owner, "controller": True}]},
+        }
+        pods.append(copy)
+    return replace(scenario, pods=pods, workload=True, title=scenario.title + ", one ReplicaSet")
 
 
 def sized_pod(name: str, size: str) -> dict[str, Any]:

@@ -46,6 +46,7 @@ class NodeState:
     non_zero_requested: Resources = field(default_factory=Resources)
     limits: Resources = field(default_factory=Resources)
     pods: int = 0
+    workload_pods: int = 0  # of the bench's ReplicaSet, when its pods have one
 
     def add(self, pod: PodState, sign: int = 1) -> None:
         """Count *pod* on this node (sign -1: take it off again, as the cache forgets a pod)."""
@@ -53,6 +54,7 @@ class NodeState:
         self.non_zero_requested += Resources(sign * pod.non_zero.cpu, sign * pod.non_zero.memory)
         self.limits += Resources(sign * pod.limits.cpu, sign * pod.limits.memory)
         self.pods += sign
+        self.workload_pods += sign * pod.workload
 
     def fits(self, pod: PodState) -> bool:
         return model.fits_requests(
@@ -101,12 +103,17 @@ class PodState:
     limits: Resources = field(init=False)
     terms: tuple[model.PreferredTerm, ...] = field(init=False)
     tolerations: tuple[dict[str, str], ...] = field(init=False)
+    workload: bool = field(init=False)
 
     def __post_init__(self) -> None:
         self.requests, self.non_zero = model.pod_requests(self.body)
         self.limits = pod_limits(self.body)
         self.terms = model.preferred_terms(self.body)
         self.tolerations = tuple(self.body.get("spec", {}).get("tolerations") or ())
+        self.workload = any(
+            owner.get("kind") == "ReplicaSet" and owner.get("controller")
+            for owner in self.body.get("metadata", {}).get("ownerReferences") or ()
+        )
 
     @property
     def best_effort(self) -> bool:
@@ -188,9 +195,10 @@ def totals(
     extender: Mapping[str, int] | None = None,
     extender_weight: int = 1,
 ) -> list[int]:
-    """Each candidate's weighted sum. PodTopologySpread, InterPodAffinity and ImageLocality add the
-    same to every node here (no spread constraints or system-default selectors, no pod affinity,
-    no images in node status), so they are left out."""
+    """Each candidate's weighted sum. PodTopologySpread counts only for the pods of a ReplicaSet
+    (the system default constraints; the nodes have no zone label, so only the hostname one);
+    InterPodAffinity and ImageLocality add the same to every node here (no pod affinity, no images
+    in node status), so they are left out."""
     fit = [model.least_allocated(n.non_zero_requested + pod.non_zero, n.allocatable) for n in candidates]
     balanced = (
         [0] * len(candidates)
@@ -205,14 +213,20 @@ def totals(
     taints = model.default_normalize(
         [model.taint_toleration(n.taints, pod.tolerations) for n in candidates], reverse=True
     )
+    spread = (
+        model.spread_normalize([model.hostname_spread(n.workload_pods, len(candidates)) for n in candidates])
+        if pod.workload
+        else [0] * len(candidates)
+    )
     extended = [model.extender_score((extender or {}).get(n.name, 0), extender_weight) for n in candidates]
     return [
         weights["NodeResourcesFit"] * f
         + weights["NodeResourcesBalancedAllocation"] * b
         + weights["NodeAffinity"] * a
         + weights["TaintToleration"] * t
+        + weights["PodTopologySpread"] * p
         + e
-        for f, b, a, t, e in zip(fit, balanced, affinity, taints, extended, strict=True)
+        for f, b, a, t, p, e in zip(fit, balanced, affinity, taints, spread, extended, strict=True)
     ]
 
 

@@ -129,6 +129,14 @@ def test_taint_toleration_counts_untolerated_prefer_no_schedule_taints() -> None
     assert model.taint_toleration(taints, [{"key": "b", "value": "3"}]) == 2
 
 
+def test_hostname_spread_counts_the_workload_pods_and_normalises_against_the_fullest_node() -> None:
+    # ln(22) = 3.0910: 13 pods -> 42.18, 24 pods -> 76.18, none -> maxSkew - 1 = 2
+    assert [model.hostname_spread(count, 20) for count in (0, 13, 24)] == [2, 42, 76]
+    assert model.spread_normalize([2, 42, 76]) == [100, 47, 2]  # 100 x (76 + 2 - s) / 76
+    assert model.spread_normalize([0, 0]) == [100, 100]
+    assert model.go_round(2.5) == 3 and model.go_round(3.5) == 4 and model.go_round(2.49) == 2
+
+
 def test_extender_priority_is_scaled_by_weight_and_ten() -> None:
     assert model.extender_score(7, 2) == 140
 
@@ -221,6 +229,18 @@ def test_the_trap_wins_on_requests_and_the_hint_outweighs_it() -> None:
     assert choose(plain, [other], weights, rng).name == "other"  # alone: not scored
 
 
+def test_spreading_a_replica_set_can_outweigh_the_hint() -> None:
+    weights = profile_weights()
+    trap, other = node_state("trap", Resources()), node_state("other", Resources(2000, 4000))
+    other.workload_pods = 10  # ln(4) = 1.386: round(13.86 + 2) = 16; the trap: 2
+    hinted = pod_state("1", "2000", terms=[hostname_term("NotIn", ["trap"])])
+    hinted.body["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": "rs", "controller": True}]
+    hinted.__post_init__()
+    assert hinted.workload
+    # spread: trap 100 x (16 + 2 - 2) / 16 = 100, other 100 x 2 / 16 = 12; x 2 on 450 and 600
+    assert totals(hinted, [trap, other], weights) == [650, 624]
+
+
 def test_best_effort_pods_skip_balanced_allocation() -> None:
     body = pod("p", containers=[container()])
     best_effort = PodState("default/p", body, 0)
@@ -261,6 +281,7 @@ def random_node(rng: random.Random, index: int) -> NodeState:
     node.non_zero_requested = node.requested + Resources(rng.randrange(0, 500), rng.randrange(0, 500))
     node.limits = Resources(rng.randrange(0, 20000), rng.randrange(0, 70000))
     node.pods = rng.randrange(0, 4)
+    node.workload_pods = rng.choice([0, 0, 1, 7, 30])
     return node
 
 
@@ -275,6 +296,7 @@ def test_the_columns_answer_as_the_scalar_functions_do() -> None:
         hint = [hostname_term("NotIn", [f"n{i}" for i in range(0, len(nodes), 3)], rng.randrange(1, 101))]
         pending = pod_state(cpu, memory, limits={"cpu": "2"}, terms=hint if rng.random() < 0.5 else None)
         pending.tolerations = ({"key": "k", "value": "1"},) if rng.random() < 0.5 else ()
+        pending.workload = rng.random() < 0.5
         expected = reference.feasible(pending)
         found = columns.feasible(pending)
         assert [nodes[i].name for i in found] == [n.name for n in expected]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bench.placement.__main__ import verdict
 from bench.placement.columns import Columns
 from bench.placement.run import Result, node_states
-from bench.placement.scenarios import large, trap
+from bench.placement.scenarios import large, owned, trap
 from bench.placement.scheduler import PodState
 
 
@@ -43,3 +43,10 @@ def test_goals_per_scenario_and_mode() -> None:
     assert verdict(result("c", "hints", 198, 2, 19)) == "met"  # 1 % of 200 stranded, 0.1 per placed
     assert verdict(result("c", "extender", 200, 0, 1)) == "MISSED"
     assert verdict(result("a", "admission", 0, 200, 1200)) == "-"  # no goal: it shows the problem
+
+
+def test_owned_pods_belong_to_one_replica_set_and_count_as_its_workload() -> None:
+    scenario = owned(trap(1))
+    pods = [PodState("placement/x", body, 0) for body in scenario.pods]
+    assert scenario.workload and all(pod.workload for pod in pods) and len(pods) == 200
+    assert not PodState("placement/x", trap(1).pods[0], 0).workload
