@@ -44,12 +44,17 @@ v1.37.0 tag itself could not be read), and the default weights from limitguard's
   then ``helper/normalize_score.go`` DefaultNormalizeScore (x 100 / the highest; all 0
   stays 0). TaintToleration (``tainttoleration/taint_toleration.go``): untolerated
   PreferNoSchedule taints, normalised reversed (none: every node 100).
-- Weights 1.37: TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, BalancedAllocation 1 (and
-  PodTopologySpread 2, InterPodAffinity 2, ImageLocality 1, which score every node alike here:
-  no spread constraints, the pods have no owner for the system defaults to select, no pod
-  affinity, no images in node status). An extender adds ``score x weight x 10``
+- Weights 1.37: TaintToleration 3, NodeAffinity 2, NodeResourcesFit 1, BalancedAllocation 1,
+  PodTopologySpread 2 (and InterPodAffinity 2, ImageLocality 1, which score every node alike here:
+  no pod affinity, no images in node status). An extender adds ``score x weight x 10``
   (``schedule_one.go`` prioritizeNodes). The highest total wins, ties at random (selectHost,
   seeded); a single feasible node is taken unscored.
+- PodTopologySpread (``podtopologyspread/scoring.go``, ``plugin.go`` systemDefaultConstraints):
+  the pods have no owner, so the system default constraints select nothing and every node scores
+  alike; with ``--workload`` they belong to one ReplicaSet, and on nodes without a zone label only
+  the hostname constraint (maxSkew 3) applies: ``round(pods of the workload on the node x
+  ln(candidates + 2) + 2)``, normalised to ``100 x (highest + lowest - score) / highest``, so the
+  node with the fewest of the workload's pods (a trap node, where none could bind) scores 100.
 - The feasible-node cap (``schedule_one.go`` numFeasibleNodesToFind): all nodes below 100, else
   ``max(100, N x max(5, 50 - N/125) / 100)`` (420 of 1,000); the search starts at
   nextStartNodeIndex and advances it by the nodes it processed, so each attempt sees the next slice.
@@ -70,4 +75,5 @@ without a placement.
 
     python -m bench.placement                                  # (a), (b), (c) in every mode
     python -m bench.placement --scenarios a --modes admission,extender --settle 10
+    python -m bench.placement --workload --modes hints      # the pods of one ReplicaSet
 """
