@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -17,7 +18,7 @@ from limitguard.core.defaults import NotAPod, with_adds
 from limitguard.core.eligibility import Placement
 from limitguard.core.hints import hint_annotation, hint_patch, preferred_term, skip_reason
 from limitguard.core.objects import is_object, object_or_empty
-from limitguard.core.podlimits import PodSpecError, pod_limits
+from limitguard.core.podlimits import PodRules, PodSpecError, pod_limits, rules_in_effect
 from limitguard.core.response import JsonPatch, Response, patched
 from limitguard.state.placement import HintNodes, hint_nodes
 from limitguard.state.records import controller_of
@@ -25,8 +26,8 @@ from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
 
-# Distinct pod specs remembered between two changes of the node table, and the largest remembered
-# (a spec as JSON, with its status and the defaults patch): at most 4 MiB of keys.
+# Distinct pod specs remembered, and the largest remembered (a spec as JSON, with its status and the
+# defaults patch): at most 4 MiB of keys.
 MAX_REMEMBERED_SPECS = 256
 MAX_REMEMBERED_KEY_BYTES = 16 * 1024
 
@@ -38,14 +39,24 @@ def _ignore(key: tuple[str, str]) -> None:
     pass
 
 
+@dataclass(slots=True)
+class _Remembered:
+    """A pod spec's limits and placement, and its nodes as of one version of the node table."""
+
+    limits: Mapping[str, int]
+    placement: Placement
+    rules: PodRules  # the release's pod rules the limits were counted by
+    nodes: HintNodes | str | None = None
+    version: int = -1
+
+
 class Hinter:
     def __init__(self, state: ClusterState, config: Config, count: HintCount | None = None) -> None:
         self.state = state
         self.config = config
         self.count = count or _ignore
-        # pod spec (as JSON) -> its nodes, valid for one version of the node table
-        self._remembered: dict[bytes, HintNodes | str] = {}
-        self._version = -1
+        # pod spec (as JSON, with its status and the defaults patch) -> what the hint needs of it
+        self._remembered: dict[bytes, _Remembered] = {}
 
     def add_to(self, answer: Response, pod: Any, namespace: str) -> Response:
         """*answer* with the hint's operations appended, or *answer* itself when there is none."""
@@ -84,34 +95,36 @@ class Hinter:
         return self._patch(with_adds(pod, patch.operations()) if patch is not None else pod, found)
 
     def _nodes(self, pod: Mapping[str, Any], patch: JsonPatch | None) -> HintNodes | str:
-        """hint_nodes for *pod* as *patch* leaves it, remembered while the node table is unchanged:
-        the pods of one workload created between two bindings have one spec, and share the answer."""
+        """hint_nodes for *pod* as *patch* leaves it. The pods of one workload have one spec: its
+        limits and placement are parsed once, and its nodes found once per version of the node
+        table (a burst of pods created between two bindings shares them)."""
         table = self.state.node_table()
-        if self._version != table.version:
-            self._version = table.version
-            self._remembered.clear()
         try:
             key: bytes | None = orjson.dumps(pod.get("spec")) + orjson.dumps(pod.get("status"))
             if patch is not None:
                 key += patch.encoded
         except TypeError:  # not JSON (only a test can build such a pod): not worth remembering
             key = None
-        found = self._remembered.get(key) if key is not None else None
-        if found is None:
+        kept = self._remembered.get(key) if key is not None else None
+        if kept is None or kept.rules is not rules_in_effect():  # the cluster's release changed
             if patch is not None:
                 pod = with_adds(pod, patch.operations())
             spec = object_or_empty(pod.get("spec"))
-            found = hint_nodes(
-                table,
-                pod_limits(spec, object_or_empty(pod.get("status"))),
-                Placement(spec),
-                self.config.limit_aware.default_ratios,
-                self.config.placement_hints.max_nodes,
+            rules = rules_in_effect()
+            kept = _Remembered(
+                pod_limits(spec, object_or_empty(pod.get("status")), rules), Placement(spec), rules
             )
-            remember = key is not None and len(key) <= MAX_REMEMBERED_KEY_BYTES
-            if remember and len(self._remembered) < MAX_REMEMBERED_SPECS:
-                self._remembered[key] = found
-        return found
+            if key is not None and len(key) <= MAX_REMEMBERED_KEY_BYTES:
+                if len(self._remembered) >= MAX_REMEMBERED_SPECS:
+                    self._remembered.clear()
+                self._remembered[key] = kept
+        if kept.version != table.version or kept.nodes is None:
+            hints = self.config.placement_hints
+            kept.nodes = hint_nodes(
+                table, kept.limits, kept.placement, self.config.limit_aware.default_ratios, hints.max_nodes
+            )
+            kept.version = table.version
+        return kept.nodes
 
     def _patch(self, pod: Mapping[str, Any], found: HintNodes) -> tuple[list[dict[str, Any]], str]:
         term = preferred_term(found.operator, found.values, self.config.placement_hints.weight)
