@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import random
 import time
@@ -89,17 +88,23 @@ class Run:
         self.last_progress = time.monotonic()
         self.unschedulable = 0
         self.failure: BaseException | None = None
+        self.stopped = False
 
     async def scheduler(self) -> None:
-        while True:
+        """Until run() sets *stopped*: a flag, not a cancellation, which asyncio.wait_for can lose
+        on Python 3.11 when its timeout fires at the same moment (the loop then ran on)."""
+        while not self.stopped:
             await self.running.wait()
             self.queue.flush(now_ns())
             pod = self.queue.pop()
             if pod is None:
                 self.wakeup.clear()
                 until_window = 1 - time.time() % 1 + 0.001  # the queue is flushed each second
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.wakeup.wait(), until_window)
+                waiter = asyncio.ensure_future(self.wakeup.wait())
+                try:
+                    await asyncio.wait({waiter}, timeout=until_window)
+                finally:
+                    waiter.cancel()
                 continue
             await self.attempt(pod)
             await asyncio.sleep(0)  # let binding answers in
@@ -191,7 +196,9 @@ class Run:
                 await asyncio.sleep(0.1)
                 self._check(loop)
         finally:
-            loop.cancel()
+            self.stopped = True
+            self.running.set()
+            self.wakeup.set()
             await asyncio.gather(loop, return_exceptions=True)
             await asyncio.gather(*self.binds, return_exceptions=True)
         return self.result(time.monotonic() - started)
