@@ -184,11 +184,14 @@ class Run:
                 await self.create(pods[first : first + self.scenario.burst])
                 while self.first_attempts < len(self.pods):  # the next burst once each was tried
                     self.first_attempt_done.clear()
-                    await asyncio.wait(
-                        [asyncio.ensure_future(self.first_attempt_done.wait()), loop],
-                        return_when=asyncio.FIRST_COMPLETED,
+                    waiter = asyncio.ensure_future(self.first_attempt_done.wait())
+                    done, _ = await asyncio.wait(
+                        [waiter, loop], timeout=300, return_when=asyncio.FIRST_COMPLETED
                     )
+                    waiter.cancel()
                     self._check(loop)
+                    if not done:
+                        raise RuntimeError("no scheduling attempt finished in 300 s")
             self.last_progress = time.monotonic()
             while (
                 any(p.node is None for p in self.pods) and time.monotonic() - self.last_progress < self.settle
