@@ -51,6 +51,8 @@ class _Remembered:
 
 
 class Hinter:
+    """Adds the placement hint to the mutator's answers; counts hints given and skipped."""
+
     def __init__(self, state: ClusterState, config: Config, count: HintCount | None = None) -> None:
         self.state = state
         self.config = config

@@ -112,11 +112,12 @@ def recorded_digest(annotations: Mapping[str, Any]) -> str | None:
     return digest if isinstance(digest, str) else None
 
 
-def _member(parent: Mapping[str, Any], key: str, where: str) -> Any:
-    """*parent[key]*: an object, a list or None (absent or null); anything else is malformed."""
-    value = parent.get(key)
-    if value is not None and not isinstance(value, (dict, list)):
-        raise NotAPod(f"{where} is neither an object nor null")
+def _member(parent: Any, key: str, where: str, kind: type) -> Any:
+    """*parent[key]* when it is a *kind* (None: absent or null, or *parent* is None); anything
+    else is malformed, left for the apiserver to reject."""
+    value = parent.get(key) if parent is not None else None
+    if value is not None and not isinstance(value, kind):
+        raise NotAPod(f"{where} is not {'a list' if kind is list else 'an object'}")
     return value
 
 
@@ -130,14 +131,10 @@ def hint_patch(pod: Mapping[str, Any], term: Mapping[str, Any], annotation: str)
     spec, metadata = pod.get("spec"), pod.get("metadata")
     if not is_object(spec) or (metadata is not None and not is_object(metadata)):
         raise NotAPod("pod has no spec object")
-    annotations = _member(metadata or {}, "annotations", "metadata.annotations")
-    if isinstance(annotations, list):
-        raise NotAPod("metadata.annotations is not an object")
-    affinity = _member(spec, "affinity", "spec.affinity")
-    node_affinity = _member(affinity, "nodeAffinity", "spec.affinity.nodeAffinity") if affinity else None
-    preferred = _member(node_affinity, PREFERRED, "nodeAffinity." + PREFERRED) if node_affinity else None
-    if isinstance(affinity, list) or isinstance(node_affinity, list) or isinstance(preferred, dict):
-        raise NotAPod("spec.affinity has the wrong shape")
+    annotations = _member(metadata, "annotations", "metadata.annotations", dict)
+    affinity = _member(spec, "affinity", "spec.affinity", dict)
+    node_affinity = _member(affinity, "nodeAffinity", "spec.affinity.nodeAffinity", dict)
+    preferred = _member(node_affinity, PREFERRED, "spec.affinity.nodeAffinity." + PREFERRED, list)
     ops: list[dict[str, Any]] = []
     earlier = recorded_digest(annotations or {})
     ours = next(

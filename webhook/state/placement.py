@@ -93,11 +93,14 @@ def hint_nodes(
 def _most_room(rows: np.ndarray, capacities: list, count: int) -> np.ndarray:
     """The *count* of *rows* with the most room: the smallest fraction of limit capacity left free
     after the pod, over the resources it limits and the node checks (none checked: all room).
-    Ties go to the earlier row (a stable order, so the same state names the same nodes)."""
+    argpartition finds them in one pass (a full sort of 10,000 fitting nodes costs a millisecond);
+    the same state always names the same nodes."""
     room = np.full(len(rows), np.inf)
     for found, amount in capacities:
         cap = found.cap[rows]
         checked = found.present[rows] & (cap > 0)
         left = (found.free[rows] - amount) / np.where(checked, cap, 1)
         room = np.minimum(room, np.where(checked, left, np.inf))
-    return rows[np.argsort(-room, kind="stable")[:count]]
+    if count >= len(rows):
+        return rows
+    return rows[np.argpartition(-room, count - 1)[:count]]

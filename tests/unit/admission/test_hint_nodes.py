@@ -128,7 +128,14 @@ def test_a_burst_shares_the_remembered_nodes_until_the_table_changes():
 
 @pytest.mark.parametrize(
     "affinity",
-    ["x", {"nodeAffinity": []}, {"nodeAffinity": {PREFERRED: {}}}, {"nodeAffinity": {PREFERRED: "x"}}],
+    [
+        "x",
+        [1],
+        {"nodeAffinity": []},
+        {"nodeAffinity": [1]},
+        {"nodeAffinity": {PREFERRED: {}}},
+        {"nodeAffinity": {PREFERRED: "x"}},
+    ],
 )
 def test_a_malformed_affinity_gets_no_hint_and_is_left_to_the_apiserver(affinity):
     counted: list[tuple[str, str]] = []
