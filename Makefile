@@ -6,7 +6,7 @@ TOOLS  := .tools/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8443
 
-.PHONY: run test test-latest constraints lint bench bench-check bench-python bench-memory wild wrk haproxy tools lint-tools image image-test clean
+.PHONY: run test test-latest constraints lint bench bench-check bench-python bench-memory bench-placement wild wrk haproxy tools lint-tools image image-test clean
 
 # Installs resolve to the versions pinned in constraints.txt (PIP_CONSTRAINT reaches pip's isolated
 # build of limitguard too); pyproject.toml keeps the ranges users install from.
@@ -106,6 +106,12 @@ bench-python: $(VENV)/.test-deps
 # bodies, large extender bodies, huge ratio annotations); BENCH_MEMORY_ARGS="--only slow-headers".
 bench-memory: $(VENV)/.test-deps
 	$(BIN)/python -m bench.memory $(BENCH_MEMORY_ARGS)
+
+# Whether a pod that fits somewhere gets there: a model of kube-scheduler's default profile and retries
+# against a live `limitguard serve` (admission only, placement hints, extender); minutes of real time.
+# BENCH_PLACEMENT_ARGS="--scenarios a --modes admission,hints --settle 10".
+bench-placement: $(VENV)/.test-deps
+	$(BIN)/python -m bench.placement $(BENCH_PLACEMENT_ARGS)
 
 wrk:
 	@command -v wrk >/dev/null 2>&1 || apt-get install -y wrk >/dev/null 2>&1 || \

@@ -93,3 +93,27 @@ async def test_pause_watch_holds_a_stream_after_n_events_until_released() -> Non
         assert after[-1]["object"]["metadata"]["resourceVersion"] == str(rvs[-1])
     finally:
         await server.stop()
+
+
+async def test_apply_endpoint_writes_objects_that_watches_then_see() -> None:
+    server = FakeApiServer()
+    base = await server.start()
+    try:
+        pending = make_pod("ns", "a", "")
+        bound = make_pod("ns", "a", "n1")
+        async with aiohttp.ClientSession() as session:
+            for body in ({"kind": "pods", "items": [pending]}, {"kind": "pods", "items": [bound]}):
+                async with session.post(base + "/_fake/apply", data=orjson.dumps(body)) as response:
+                    assert response.status == 200
+                    last_rv = (await response.json())["rv"]
+            for bad in (b"{", b'{"kind": "secrets", "items": []}', b'{"kind": "pods", "items": [{}]}'):
+                async with session.post(base + "/_fake/apply", data=bad) as response:
+                    assert response.status == 400
+        assert last_rv == server.rv
+        events = await watch_lines(base + "/api/v1/pods", 2, resourceVersion="1")
+        assert [(e["type"], e["object"]["spec"]["nodeName"]) for e in events] == [
+            ("ADDED", ""),
+            ("MODIFIED", "n1"),
+        ]
+    finally:
+        await server.stop()

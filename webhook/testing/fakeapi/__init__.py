@@ -62,12 +62,14 @@ counts the requests. Setting `git_version` plays a control-plane upgrade.
 
 Not reproduced: labelSelector, resourceVersion/resourceVersionMatch on lists (every list is a fresh
 consistent read), sendInitialEvents (streaming lists), the inconsistent continue token in a 410,
-namespaced paths and GET of single objects and writes over HTTP (except Leases), protobuf/table output, gzip, HTTP/2,
-priority and fairness (429s only via fail_next), object validation or defaulting, graceful deletion
+namespaced paths and GET of single objects, writes over the API paths (except Leases; the
+/_fake/apply control endpoint writes), protobuf/table output, gzip, HTTP/2, priority and fairness (429s only via fail_next), object validation or defaulting, graceful deletion
 (deletes are immediate), "too large resource version" waits.
 
 Run standalone for benchmarks: `python -m limitguard.testing.fakeapiserver --nodes N --pods M` prints the port,
-then control endpoints under /_fake/ (burst, rv) drive it.
+then control endpoints under /_fake/ drive it: `POST burst?count=N` (N pod MODIFIED events), `GET rv`,
+and `POST apply` with `{"kind": "pods", "items": [...]}` (create or replace each, in order: a pod
+created, then written again bound, as the apiserver stores a pod and then its binding).
 """
 
 from limitguard.testing.fakeapi.objects import (

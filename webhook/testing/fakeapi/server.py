@@ -29,6 +29,7 @@ class FakeApiServer(LeaseRoutes):
         self._add_lease_routes(app)
         app.router.add_post("/_fake/burst", self._burst)
         app.router.add_get("/_fake/rv", self._current_rv)
+        app.router.add_post("/_fake/apply", self._apply_objects)
         return app
 
     async def start(
@@ -60,6 +61,25 @@ class FakeApiServer(LeaseRoutes):
     # -- benchmark control ----------------------------------------------------------------------
     async def _current_rv(self, request: web.Request) -> web.Response:
         return web.json_response({"rv": self.rv, "watchers": len(self.watchers)})
+
+    async def _apply_objects(self, request: web.Request) -> web.Response:
+        """Create or replace the objects of body `{"kind": "pods", "items": [...]}` in order, as a
+        process driving the cluster through the API would; answers the last resourceVersion."""
+        try:
+            body = orjson.loads(await request.read())
+            kind, items = body["kind"], body["items"]
+            if kind not in KIND_NAMES or not isinstance(items, list):
+                raise ValueError(f"kind must be one of {sorted(KIND_NAMES)} and items a list")
+            objects = [
+                item for item in items if isinstance(item, dict) and (item.get("metadata") or {}).get("name")
+            ]
+            if len(objects) != len(items):
+                raise ValueError("every item needs metadata.name")
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+            return web.json_response({"error": str(error)}, status=400)
+        for obj in objects:
+            self.apply(kind, obj)
+        return web.json_response({"rv": self.rv})
 
     async def _burst(self, request: web.Request) -> web.Response:
         """Modify `count` pods (bumping a label); answers the last resourceVersion."""

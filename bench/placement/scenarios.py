@@ -1,0 +1,116 @@
+"""The three clusters and their pods, as plain objects (what the fake apiserver stores).
+
+Every node has 16 cpu, 64Gi and room for 110 pods; limitguard's ratio is 100 % for cpu and memory,
+so a node's limit capacity is its allocatable. A *trap* node holds one pod requesting 1 cpu / 2Gi
+and limited to 16 cpu / 8Gi: full by limits, the lightest by requests. Every other node holds one
+Guaranteed pod of 4 to 8 cpu (4Gi of memory per cpu): heavier by requests, with room for limits.
+The pods created have requests and limits (Burstable) and no owner, so kube-scheduler's system
+default topology spreading (which needs a Service or a ReplicaSet selecting the pod) does not apply;
+`owned` gives them one ReplicaSet, and then it does, in kube-scheduler and in the model.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, replace
+from typing import Any
+
+from limitguard.testing.builders import container, make_namespace, node, pod
+
+NAMESPACE = "placement"
+RATIO = {"cpu": 100, "memory": 100}
+SIZES = {  # name: (requests cpu, memory; limits cpu, memory)
+    "small": ("250m", "512Mi", "500m", "1Gi"),
+    "medium": ("500m", "1Gi", "1", "2Gi"),
+    "large": ("1", "2Gi", "2", "4Gi"),
+}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    title: str
+    nodes: list[dict[str, Any]]
+    bound: list[dict[str, Any]]  # the pods already running on them
+    pods: list[dict[str, Any]]  # the pods to create, in order
+    burst: int  # pods created together before the scheduler sees any of them
+    workload: bool = False  # the pods belong to one ReplicaSet
+
+
+def owned(scenario: Scenario) -> Scenario:
+    """The same pods, controlled by one ReplicaSet: kube-scheduler then spreads them over the nodes
+    (PodTopologySpread's system default constraints), and the model does too."""
+    owner = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "name": "placement-bench",
+        "uid": "rs-placement-bench",
+    }
+    pods = []
+    for pod_object in scenario.pods:
+        copy = {
+            **pod_object,
+            "metadata": {**pod_object["metadata"], "ownerReferences": [{**owner, "controller": True}]},
+        }
+        pods.append(copy)
+    return replace(scenario, pods=pods, workload=True, title=scenario.title + ", one ReplicaSet")
+
+
+def sized_pod(name: str, size: str) -> dict[str, Any]:
+    cpu, memory, cpu_limit, memory_limit = SIZES[size]
+    built = pod(
+        name,
+        namespace=NAMESPACE,
+        phase="Pending",
+        containers=[
+            container(
+                limits={"cpu": cpu_limit, "memory": memory_limit}, requests={"cpu": cpu, "memory": memory}
+            )
+        ],
+    )
+    built["metadata"]["labels"] = {"app": "placement-bench", "size": size}
+    return built
+
+
+def _cluster(count: int, trap: set[int]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    width = len(str(count - 1))
+    nodes, bound = [], []
+    for index in range(count):
+        name = f"node-{index:0{width}d}"
+        nodes.append(node(name, "16", "64Gi"))
+        if index in trap:
+            resources = container(
+                limits={"cpu": "16", "memory": "8Gi"}, requests={"cpu": "1", "memory": "2Gi"}
+            )
+        else:
+            cpu = 4 + index * 7 % 5
+            amount = {"cpu": str(cpu), "memory": f"{4 * cpu}Gi"}
+            resources = container(limits=amount, requests=dict(amount))
+        bound.append(pod(f"base-{name}", namespace=NAMESPACE, node_name=name, containers=[resources]))
+    return nodes, bound
+
+
+def trap(burst: int) -> Scenario:
+    """(a) and (b): 20 nodes, every fourth a trap (5), 200 small pods; the other 15 have room for
+    16 to 24 of them each (300 in all)."""
+    nodes, bound = _cluster(20, {0, 4, 8, 12, 16})
+    pods = [sized_pod(f"web-{index:03d}", "small") for index in range(200)]
+    name, title = ("a", "one at a time") if burst == 1 else ("b", "one burst of 200")
+    return Scenario(name, f"20 nodes, 5 traps, 200 pods, {title}", nodes, bound, pods, burst)
+
+
+def large(seed: int = 1) -> Scenario:
+    """(c): 1,000 nodes, every fifth a trap (200), 2,000 pods of mixed sizes (60 % small, 30 %
+    medium, 10 % large), created in bursts of 50."""
+    nodes, bound = _cluster(1000, set(range(0, 1000, 5)))
+    rng = random.Random(seed)
+    sizes = rng.choices(list(SIZES), weights=[6, 3, 1], k=2000)
+    pods = [sized_pod(f"job-{index:04d}", size) for index, size in enumerate(sizes)]
+    return Scenario("c", "1,000 nodes, 200 traps, 2,000 mixed pods in bursts of 50", nodes, bound, pods, 50)
+
+
+SCENARIOS = {"a": lambda: trap(1), "b": lambda: trap(200), "c": large}
+
+
+def namespace() -> dict[str, Any]:
+    return make_namespace(NAMESPACE)
