@@ -137,15 +137,32 @@ def test_the_cli_names_the_build_in_text_and_json(
         assert report["schedulers"][0]["build"] == spec
 
 
-def test_auto_names_the_newest_release_it_applies() -> None:
-    """Detection takes each project's newest release, and the findings say which."""
-    assert (
-        "koord-scheduler v1.8.0 starts with it"
-        in named(check(KOORD_BAD), KOORD_BUILDS)[f"{ARGS}[1].args.resources[0]"]
-    )
-    sigs = check(SIGS_BAD)
-    assert [(r.scheduler, r.release) for r in sigs.readers] == [("scheduler-plugins", "v0.34.7")]
-    assert (
-        "scheduler-plugins v0.34.7 does not start"
-        in named(sigs, SIGS_BUILDS)[f"{ARGS}[1].args.WatcherAddress"]
-    )
+@pytest.mark.parametrize(
+    ("document", "spec", "label"),
+    [
+        (KOORD_BAD, "koord-scheduler@v1.8.0", "koord-scheduler v1.8.0 starts with it"),
+        (SIGS_BAD, "scheduler-plugins@v0.34.7", "scheduler-plugins v0.34.7 does not start"),
+    ],
+    ids=["koord-scheduler", "scheduler-plugins"],
+)
+def test_auto_names_the_newest_release_it_applies_and_json_gives_its_build(
+    document: dict[str, Any], spec: str, label: str, tmp_path, capsys
+) -> None:
+    """Detection takes each project's newest release; the findings say which, and ``-o json`` gives that
+    build as ``--scheduler`` names it, so a later run can pin it."""
+    file = tmp_path / "config.yaml"
+    file.write_text(yaml.safe_dump(document))
+    assert validate_main(["-o", "json", str(file)]) == 1
+    output = json.loads(capsys.readouterr().out)
+    assert output["scheduler"] == "auto"
+    (report,) = output["files"]
+    assert [(r["scheduler"], r["build"], r["certain"]) for r in report["schedulers"]] == [
+        (spec.partition("@")[0], spec, True)
+    ]
+    assert any(label in e["message"] for e in report["errors"]), report["errors"]
+
+
+def test_kube_scheduler_s_build_is_its_name() -> None:
+    """kube-scheduler has no @VERSION: its build is the Kubernetes release, given apart."""
+    (reader,) = check(config(profiles=[{"schedulerName": "default-scheduler"}])).readers
+    assert reader.to_dict()["build"] == "kube-scheduler" and reader.to_dict()["release"] is None
