@@ -5,17 +5,7 @@ import yaml
 from limitguard.state.store import ClusterState
 
 from tests.integration.admission.test_configmap_domain import configmap, post, typo
-
-KOORD_BUILDS = {
-    "koord-scheduler@v1.7.0": "koord-scheduler v1.7.0",
-    "koord-scheduler@v1.8.0": "koord-scheduler v1.8.0",
-    "koord-scheduler@main": "koord-scheduler main (a7a1b76b)",
-}
-SIGS_BUILDS = {
-    "scheduler-plugins@v0.33.5": "scheduler-plugins v0.33.5",
-    "scheduler-plugins@v0.34.7": "scheduler-plugins v0.34.7",
-    "scheduler-plugins@main": "scheduler-plugins main (903da7df)",
-}
+from tests.unit.schedcfg.test_build_named import KOORD_BUILDS, SIGS_BUILDS
 
 
 def annotated(document: dict, spec: str) -> dict:
