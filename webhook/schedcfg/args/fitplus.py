@@ -65,7 +65,8 @@ def koord_validate(args: dict[str, Any], path: str, release: Release) -> list[Fi
         findings += resource_name_errors(
             str(name),
             entry_path,
-            f"{koord_starts(release)} no pod can request such a resource, so NodeResourcesFitPlus never scores it",
+            f"{koord_starts(release)} no pod can request such a resource, so NodeResourcesFitPlus never "
+            "scores it",
             "fitplus.resource-name",
         )
         spec = as_dict(spec)
@@ -79,8 +80,8 @@ def koord_validate(args: dict[str, Any], path: str, release: Release) -> list[Fi
             findings.append(
                 warning(
                     path_join(entry_path, "weight"),
-                    f"weight 0 (or none): {release.scheduler_label(KOORD_SCHEDULER)} leaves this resource out "
-                    "of the score",
+                    f"weight 0 (or none): {release.scheduler_label(KOORD_SCHEDULER)} leaves this "
+                    "resource out of the score",
                     "fitplus.weight-zero",
                     weight or 0,
                 )
@@ -90,9 +91,9 @@ def koord_validate(args: dict[str, Any], path: str, release: Release) -> list[Fi
                 invalid(
                     path_join(entry_path, "weight"),
                     weight,
-                    f"must not be negative: {koord_starts(release)} for a pod that requests this resource and another "
-                    "one listed here the weighted average can leave 0..100, and the framework then fails that "
-                    'pod\'s scheduling cycle ("returns an invalid score")',
+                    f"must not be negative: {koord_starts(release)} for a pod that requests this resource "
+                    "and another one listed here the weighted average can leave 0..100, and the framework "
+                    'then fails that pod\'s scheduling cycle ("returns an invalid score")',
                     "fitplus.weight-negative",
                 )
             )

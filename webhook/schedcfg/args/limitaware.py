@@ -59,9 +59,8 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
 
 def koord_validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     consequence = (
-        f"{release.scheduler_label(KOORD_SCHEDULER)} carrying LimitAware starts with it, but no node has such "
-        "a resource, so the "
-        "plugin never limits or scores it"
+        f"{release.scheduler_label(KOORD_SCHEDULER)} carrying LimitAware starts with it, but no node has "
+        "such a resource, so the plugin never limits or scores it"
     )
     return _name_errors(args, path, consequence)
 

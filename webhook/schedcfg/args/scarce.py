@@ -43,7 +43,8 @@ def koord_validate(args: dict[str, Any], path: str, release: Release) -> list[Fi
         findings += resource_name_errors(
             name,
             path_join(path, "resources", i),
-            f"{koord_starts(release)} no node has such a resource, so ScarceResourceAvoidance never counts it as scarce",
+            f"{koord_starts(release)} no node has such a resource, so ScarceResourceAvoidance never "
+            "counts it as scarce",
             "scarce.resource-name",
         )
     return findings

@@ -118,7 +118,7 @@ def replaced_empty(path: str, default: Any, meaning: str, release: Release) -> F
     """An explicitly empty map or list that the defaulting treats as unset."""
     return warning(
         path,
-        f"empty, so it is replaced by the default {json.dumps(default)} ({koord_scheduler(release)} treats an empty value as "
-        f"unset); {meaning}",
+        f"empty, so it is replaced by the default {json.dumps(default)} ({koord_scheduler(release)} treats "
+        f"an empty value as unset); {meaning}",
         "koord.defaults-replaced",
     )

@@ -64,8 +64,8 @@ def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]
         findings.append(
             warning(
                 path_join(path, "defaultMatchPolicy"),
-                f"{json.dumps(policy)} is none of {listed}: {koord_scheduler(release)} starts, and gangs without their own "
-                "match-policy annotation behave as once-satisfied",
+                f"{json.dumps(policy)} is none of {listed}: {koord_scheduler(release)} starts, and gangs "
+                "without their own match-policy annotation behave as once-satisfied",
                 "koord.coscheduling.match-policy",
                 policy,
             )

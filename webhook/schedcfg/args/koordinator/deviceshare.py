@@ -50,8 +50,8 @@ def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]
         findings.append(
             warning(
                 path_join(path, "allocator"),
-                f"{json.dumps(allocator)} is ignored: the field is deprecated and {koord_scheduler(release)} always uses its "
-                "built-in allocator",
+                f"{json.dumps(allocator)} is ignored: the field is deprecated and "
+                f"{koord_scheduler(release)} always uses its built-in allocator",
                 "koord.deviceshare.allocator",
                 allocator,
             )

@@ -83,8 +83,9 @@ def _hook_plugins(hooks: Any, path: str, release: Release) -> list[Finding]:
             problem, where = f"failed to initialize hook plugin {key}: factory key is empty", "factoryKey"
         else:
             problem = (
-                f"failed to initialize hook plugin {key}: factory {factory} not found ({koord_scheduler(release)} "
-                "registers no hook plugin factory; only a build that adds one can use hookPlugins)"
+                f"failed to initialize hook plugin {key}: factory {factory} not found "
+                f"({koord_scheduler(release)} registers no hook plugin factory; only a build that adds one "
+                "can use hookPlugins)"
             )
             where = "factoryKey"
         findings.append(

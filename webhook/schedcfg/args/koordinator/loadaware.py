@@ -200,8 +200,8 @@ def _surprises(args: dict[str, Any], path: str, release: Release) -> list[Findin
         findings.append(
             warning(
                 path_join(path, "estimator"),
-                f"{json.dumps(estimator)} is not a registered estimator: {koord_scheduler(release)} starts and estimates with "
-                f"{json.dumps(ESTIMATORS[0])}",
+                f"{json.dumps(estimator)} is not a registered estimator: {koord_scheduler(release)} starts "
+                f"and estimates with {json.dumps(ESTIMATORS[0])}",
                 "koord.loadaware.estimator",
                 estimator,
             )

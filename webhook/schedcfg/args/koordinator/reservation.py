@@ -100,7 +100,8 @@ def _surprises(args: dict[str, Any], path: str, percentage: int | None, release:
         findings.append(
             warning(
                 path_join(path, "controllerWorkers"),
-                f"{workers} is not checked by {koord_scheduler(release)}: the reservation controller runs 1 worker",
+                f"{workers} is not checked by {koord_scheduler(release)}: the reservation controller "
+                "runs 1 worker",
                 "koord.reservation.workers",
                 workers,
             )

@@ -40,8 +40,8 @@ def replaced(path: str, value: Any, default: Any, why: str, release: Release) ->
     """A value the scheduler's defaulting silently replaces; ``why`` names the rule it breaks."""
     return warning(
         path,
-        f"{json.dumps(value)} is replaced by the default {json.dumps(default)} ({why}; {sigs_scheduler(release)} "
-        "does not refuse it)",
+        f"{json.dumps(value)} is replaced by the default {json.dumps(default)} ({why}; "
+        f"{sigs_scheduler(release)} does not refuse it)",
         "sigs.defaults-replaced",
         value,
     )

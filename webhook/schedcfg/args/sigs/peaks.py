@@ -41,8 +41,8 @@ def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]
             warning(
                 path_join(path, "NodePowerModel"),
                 "empty: the plugin reads the power models from the JSON file named by the scheduler's "
-                f"NODE_POWER_MODEL environment variable, and {sigs_scheduler(release)} does not start when that file is "
-                "missing or invalid",
+                f"NODE_POWER_MODEL environment variable, and {sigs_scheduler(release)} does not start when "
+                "that file is missing or invalid",
                 "sigs.peaks.power-model",
             )
         )
