@@ -130,10 +130,14 @@ def info(path: str, detail: str, rule: str, value: Any = MISSING) -> Finding:
 
 @dataclass(frozen=True)
 class Reader:
-    """The scheduler one configuration of the input was judged for, and why (``path``: where it is)."""
+    """The scheduler one configuration of the input was judged for, and why (``path``: where it is).
+
+    ``build`` is how ``--scheduler`` names that build (``koord-scheduler@v1.8.0``), so a verdict reached
+    under ``auto`` can be repeated, or pinned, with the same build."""
 
     path: str
     scheduler: str
+    build: str
     release: str | None
     kubernetes: str
     reason: str
@@ -149,6 +153,7 @@ class Reader:
         return {
             "path": self.path,
             "scheduler": self.scheduler,
+            "build": self.build,
             "release": self.release,
             "kubernetesVersion": self.kubernetes,
             "reason": self.reason,

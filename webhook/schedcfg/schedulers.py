@@ -24,15 +24,13 @@ from limitguard.errors import LimitguardError
 from .args import koordinator
 from .args import sigs as scheduler_plugins
 from .args.builds import Build
-from .args.common import as_dict, as_list
+from .args.common import KOORD_SCHEDULER, SCHEDULER_PLUGINS, as_dict, as_list
 from .args.kind import ArgsKind
 from .args.registry import IN_TREE_KINDS, LIMITGUARD_KINDS, Registry, build_registry
 from .rules.plugin_tables import added_in, in_tree_plugins, removal_hint
 from .rules.releases import Release
 
 KUBE_SCHEDULER = "kube-scheduler"
-KOORD_SCHEDULER = "koord-scheduler"
-SCHEDULER_PLUGINS = "scheduler-plugins"
 AUTO = "auto"
 
 
@@ -85,9 +83,9 @@ class Scheduler:
         one outside them), else the cluster's."""
         minor = self.kubernetes_minor
         if minor is None or minor == cluster.minor:
-            return replace(cluster, scheduler=self.spec)
+            return replace(cluster, scheduler=self.spec, build=self.build)
         minor = min(max(minor, OLDEST_MINOR), NEWEST_MINOR)
-        return Release(minor, dict(cluster.overrides), cluster.note, scheduler=self.spec)
+        return Release(minor, dict(cluster.overrides), cluster.note, scheduler=self.spec, build=self.build)
 
     def first_with(self, has: Callable[[Build], bool]) -> Build | None:
         """The oldest build of this project for which ``has(build)`` holds (None: none does)."""

@@ -222,7 +222,7 @@ class _Validation:
                 f"({supported_text()}): the in-tree rules of {release.name}, the nearest, apply"
             )
         self.report.readers.append(
-            Reader(prefix, chosen.name, chosen.release, release.name, reason, detection.certain)
+            Reader(prefix, chosen.name, chosen.spec, chosen.release, release.name, reason, detection.certain)
         )
         built_on = chosen.kubernetes_minor
         if not release.serves(version) and built_on is not None and built_on < API_REMOVED_IN[version]:

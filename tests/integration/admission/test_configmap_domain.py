@@ -65,7 +65,7 @@ async def test_each_misread_value_is_denied_with_its_field_path(start_server):
         assert response["allowed"] is False, path
         assert response["status"]["code"] == 422
         message = response["status"]["message"]
-        assert path in message and says in message and "koord-scheduler starts with it" in message
+        assert path in message and says in message and "koord-scheduler v1.8.0 starts with it" in message
         assert "1 error(s)" in message
 
 

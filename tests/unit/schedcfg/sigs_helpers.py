@@ -51,7 +51,9 @@ def warnings(kind: str, args: dict[str, Any]) -> list[str]:
     return [str(f) for f in run(kind, args)[0] if f.severity == "warning"]
 
 
-def defaulted(kind: str, args: dict[str, Any], kinds: dict[str, ArgsKind] = BY_KIND) -> dict[str, Any]:
-    findings, out = run(kind, args, kinds)
+def defaulted(
+    kind: str, args: dict[str, Any], kinds: dict[str, ArgsKind] = BY_KIND, spec: str | None = None
+) -> dict[str, Any]:
+    findings, out = run(kind, args, kinds, spec)
     assert [f for f in findings if f.severity == "error"] == [], findings
     return out

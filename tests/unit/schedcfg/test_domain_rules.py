@@ -98,7 +98,7 @@ ERRORS = {
         limit_aware({"cpu": 1, "gpu": 1}),
         f"{ARGS0}.scoringResourceWeights.gpu",
         "resources.valid-name",
-        "a koord-scheduler build with LimitAware starts with it, but no node has such a resource",
+        "koord-scheduler v1.8.0 carrying LimitAware starts with it, but no node has such a resource",
     ),
 }
 

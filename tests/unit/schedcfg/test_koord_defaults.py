@@ -90,6 +90,26 @@ def test_empty_args_get_every_default_and_pass(kind: str) -> None:
     assert out == EMPTY_ARGS_DEFAULTS[kind]
 
 
+#: The defaults v1.8.0's defaults.go added (git diff v1.7.0 v1.8.0 of that file), for fields v1.7.0's types
+#: lack; main's defaults.go (a7a1b76b) is v1.8.0's.
+ADDED_IN_V1_8 = {
+    "ReservationArgs": ("gcIntervalSeconds", "resyncIntervalSeconds"),
+    "ElasticQuotaArgs": ("enableQueueHint", "quotaSnapshotUpdateInterval"),
+    "CoschedulingArgs": ("defaultMatchPolicy",),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(set(EMPTY_ARGS_DEFAULTS) - {"SchedulingHintArgs"}))
+def test_empty_args_defaults_per_build(kind: str) -> None:
+    """v1.7.0 defaults what it has (SchedulingHintArgs is no kind there), main as v1.8.0 does."""
+    expected = EMPTY_ARGS_DEFAULTS[kind]
+    older = {name: value for name, value in expected.items() if name not in ADDED_IN_V1_8.get(kind, ())}
+    assert run(kind, {}, "koord-scheduler@v1.7.0") == ([], older)
+    assert run(kind, {}, "koord-scheduler@main") == ([], expected)
+    if kind in ADDED_IN_V1_8:  # the difference is real, not an empty tuple
+        assert older != expected
+
+
 def test_loadaware_fills_missing_scaling_factors_but_keeps_given_ones() -> None:
     out = defaulted("LoadAwareSchedulingArgs", {"estimatedScalingFactors": {"cpu": 50, "nvidia.com/gpu": 90}})
     assert out["estimatedScalingFactors"] == {"cpu": 50, "nvidia.com/gpu": 90, "memory": 70}

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.schedcfg.sigs_helpers import BY_KIND, defaulted
+from tests.unit.schedcfg.sigs_helpers import BY_KIND, MAIN, NEWEST, defaulted
 
 METRICS_SERVER = {"metricProvider": {"type": "KubernetesMetricsServer"}}
 
@@ -152,7 +152,40 @@ DEFAULTS_CASES: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = [
     ("name", "kind", "args", "expected"), DEFAULTS_CASES, ids=[c[0] for c in DEFAULTS_CASES]
 )
 def test_defaults_table(name: str, kind: str, args: dict[str, Any], expected: dict[str, Any]) -> None:
-    assert defaulted(kind, args) == expected
+    assert defaulted(kind, args, spec=NEWEST) == expected
+
+
+V0_33_5 = "scheduler-plugins@v0.33.5"
+#: The field v0.34.4-rc added, with its defaulting (SetDefaults_CoschedulingArgs): v0.33.5's
+#: defaults_test.go is v0.34.7's without it, in the input and in the expectation.
+REJECT_PERCENTAGE = "podGroupRejectPercentage"
+
+
+def _without_reject_percentage(args: dict[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in args.items() if name != REJECT_PERCENTAGE}
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "args", "expected"), DEFAULTS_CASES, ids=[c[0] for c in DEFAULTS_CASES]
+)
+def test_v0_33_5_defaults_table(name: str, kind: str, args: dict[str, Any], expected: dict[str, Any]) -> None:
+    """apis/config/v1/defaults_test.go @ v0.33.5: CoschedulingArgs gets no podGroupRejectPercentage."""
+    given, wanted = _without_reject_percentage(args), _without_reject_percentage(expected)
+    assert defaulted(kind, given, spec=V0_33_5) == wanted
+    if kind == "CoschedulingArgs":  # the one difference, asserted: v0.34.7 adds the default 10
+        assert REJECT_PERCENTAGE in defaulted(kind, given, spec=NEWEST)
+        assert REJECT_PERCENTAGE not in defaulted(kind, given, spec=V0_33_5)
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "args", "expected"), DEFAULTS_CASES, ids=[c[0] for c in DEFAULTS_CASES]
+)
+def test_main_defaults_table(name: str, kind: str, args: dict[str, Any], expected: dict[str, Any]) -> None:
+    """apis/config/v1/defaults_test.go @ 903da7df keeps every v0.34.7 case; its NodeResourceTopologyMatchArgs
+    expectations gain preemptionMode's default, Disabled (its own cases: test_sigs_unreleased.py)."""
+    if kind == "NodeResourceTopologyMatchArgs":
+        expected = {**expected, "preemptionMode": "Disabled"}
+    assert defaulted(kind, args, spec=MAIN) == expected
 
 
 def test_every_kind_with_a_defaulting_function_is_in_the_table() -> None:

@@ -260,8 +260,8 @@ def test_peaks_fields_have_their_go_names() -> None:
     ) == [
         'args.watcherAddress: Forbidden: unknown field "watcherAddress" (did you mean "WatcherAddress"?)',
         "args.WatcherAddress: Required value: the Peaks plugin reads load-watcher at this address; without it "
-        'the collector has no metric provider ("invalid MetricProvider.Type") and the scheduler-plugins '
-        "scheduler does not start",
+        'the collector has no metric provider ("invalid MetricProvider.Type") and scheduler-plugins '
+        "v0.34.7 does not start",
     ]
     assert [w.split(":")[0] for w in warnings("PeaksArgs", {"WatcherAddress": "http://w:2020"})] == [
         "args.NodePowerModel"

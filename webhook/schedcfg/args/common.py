@@ -12,6 +12,7 @@ from limitguard.core.names import RESOURCE_NAME_HINT, is_valid_resource_name
 from limitguard.core.paths import path_join
 
 from ..report import Finding, invalid, required, warning
+from ..rules.releases import Release
 
 
 def as_dict(value: Any) -> dict[str, Any]:
@@ -75,8 +76,15 @@ def check_shape_ranges(shape: Any, path: str) -> list[Finding]:
     return findings
 
 
-#: How a domain error under koord-scheduler begins: the scheduler itself does not refuse the value.
-KOORD_STARTS = "koord-scheduler starts with it, but"
+#: The out-of-tree schedulers as findings and ``--scheduler`` name them.
+KOORD_SCHEDULER = "koord-scheduler"
+SCHEDULER_PLUGINS = "scheduler-plugins"
+
+
+def koord_starts(release: Release) -> str:
+    """How a domain error under koord-scheduler begins, naming the build judged for: that binary does
+    not refuse the value."""
+    return f"{release.scheduler_label(KOORD_SCHEDULER)} starts with it, but"
 
 
 def resource_name_errors(

@@ -27,7 +27,7 @@ from limitguard.core.paths import path_join
 
 from ..report import Finding, invalid, required, unsupported, warning
 from ..rules.releases import Release
-from .common import KOORD_STARTS, as_dict, as_int, resource_name_errors
+from .common import KOORD_SCHEDULER, as_dict, as_int, koord_starts, resource_name_errors
 from .kind import ArgsKind
 
 STRATEGIES = ("LeastAllocated", "MostAllocated")
@@ -41,7 +41,7 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
     return findings
 
 
-def _strategy_error(strategy: str | None, weight: int, path: str) -> Finding:
+def _strategy_error(strategy: str | None, weight: int, path: str, release: Release) -> Finding:
     """A type resourceScorer has no case for: the resource scores 0 and its weight still counts."""
     weighted = f"still counts its weight {weight}" if weight else "with weight 0 the entry does nothing"
     effect = f"NodeResourcesFitPlus scores this resource 0 on every node and {weighted}"
@@ -49,13 +49,15 @@ def _strategy_error(strategy: str | None, weight: int, path: str) -> Finding:
         effect = f"RequestedToCapacityRatio is a NodeResourcesFit strategy the plugin lacks: {effect}"
     if strategy is None:
         listed = " or ".join(json.dumps(s) for s in STRATEGIES)
-        detail = f"one of {listed}; koord-scheduler starts without it, but {effect}"
+        detail = (
+            f"one of {listed}; {release.scheduler_label(KOORD_SCHEDULER)} starts without it, but {effect}"
+        )
         return required(path, detail, "fitplus.strategy")
     finding = unsupported(path, strategy, STRATEGIES, "fitplus.strategy")
-    return dataclasses.replace(finding, message=f"{finding.message} ({KOORD_STARTS} {effect})")
+    return dataclasses.replace(finding, message=f"{finding.message} ({koord_starts(release)} {effect})")
 
 
-def koord_validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def koord_validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     """The documented domain of values koord-scheduler accepts without a check, and what it would do."""
     findings: list[Finding] = []
     for name, spec in as_dict(args.get("resources")).items():
@@ -63,7 +65,8 @@ def koord_validate(args: dict[str, Any], path: str, _release: Release) -> list[F
         findings += resource_name_errors(
             str(name),
             entry_path,
-            f"{KOORD_STARTS} no pod can request such a resource, so NodeResourcesFitPlus never scores it",
+            f"{koord_starts(release)} no pod can request such a resource, so NodeResourcesFitPlus never "
+            "scores it",
             "fitplus.resource-name",
         )
         spec = as_dict(spec)
@@ -72,12 +75,13 @@ def koord_validate(args: dict[str, Any], path: str, _release: Release) -> list[F
             continue  # not an integer: a decoding error (schema), koord-scheduler does not start
         strategy = spec.get("type")
         if isinstance(strategy, str | None) and strategy not in STRATEGIES:
-            findings.append(_strategy_error(strategy, weight or 0, path_join(entry_path, "type")))
+            findings.append(_strategy_error(strategy, weight or 0, path_join(entry_path, "type"), release))
         if not weight:
             findings.append(
                 warning(
                     path_join(entry_path, "weight"),
-                    "weight 0 (or none): koord-scheduler leaves this resource out of the score",
+                    f"weight 0 (or none): {release.scheduler_label(KOORD_SCHEDULER)} leaves this "
+                    "resource out of the score",
                     "fitplus.weight-zero",
                     weight or 0,
                 )
@@ -87,19 +91,20 @@ def koord_validate(args: dict[str, Any], path: str, _release: Release) -> list[F
                 invalid(
                     path_join(entry_path, "weight"),
                     weight,
-                    f"must not be negative: {KOORD_STARTS} for a pod that requests this resource and another "
-                    "one listed here the weighted average can leave 0..100, and the framework then fails that "
-                    'pod\'s scheduling cycle ("returns an invalid score")',
+                    f"must not be negative: {koord_starts(release)} for a pod that requests this resource "
+                    "and another one listed here the weighted average can leave 0..100, and the framework "
+                    'then fails that pod\'s scheduling cycle ("returns an invalid score")',
                     "fitplus.weight-negative",
                 )
             )
     return findings
 
 
-def koord_refuses_legacy_kind(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def koord_refuses_legacy_kind(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+    reader = release.scheduler_label(KOORD_SCHEDULER)
     detail = (
-        f"koord-scheduler decodes only {json.dumps(ARGS.kind)} for NodeResourcesFitPlus (ResourceTypesArgs "
-        "is a name from the design document): the plugin refuses these args and koord-scheduler does not start"
+        f"{reader} decodes only {json.dumps(ARGS.kind)} for NodeResourcesFitPlus (ResourceTypesArgs is a "
+        f"name from the design document): the plugin refuses these args and {reader} does not start"
     )
     return [invalid(path_join(path, "kind"), args.get("kind"), detail, "args.kind-registered")]
 

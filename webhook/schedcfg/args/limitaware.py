@@ -18,7 +18,7 @@ from limitguard.core.paths import path_join
 
 from ..report import Finding, warning
 from ..rules.releases import Release
-from .common import as_dict, as_int, resource_name_errors
+from .common import KOORD_SCHEDULER, as_dict, as_int, resource_name_errors
 from .kind import ArgsKind
 
 DEFAULT_WEIGHTS: dict[str, int] = {"cpu": 1, "memory": 1}
@@ -57,10 +57,10 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
     return _name_errors(args, path)
 
 
-def koord_validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def koord_validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     consequence = (
-        "a koord-scheduler build with LimitAware starts with it, but no node has such a resource, so the "
-        "plugin never limits or scores it"
+        f"{release.scheduler_label(KOORD_SCHEDULER)} carrying LimitAware starts with it, but no node has "
+        "such a resource, so the plugin never limits or scores it"
     )
     return _name_errors(args, path, consequence)
 

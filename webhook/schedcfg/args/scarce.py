@@ -16,7 +16,7 @@ from limitguard.core.paths import path_join
 
 from ..report import Finding, warning
 from ..rules.releases import Release
-from .common import KOORD_STARTS, as_list, resource_name_errors
+from .common import as_list, koord_starts, resource_name_errors
 from .kind import ArgsKind
 
 
@@ -37,13 +37,14 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
     return findings
 
 
-def koord_validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def koord_validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     findings: list[Finding] = []
     for i, name in enumerate(as_list(args.get("resources"))):
         findings += resource_name_errors(
             name,
             path_join(path, "resources", i),
-            f"{KOORD_STARTS} no node has such a resource, so ScarceResourceAvoidance never counts it as scarce",
+            f"{koord_starts(release)} no node has such a resource, so ScarceResourceAvoidance never "
+            "counts it as scarce",
             "scarce.resource-name",
         )
     return findings

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from limitguard.core.kubeversion import (
     DEFAULT_MINOR,
@@ -21,6 +22,9 @@ from limitguard.core.kubeversion import (
 )
 
 from .gates import KNOWN_GATES, gate_default, gate_problems
+
+if TYPE_CHECKING:
+    from ..args.builds import Build
 
 __all__ = [
     "API_REMOVED_IN",
@@ -62,17 +66,27 @@ class Release:
     ``note`` says why this release was chosen when it is not the one asked for (a server clamps a
     cluster version outside the supported range to the nearest one and says so in every verdict).
     ``scheduler`` names the scheduler that reads the file (``limitguard.schedcfg.schedulers``): an
-    out-of-tree one is kube-scheduler's code of this minor plus its own plugins and args kinds.
+    out-of-tree one is kube-scheduler's code of this minor plus its own plugins and args kinds; ``build``
+    is that scheduler's build, so every rule can name the binary it judges for.
     """
 
     minor: int = DEFAULT_MINOR
     overrides: Mapping[str, bool] = field(default_factory=dict)
     note: str | None = None
     scheduler: str = "kube-scheduler"
+    build: Build | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
         return f"1.{self.minor}"
+
+    def scheduler_label(self, project: str) -> str:
+        """How a rule of ``project`` names the build it judges for: ``koord-scheduler v1.7.0``,
+        ``scheduler-plugins main (903da7df)``; the project alone when no build of it was chosen (a rule
+        called outside the validator)."""
+        if self.build is None or self.scheduler.partition("@")[0] != project:
+            return project
+        return f"{project} {self.build.name}"
 
     def enabled(self, gate: str) -> bool:
         if gate in self.overrides:

@@ -16,26 +16,29 @@ from limitguard.core.quantity import QuantityError, parse_quantity
 
 from ...report import Finding, invalid, warning
 from ...rules.durations import parse_go_duration
-from ..common import as_dict, as_list
+from ...rules.releases import Release
+from ..common import KOORD_SCHEDULER, as_dict, as_list
 from ..sigs.common import as_go_int, drop_nulls
 
 __all__ = [
-    "RELEASE",
-    "SCHEDULER",
     "SCHEMA_DIR",
     "as_go_int",
     "drop_nulls",
     "duration_seconds",
     "int_entries",
+    "koord_scheduler",
     "negative_quantities",
     "replaced_empty",
     "scoring_strategy_findings",
 ]
 
-#: The Koordinator release whose rules these modules mirror (tag read: v1.8.0).
-RELEASE = "v1.8.0"
-#: How the findings name the reading scheduler.
-SCHEDULER = f"koord-scheduler {RELEASE}"
+
+def koord_scheduler(release: Release) -> str:
+    """How the findings name the build judged for: ``koord-scheduler v1.7.0``, ``koord-scheduler main
+    (a7a1b76b)``."""
+    return release.scheduler_label(KOORD_SCHEDULER)
+
+
 #: Folder of these kinds' schemas under schemas/.
 SCHEMA_DIR = "args/koordinator"
 
@@ -111,11 +114,11 @@ def scoring_strategy_findings(strategy: Any, path: str, what: str) -> list[Findi
     return findings
 
 
-def replaced_empty(path: str, default: Any, meaning: str) -> Finding:
+def replaced_empty(path: str, default: Any, meaning: str, release: Release) -> Finding:
     """An explicitly empty map or list that the defaulting treats as unset."""
     return warning(
         path,
-        f"empty, so it is replaced by the default {json.dumps(default)} ({SCHEDULER} treats an empty value as "
-        f"unset); {meaning}",
+        f"empty, so it is replaced by the default {json.dumps(default)} ({koord_scheduler(release)} treats "
+        f"an empty value as unset); {meaning}",
         "koord.defaults-replaced",
     )

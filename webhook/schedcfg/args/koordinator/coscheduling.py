@@ -15,7 +15,7 @@ from limitguard.core.paths import path_join
 from ...report import Finding, invalid, warning
 from ...rules.releases import Release
 from ..kind import ArgsKind
-from .common import SCHEDULER, SCHEMA_DIR, as_go_int, drop_nulls, duration_seconds
+from .common import SCHEMA_DIR, as_go_int, drop_nulls, duration_seconds, koord_scheduler
 
 DEFAULTS: dict[str, Any] = {
     "defaultTimeout": "10m0s",
@@ -36,7 +36,7 @@ def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding
     return []
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     findings: list[Finding] = []
     timeout = duration_seconds(args.get("defaultTimeout"))
     if timeout is not None and timeout < 0:
@@ -64,8 +64,8 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
         findings.append(
             warning(
                 path_join(path, "defaultMatchPolicy"),
-                f"{json.dumps(policy)} is none of {listed}: {SCHEDULER} starts, and gangs without their own "
-                "match-policy annotation behave as once-satisfied",
+                f"{json.dumps(policy)} is none of {listed}: {koord_scheduler(release)} starts, and gangs "
+                "without their own match-policy annotation behave as once-satisfied",
                 "koord.coscheduling.match-policy",
                 policy,
             )

@@ -12,7 +12,7 @@ from limitguard.core.paths import path_join
 from ...report import Finding, warning
 from ...rules.releases import Release
 from ..kind import ArgsKind
-from .common import SCHEDULER, SCHEMA_DIR, drop_nulls, scoring_strategy_findings
+from .common import SCHEMA_DIR, drop_nulls, koord_scheduler, scoring_strategy_findings
 
 DEFAULT_STRATEGY = {
     "type": "LeastAllocated",
@@ -41,7 +41,7 @@ def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding
     return []
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     findings = scoring_strategy_findings(
         args.get("scoringStrategy"), path_join(path, "scoringStrategy"), "scoring strategy"
     )
@@ -50,8 +50,8 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
         findings.append(
             warning(
                 path_join(path, "allocator"),
-                f"{json.dumps(allocator)} is ignored: the field is deprecated and {SCHEDULER} always uses its "
-                "built-in allocator",
+                f"{json.dumps(allocator)} is ignored: the field is deprecated and "
+                f"{koord_scheduler(release)} always uses its built-in allocator",
                 "koord.deviceshare.allocator",
                 allocator,
             )

@@ -17,7 +17,7 @@ from ...report import Finding, invalid, warning
 from ...rules.releases import Release
 from ..common import as_dict, as_list
 from ..kind import ArgsKind
-from .common import SCHEDULER, SCHEMA_DIR, drop_nulls, duration_seconds, negative_quantities
+from .common import SCHEMA_DIR, drop_nulls, duration_seconds, koord_scheduler, negative_quantities
 
 #: math.MaxInt64 / 5, the defaults' "no limit" for cpu and memory.
 NO_LIMIT = 1844674407370955161
@@ -51,7 +51,7 @@ def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding
     return []
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     findings: list[Finding] = []
     for name in ("defaultQuotaGroupMax", "systemQuotaGroupMax"):
         findings += negative_quantities(
@@ -66,12 +66,12 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
             findings.append(
                 invalid(path_join(path, name), args[name], message, "koord.elasticquota.duration")
             )
-    findings += _hook_plugins(args.get("hookPlugins"), path_join(path, "hookPlugins"))
+    findings += _hook_plugins(args.get("hookPlugins"), path_join(path, "hookPlugins"), release)
     findings += _busy_loops(args, path)
     return findings
 
 
-def _hook_plugins(hooks: Any, path: str) -> list[Finding]:
+def _hook_plugins(hooks: Any, path: str, release: Release) -> list[Finding]:
     """initHookPlugins: an empty key or factory key, or a factory the binary lacks, fails New."""
     findings = []
     for i, hook in enumerate(as_list(hooks)):
@@ -83,8 +83,9 @@ def _hook_plugins(hooks: Any, path: str) -> list[Finding]:
             problem, where = f"failed to initialize hook plugin {key}: factory key is empty", "factoryKey"
         else:
             problem = (
-                f"failed to initialize hook plugin {key}: factory {factory} not found ({SCHEDULER} "
-                "registers no hook plugin factory; only a build that adds one can use hookPlugins)"
+                f"failed to initialize hook plugin {key}: factory {factory} not found "
+                f"({koord_scheduler(release)} registers no hook plugin factory; only a build that adds one "
+                "can use hookPlugins)"
             )
             where = "factoryKey"
         findings.append(

@@ -18,12 +18,12 @@ from ...rules.releases import Release
 from ..common import as_dict
 from ..kind import ArgsKind
 from .common import (
-    SCHEDULER,
     SCHEMA_DIR,
     as_go_int,
     drop_nulls,
     duration_seconds,
     int_entries,
+    koord_scheduler,
     replaced_empty,
 )
 
@@ -37,7 +37,7 @@ AGGREGATION_TYPES = ("avg", "p50", "p90", "p95", "p99")
 ESTIMATORS = ("defaultEstimator",)
 
 
-def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     drop_nulls(args)
     drop_nulls(args.get("aggregated"))
     findings: list[Finding] = []
@@ -52,6 +52,7 @@ def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]
                     path_join(path, "resourceWeights"),
                     DEFAULT_RESOURCE_WEIGHTS,
                     "set dominantResourceWeight to score by the dominant resource alone",
+                    release,
                 )
             )
         args["resourceWeights"] = dict(DEFAULT_RESOURCE_WEIGHTS)
@@ -63,6 +64,7 @@ def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]
                     path_join(path, "usageThresholds"),
                     DEFAULT_USAGE_THRESHOLDS,
                     "nodes above 65% CPU or 95% memory usage are filtered out; a threshold of 0 turns one off",
+                    release,
                 )
             )
         args["usageThresholds"] = dict(DEFAULT_USAGE_THRESHOLDS)
@@ -128,7 +130,7 @@ def _aggregated(aggregated: Any, path: str) -> list[Finding]:
     return findings
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     findings: list[Finding] = []
     expiration = as_go_int(args.get("nodeMetricExpirationSeconds"))
     if expiration is not None and expiration <= 0:
@@ -186,11 +188,11 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
             )
         )
     findings += _aggregated(args.get("aggregated"), path_join(path, "aggregated"))
-    findings += _surprises(args, path)
+    findings += _surprises(args, path, release)
     return findings
 
 
-def _surprises(args: dict[str, Any], path: str) -> list[Finding]:
+def _surprises(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     """Values koord-scheduler starts with but acts on differently than written."""
     findings: list[Finding] = []
     estimator = args.get("estimator")
@@ -198,8 +200,8 @@ def _surprises(args: dict[str, Any], path: str) -> list[Finding]:
         findings.append(
             warning(
                 path_join(path, "estimator"),
-                f"{json.dumps(estimator)} is not a registered estimator: {SCHEDULER} starts and estimates with "
-                f"{json.dumps(ESTIMATORS[0])}",
+                f"{json.dumps(estimator)} is not a registered estimator: {koord_scheduler(release)} starts "
+                f"and estimates with {json.dumps(ESTIMATORS[0])}",
                 "koord.loadaware.estimator",
                 estimator,
             )
@@ -209,7 +211,7 @@ def _surprises(args: dict[str, Any], path: str) -> list[Finding]:
             findings.append(
                 warning(
                     path_join(path, "prodUsageThresholds", name),
-                    f"{number} is a percentage outside 0-100 that {SCHEDULER} does not check: "
+                    f"{number} is a percentage outside 0-100 that {koord_scheduler(release)} does not check: "
                     + (
                         "it trips only when the estimated usage exceeds the node's allocatable"
                         if number > 100

@@ -18,7 +18,7 @@ from ...report import Finding, invalid, warning
 from ...rules.releases import Release
 from ..fit import check_ignored
 from ..kind import ArgsKind
-from .common import SCHEDULER, SCHEMA_DIR, as_go_int, drop_nulls
+from .common import SCHEMA_DIR, as_go_int, drop_nulls, koord_scheduler
 
 DEFAULTS: dict[str, Any] = {
     "enablePreemption": False,
@@ -47,7 +47,7 @@ def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding
     return []
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     findings: list[Finding] = []
     percentage = as_go_int(args.get("minCandidateNodesPercentage"), 32)
     if percentage is not None and not 0 <= percentage <= 100:
@@ -66,7 +66,7 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
                 invalid(path_join(path, name), value, "must be non-negative", "koord.reservation.negative")
             )
     findings += _ignored_resources(args, path)
-    findings += _surprises(args, path, percentage)
+    findings += _surprises(args, path, percentage, release)
     return findings
 
 
@@ -93,14 +93,15 @@ def _ignored_resources(args: dict[str, Any], path: str) -> list[Finding]:
     )
 
 
-def _surprises(args: dict[str, Any], path: str, percentage: int | None) -> list[Finding]:
+def _surprises(args: dict[str, Any], path: str, percentage: int | None, release: Release) -> list[Finding]:
     findings: list[Finding] = []
     workers = as_go_int(args.get("controllerWorkers"), 32)
     if workers is not None and workers <= 0:
         findings.append(
             warning(
                 path_join(path, "controllerWorkers"),
-                f"{workers} is not checked by {SCHEDULER}: the reservation controller runs 1 worker",
+                f"{workers} is not checked by {koord_scheduler(release)}: the reservation controller "
+                "runs 1 worker",
                 "koord.reservation.workers",
                 workers,
             )
@@ -112,7 +113,8 @@ def _surprises(args: dict[str, Any], path: str, percentage: int | None) -> list[
                 path,
                 "minCandidateNodesPercentage and minCandidateNodesAbsolute are both 0: preemption for "
                 "reservations is enabled but considers no candidate node, so it never evicts anything "
-                "(kube-scheduler refuses this pair in DefaultPreemptionArgs; koord-scheduler does not check it)",
+                "(kube-scheduler refuses this pair in DefaultPreemptionArgs; "
+                f"{koord_scheduler(release)} does not check it)",
                 "koord.reservation.no-candidates",
             )
         )

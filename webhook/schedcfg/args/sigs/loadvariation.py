@@ -17,7 +17,7 @@ from .trimaran import check_spec, default_spec
 FIELDS = ("safeVarianceMargin", "safeVarianceSensitivity")
 
 
-def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     drop_nulls(args)
     findings = default_spec(args, path)
     for name in FIELDS:
@@ -25,13 +25,13 @@ def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]
         if name not in args:
             args[name] = 1.0
         elif is_number(value) and value < 0:
-            findings.append(replaced(path_join(path, name), value, 1.0, "a negative value is unset"))
+            findings.append(replaced(path_join(path, name), value, 1.0, "a negative value is unset", release))
             args[name] = 1.0
     return findings
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
-    findings = check_spec(args, path)
+def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+    findings = check_spec(args, path, release)
     sensitivity = args.get("safeVarianceSensitivity")
     if is_number(sensitivity) and sensitivity == 0:
         findings.append(

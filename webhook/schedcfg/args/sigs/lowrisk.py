@@ -19,7 +19,7 @@ DEFAULT_WEIGHT = 0.5
 SCORED = ("cpu", "memory")
 
 
-def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     drop_nulls(args)
     findings = default_spec(args, path)
     window = as_go_int(args.get("smoothingWindowSize"))
@@ -28,7 +28,11 @@ def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]
     elif window is not None and window <= 0:
         findings.append(
             replaced(
-                path_join(path, "smoothingWindowSize"), window, DEFAULT_WINDOW, "a window must be above 0"
+                path_join(path, "smoothingWindowSize"),
+                window,
+                DEFAULT_WINDOW,
+                "a window must be above 0",
+                release,
             )
         )
         args["smoothingWindowSize"] = DEFAULT_WINDOW
@@ -44,14 +48,15 @@ def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]
                         weight,
                         DEFAULT_WEIGHT,
                         "a weight must be in [0, 1]",
+                        release,
                     )
                 )
                 weights[name] = DEFAULT_WEIGHT
     return findings
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
-    findings = check_spec(args, path)
+def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+    findings = check_spec(args, path, release)
     weights = args.get("riskLimitWeights")
     if isinstance(weights, dict):
         for name in weights:

@@ -16,7 +16,7 @@ from limitguard.core.paths import path_join
 from ...report import Finding, required, warning
 from ...rules.releases import Release
 from ..kind import ArgsKind
-from .common import SCHEDULER, SCHEMA_DIR, drop_nulls
+from .common import SCHEMA_DIR, drop_nulls, sigs_scheduler
 
 
 def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding]:
@@ -24,7 +24,7 @@ def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding
     return []
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     findings: list[Finding] = []
     address = args.get("WatcherAddress", "")
     if address == "":
@@ -32,7 +32,7 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
             required(
                 path_join(path, "WatcherAddress"),
                 "the Peaks plugin reads load-watcher at this address; without it the collector has no metric "
-                f'provider ("invalid MetricProvider.Type") and {SCHEDULER} does not start',
+                f'provider ("invalid MetricProvider.Type") and {sigs_scheduler(release)} does not start',
                 "sigs.peaks.watcher",
             )
         )
@@ -41,8 +41,8 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
             warning(
                 path_join(path, "NodePowerModel"),
                 "empty: the plugin reads the power models from the JSON file named by the scheduler's "
-                "NODE_POWER_MODEL environment variable, and the scheduler does not start when that file is "
-                "missing or invalid",
+                f"NODE_POWER_MODEL environment variable, and {sigs_scheduler(release)} does not start when "
+                "that file is missing or invalid",
                 "sigs.peaks.power-model",
             )
         )

@@ -19,7 +19,7 @@ from .trimaran import check_spec, default_spec, parses_as_go_float
 DEFAULT_TARGET = 40
 
 
-def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     drop_nulls(args)
     findings = default_spec(args, path)
     args.setdefault("defaultRequests", {"cpu": "1000m"})
@@ -29,7 +29,13 @@ def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]
         args["targetUtilization"] = DEFAULT_TARGET
     elif target is not None and target <= 0:
         findings.append(
-            replaced(path_join(path, "targetUtilization"), target, DEFAULT_TARGET, "a target must be above 0")
+            replaced(
+                path_join(path, "targetUtilization"),
+                target,
+                DEFAULT_TARGET,
+                "a target must be above 0",
+                release,
+            )
         )
         args["targetUtilization"] = DEFAULT_TARGET
     return findings
@@ -43,8 +49,8 @@ def _zero_cpu(value: Any) -> bool:
         return False
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
-    findings = check_spec(args, path)
+def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+    findings = check_spec(args, path, release)
     multiplier = args.get("defaultRequestsMultiplier")
     if isinstance(multiplier, str) and not parses_as_go_float(multiplier):
         findings.append(

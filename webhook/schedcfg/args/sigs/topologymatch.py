@@ -41,7 +41,7 @@ CACHE_VALUES: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
-def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     drop_nulls(args)
     strategy = args.get("scoringStrategy")
     for struct in (strategy, args.get("cache"), *as_list(as_dict(strategy).get("resources"))):
@@ -63,6 +63,7 @@ def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]
                         0,
                         1,
                         "a weight of 0 is unset",
+                        release,
                     )
                 )
             resource["weight"] = 1

@@ -16,8 +16,9 @@ from typing import Any
 from limitguard.core.paths import path_join
 
 from ...report import Finding, invalid, warning
+from ...rules.releases import Release
 from ..common import as_dict
-from .common import SCHEDULER, drop_nulls
+from .common import drop_nulls, sigs_scheduler
 
 PROVIDERS = ("KubernetesMetricsServer", "Prometheus", "SignalFx")
 
@@ -118,7 +119,7 @@ def default_spec(args: dict[str, Any], path: str) -> list[Finding]:
     return findings
 
 
-def check_spec(args: dict[str, Any], path: str) -> list[Finding]:
+def check_spec(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
     """checkSpecs: without a watcher, the provider type must be known; with one, metricProvider is unused."""
     provider = as_dict(args.get("metricProvider"))
     provider_path = path_join(path, "metricProvider")
@@ -141,7 +142,7 @@ def check_spec(args: dict[str, Any], path: str) -> list[Finding]:
                 path_join(provider_path, "type"),
                 kind,
                 f"invalid MetricProvider.Type: must be one of {listed} when watcherAddress is empty "
-                f"({SCHEDULER} does not start)",
+                f"({sigs_scheduler(release)} does not start)",
                 "sigs.trimaran.provider-type",
             )
         ]
