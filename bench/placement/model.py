@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from limitguard.core.labelselector import LabelRequirement
 from limitguard.core.quantity import to_units
 
 MAX_NODE_SCORE = 100  # framework.MaxNodeScore
@@ -57,24 +58,23 @@ def pod_requests(pod: Mapping[str, Any]) -> tuple[Resources, Resources]:
     return actual, non_zero
 
 
+SET_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
+
+
 @dataclass(frozen=True)
 class Requirement:
-    """One matchExpressions entry of a node selector term."""
+    """One matchExpressions entry of a node selector term: the label selector's four operators
+    (limitguard.core.labelselector, as k8s.io/apimachinery matches them) plus the node selector's
+    Gt and Lt (k8s.io/component-helpers nodeaffinity)."""
 
     key: str
     operator: str
     values: frozenset[str]
 
     def matches(self, labels: Mapping[str, str]) -> bool:
+        if self.operator in SET_OPERATORS:
+            return LabelRequirement(self.key, self.operator, self.values).matches(labels)
         value = labels.get(self.key)
-        if self.operator == "In":
-            return value is not None and value in self.values
-        if self.operator == "NotIn":
-            return value is None or value not in self.values
-        if self.operator == "Exists":
-            return value is not None
-        if self.operator == "DoesNotExist":
-            return value is None
         if self.operator in ("Gt", "Lt") and value is not None and len(self.values) == 1:
             try:
                 node, wanted = int(value), int(next(iter(self.values)))
