@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from limitguard.core.config import Config, Enforcement, HintMode
+from limitguard.core.config import DEFAULT_SCHEDULER, Config, Enforcement, HintMode
 from limitguard.core.defaults import MIRROR_ANNOTATION, NotAPod, pointer
 from limitguard.core.objects import is_object
 
@@ -24,8 +24,6 @@ HINT_ANNOTATION = "limitguard.io/placement-hint"
 # allow one name per requirement; kubelet's --hostname-override sets the label).
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
-# The scheduler that takes pods naming none: kube-scheduler, whose NodeAffinity reads the hint.
-DEFAULT_SCHEDULER = "default-scheduler"
 
 
 class Operator(enum.StrEnum):
@@ -40,7 +38,8 @@ def skip_reason(
 
     Auto hints only where limitguard may deny the pod's bindings (effective enforcement Deny);
     a pod bound at creation, a mirror pod (the kubelet runs it) or a DaemonSet pod (one node
-    each) has nothing to choose, and another scheduler may not read node affinity the same way.
+    each) has nothing to choose, and a scheduler not in `scheduler_names` may not read node
+    affinity the same way (limitguard's own places exactly without it).
     """
     mode = config.placement_hints.mode
     if mode is HintMode.NEVER:
@@ -53,7 +52,8 @@ def skip_reason(
             return "not-enforced"
     if spec.get("nodeName"):
         return "node-name-set"
-    if spec.get("schedulerName") not in (None, "", DEFAULT_SCHEDULER):
+    scheduler = spec.get("schedulerName") or DEFAULT_SCHEDULER  # as the apiserver defaults it
+    if not isinstance(scheduler, str) or scheduler not in config.placement_hints.scheduler_names:
         return "other-scheduler"
     if MIRROR_ANNOTATION in annotations:
         return "mirror-pod"
