@@ -114,9 +114,10 @@ def _requirement(raw: Any, where: str, field_lookup: bool) -> Requirement:
     requirement = _as_map(raw, where)
     key = requirement.get("key")
     operator = requirement.get("operator")
-    values = _as_list(requirement.get("values"), f"{where}.values")
-    if not all(type(value) is str for value in values):
-        values = [_text(value, f"{where}.values") for value in values]
+    values = [
+        value if type(value) is str else _text(value, f"{where}.values")
+        for value in _as_list(requirement.get("values"), f"{where}.values")
+    ]
     if not isinstance(key, str):
         raise PodSpecError(f"{where}.key is not a string")
     if operator in ("Gt", "Lt"):
