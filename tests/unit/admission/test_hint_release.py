@@ -9,31 +9,13 @@ import orjson
 import pytest
 from limitguard.admission.mutating import Mutator
 from limitguard.admission.review import decode_review
-from limitguard.core.kubeversion import DEFAULT_MINOR
 from limitguard.core.podlimits import pod_limits, rules_for, use_release
 
-from tests.support import container, pod, pod_create
-from tests.unit.admission.hint_cluster import cluster, limited, our_expression, settings
+from tests.support import pod, pod_create, resizing_pod
+from tests.unit.admission.hint_cluster import cluster, our_expression, settings
 
-# Resizing a 4 -> 1 cpu and b 1 -> 4, not yet actuated. component-helpers v0.36.3 counts each
-# container's max(spec, status): 4 + 4 = 8 cpu; v0.37.0-beta.0 counts the whole pod's
-# max(sum of spec, sum of actuated): 5 cpu (resource/helpers.go, PodLimits).
-RESIZING = limited(
-    "resizing",
-    containers=[container("a", limits={"cpu": "1"}), container("b", limits={"cpu": "4"})],
-    status={
-        "containerStatuses": [
-            {"name": "a", "resources": {"limits": {"cpu": "4"}}},
-            {"name": "b", "resources": {"limits": {"cpu": "1"}}},
-        ]
-    },
-)
-
-
-@pytest.fixture(autouse=True)
-def newest_release_after():
-    yield
-    use_release(DEFAULT_MINOR)
+RESIZING = resizing_pod()
+pytestmark = pytest.mark.usefixtures("newest_release_after")
 
 
 def test_the_two_releases_count_the_pod_differently():
