@@ -86,6 +86,23 @@ def fixture(name: str) -> Any:
     return json.loads(text) if name.endswith(".json") else yaml.safe_load(text)
 
 
+def resizing_pod(name: str = "resizing", **spec_fields: Any) -> dict[str, Any]:
+    """A pending pod resizing container a 4 -> 1 cpu and b 1 -> 4, not yet actuated: 8 cpu of
+    limits by component-helpers v0.36.3 (each container's max(spec, status), summed) and 5 by
+    v0.37.0-beta.0 (the whole pod's max(sum of spec, sum of actuated); resource/helpers.go)."""
+    statuses = [
+        {"name": "a", "resources": {"limits": {"cpu": "4"}}},
+        {"name": "b", "resources": {"limits": {"cpu": "1"}}},
+    ]
+    return pod(
+        name,
+        containers=[container("a", limits={"cpu": "1"}), container("b", limits={"cpu": "4"})],
+        phase="Pending",
+        status={"containerStatuses": statuses},
+        **spec_fields,
+    )
+
+
 __all__ = [
     "APISERVER_TOLERATIONS",
     "FIXTURES",

@@ -116,6 +116,10 @@ class BestEffortDefaults:
     require_namespace_label: bool = True
 
 
+# The scheduler of pods that name none (the apiserver's default for spec.schedulerName).
+DEFAULT_SCHEDULER = "default-scheduler"
+
+
 class HintMode(enum.StrEnum):
     AUTO = "Auto"  # where the pod's effective enforcement is Deny
     ALWAYS = "Always"
@@ -132,6 +136,10 @@ class PlacementHints:
     # typical pod; more fitting nodes than that are more than a burst of pods fills before the
     # next ones are created against the new sums.
     max_nodes: int = 500
+    # The schedulers whose NodeAffinity scoring reads the term; a pod naming none (the apiserver
+    # defaults it to default-scheduler) counts as kube-scheduler's. koord-scheduler and the
+    # scheduler-plugins scheduler run NodeAffinity too, under their own names.
+    scheduler_names: frozenset[str] = frozenset({DEFAULT_SCHEDULER})
 
 
 @dataclass(frozen=True)
@@ -271,6 +279,7 @@ def _placement_hints(raw: Mapping[str, Any]) -> PlacementHints:
         mode=HintMode(raw.get("mode", base.mode)),
         weight=int(raw.get("weight", base.weight)),
         max_nodes=int(raw.get("maxNodes", base.max_nodes)),
+        scheduler_names=frozenset(map(str, raw.get("schedulerNames", base.scheduler_names))),
     )
 
 

@@ -55,6 +55,17 @@ def _as_map(value: Any, where: str) -> Mapping[str, Any]:
     return value
 
 
+def _text(value: Any, where: str) -> str:
+    """A string field as text: a number or boolean as its text, as before, but a list or object
+    is refused (the apiserver would refuse it too, and the text of a deeply nested one exhausts
+    the interpreter's recursion)."""
+    if type(value) is str:
+        return value
+    if isinstance(value, (list, dict)):
+        raise PodSpecError(f"{where} is not a string")
+    return str(value)
+
+
 def _integer(text: Any) -> int | None:
     try:
         return int(text)
@@ -103,7 +114,10 @@ def _requirement(raw: Any, where: str, field_lookup: bool) -> Requirement:
     requirement = _as_map(raw, where)
     key = requirement.get("key")
     operator = requirement.get("operator")
-    values = [str(value) for value in _as_list(requirement.get("values"), f"{where}.values")]
+    values = [
+        value if type(value) is str else _text(value, f"{where}.values")
+        for value in _as_list(requirement.get("values"), f"{where}.values")
+    ]
     if not isinstance(key, str):
         raise PodSpecError(f"{where}.key is not a string")
     if operator in ("Gt", "Lt"):
@@ -156,7 +170,10 @@ class Placement:
 
     def __init__(self, spec: Mapping[str, Any]) -> None:
         selector = _as_map(spec.get("nodeSelector"), "spec.nodeSelector")
-        self.selector = tuple((str(key), str(value)) for key, value in selector.items())
+        self.selector = tuple(
+            (str(key), value if type(value) is str else _text(value, f"spec.nodeSelector.{key}"))
+            for key, value in selector.items()
+        )
         affinity = _as_map(spec.get("affinity"), "spec.affinity")
         node_affinity = _as_map(affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity")
         required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
@@ -173,14 +190,14 @@ class Placement:
             # the where-text only for the error: two tolerations on every pod, each formatted for nothing
             item = raw if type(raw) is dict else _as_map(raw, f"spec.tolerations[{index}]")
             get = item.get
-            tolerations.append(
-                Toleration(
-                    str(get("key") or ""),
-                    str(get("operator") or "Equal"),
-                    str(get("value") or ""),
-                    str(get("effect") or ""),
-                )
-            )
+            key, operator = get("key") or "", get("operator") or "Equal"
+            value, effect = get("value") or "", get("effect") or ""
+            if type(key) is str and type(operator) is str and type(value) is str and type(effect) is str:
+                tolerations.append(Toleration(key, operator, value, effect))
+            else:
+                where = f"spec.tolerations[{index}]"
+                texts = (_text(key, where), _text(operator, where), _text(value, where), _text(effect, where))
+                tolerations.append(Toleration(*texts))
         self._tolerations = tuple(tolerations)
         # Equal keys, equal constraints: pods of one workload share their eligible nodes.
         self.key = (self.selector, self.terms, self._tolerations)

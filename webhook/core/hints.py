@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from limitguard.core.config import Config, Enforcement, HintMode
+from limitguard.core.config import DEFAULT_SCHEDULER, Config, Enforcement, HintMode
 from limitguard.core.defaults import MIRROR_ANNOTATION, NotAPod, pointer
 from limitguard.core.objects import is_object
 
@@ -24,8 +24,6 @@ HINT_ANNOTATION = "limitguard.io/placement-hint"
 # allow one name per requirement; kubelet's --hostname-override sets the label).
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
-# The scheduler that takes pods naming none: kube-scheduler, whose NodeAffinity reads the hint.
-DEFAULT_SCHEDULER = "default-scheduler"
 
 
 class Operator(enum.StrEnum):
@@ -40,7 +38,8 @@ def skip_reason(
 
     Auto hints only where limitguard may deny the pod's bindings (effective enforcement Deny);
     a pod bound at creation, a mirror pod (the kubelet runs it) or a DaemonSet pod (one node
-    each) has nothing to choose, and another scheduler may not read node affinity the same way.
+    each) has nothing to choose, and a scheduler not in `scheduler_names` may not read node
+    affinity the same way (limitguard's own places exactly without it).
     """
     mode = config.placement_hints.mode
     if mode is HintMode.NEVER:
@@ -53,7 +52,8 @@ def skip_reason(
             return "not-enforced"
     if spec.get("nodeName"):
         return "node-name-set"
-    if spec.get("schedulerName") not in (None, "", DEFAULT_SCHEDULER):
+    scheduler = spec.get("schedulerName") or DEFAULT_SCHEDULER  # as the apiserver defaults it
+    if not isinstance(scheduler, str) or scheduler not in config.placement_hints.scheduler_names:
         return "other-scheduler"
     if MIRROR_ANNOTATION in annotations:
         return "mirror-pod"
@@ -99,10 +99,17 @@ def hint_annotation(term: Mapping[str, Any], fit: int, eligible: int, capped: bo
     )
 
 
+# Our annotation is about 110 characters; a longer value is not ours, and a bound on the length
+# bounds the nesting the JSON decoder may recurse into (a deep one would exhaust its recursion).
+MAX_ANNOTATION_CHARS = 512
+# Our term is a term object, its preference, the expressions list, the expression, its values
+TERM_LEVELS = 5
+
+
 def recorded_digest(annotations: Mapping[str, Any]) -> str | None:
     """The digest of the term an earlier invocation added, from its annotation (None: none)."""
     text = annotations.get(HINT_ANNOTATION)
-    if not isinstance(text, str):
+    if not isinstance(text, str) or len(text) > MAX_ANNOTATION_CHARS:
         return None
     try:
         recorded = json.loads(text)
@@ -110,6 +117,28 @@ def recorded_digest(annotations: Mapping[str, Any]) -> str | None:
         return None
     digest = recorded.get("term") if isinstance(recorded, dict) else None
     return digest if isinstance(digest, str) else None
+
+
+def _nested_within(value: Any, levels: int) -> bool:
+    """Is *value* at most *levels* lists or objects deep? Only such an item can be our term, and
+    only such an item is digested (the encoder would exhaust its recursion on a deep one)."""
+    if isinstance(value, dict):
+        children: Any = value.values()
+    elif isinstance(value, list):
+        children = value
+    else:
+        return True
+    return levels > 0 and all(_nested_within(child, levels - 1) for child in children)
+
+
+def _index_of_ours(preferred: list[Any], digest: str | None) -> int | None:
+    """Where the term with the recorded *digest* stands among the pod's preferred terms."""
+    if digest is None:
+        return None
+    for index, item in enumerate(preferred):
+        if is_object(item) and _nested_within(item, TERM_LEVELS) and term_digest(item) == digest:
+            return index
+    return None
 
 
 def _member(parent: Any, key: str, where: str, kind: type) -> Any:
@@ -137,10 +166,7 @@ def hint_patch(pod: Mapping[str, Any], term: Mapping[str, Any], annotation: str)
     preferred = _member(node_affinity, PREFERRED, "spec.affinity.nodeAffinity." + PREFERRED, list)
     ops: list[dict[str, Any]] = []
     earlier = recorded_digest(annotations or {})
-    ours = next(
-        (i for i, item in enumerate(preferred or ()) if is_object(item) and term_digest(item) == earlier),
-        None,
-    )
+    ours = _index_of_ours(preferred or [], earlier)
     if ours is not None:
         if earlier == term_digest(term):
             return []

@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from limitguard.core.config import DEFAULT_SCHEDULER
 from limitguard.core.objects import is_object
 from limitguard.core.response import Response, patched
 
 # The label is not `limitguard.io/scheduler`: that is the ConfigMap annotation naming the scheduler a
 # KubeSchedulerConfiguration is validated for.
 USE_SCHEDULER_LABEL, USE_SCHEDULER_VALUE = "limitguard.io/use-scheduler", "enabled"
-DEFAULT_SCHEDULER = "default-scheduler"
 SCHEDULER_SET = "scheduler-set"
 
 

@@ -156,3 +156,16 @@ def test_the_placement_entry_has_its_own_flag(render: Render) -> None:
     assert "placement.limitguard.io" in hooks and "defaults.limitguard.io" not in hooks
     hooks = webhooks(render("default", "webhooks.placement.enabled=false"))
     assert "defaults.limitguard.io" in hooks and "placement.limitguard.io" not in hooks
+
+
+def test_the_schedulers_whose_pods_get_hints_reach_the_server(render: Render, helm: Helm) -> None:
+    koord = {"schedulerName": "koord-scheduler"}
+    default = _config(render("default"))
+    assert default.placement_hints.scheduler_names == {"default-scheduler"}
+    assert skip_reason(default, "team-a", koord, {}, daemonset=False) == "other-scheduler"
+    listed = _config(
+        render("default", "config.placementHints.schedulerNames={default-scheduler,koord-scheduler}")
+    )
+    assert skip_reason(listed, "team-a", koord, {}, daemonset=False) is None
+    refused = helm.template("config.placementHints.schedulerNames={Koord_Scheduler}", check=False)
+    assert refused.returncode != 0 and "schedulerNames" in refused.stderr

@@ -12,38 +12,16 @@ import pytest
 import yaml
 from limitguard.cli import audit as audit_command
 from limitguard.cli import explain as explain_command
-from limitguard.core.kubeversion import DEFAULT_MINOR
-from limitguard.core.podlimits import rules_in_effect, use_release
+from limitguard.core.podlimits import rules_in_effect
 
+from tests.support import resizing_pod
 from tests.support import run_command as run
 
 HERE = Path(__file__).resolve().parent
 CLUSTER, CONFIG = HERE / "cluster.yaml", HERE / "config.yaml"
 
-RESIZING = {
-    "apiVersion": "v1",
-    "kind": "Pod",
-    "metadata": {"name": "resizing", "namespace": "default"},
-    "spec": {
-        "containers": [
-            {"name": "a", "image": "app", "resources": {"limits": {"cpu": "1"}}},
-            {"name": "b", "image": "app", "resources": {"limits": {"cpu": "4"}}},
-        ],
-        "schedulingGroup": {"podGroupName": "trainer-0"},
-    },
-    "status": {  # resizing a 4 -> 1 and b 1 -> 4, not yet actuated
-        "containerStatuses": [
-            {"name": "a", "resources": {"limits": {"cpu": "4"}}},
-            {"name": "b", "resources": {"limits": {"cpu": "1"}}},
-        ]
-    },
-}
-
-
-@pytest.fixture(autouse=True)
-def newest_release_after():
-    yield
-    use_release(DEFAULT_MINOR)
+RESIZING = resizing_pod(schedulingGroup={"podGroupName": "trainer-0"})
+pytestmark = pytest.mark.usefixtures("newest_release_after")
 
 
 def explain(tmp_path: Path, capsys, *extra: str, config: Path = CONFIG) -> dict:

@@ -13,12 +13,13 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from limitguard.testing.examples import config, worked_example
 from limitguard.testing.hostile import base_reviews, mutate, paths
 from limitguard.testing.threaded import Client, running
 
+from tests.strategies import fuzz_settings, json_values
 from tests.support import binding, fixture
 
 MAX_EXAMPLES = 1000  # mutated reviews per endpoint
@@ -26,22 +27,6 @@ RAW_EXAMPLES = 400  # raw bodies per endpoint
 BODY_LIMIT = 64 * 1024
 
 BASES: list[dict[str, Any]] = base_reviews(fixture)
-
-json_scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=50),
-    st.sampled_from(["", "1e999", "NaN", "-1", "1.5.5", "100Ki", "\u0000", "9" * 300, "1Gi", "🙂", "Always"]),
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda children: st.one_of(
-        st.lists(children, max_size=4), st.dictionaries(st.text(max_size=10), children, max_size=4)
-    ),
-    max_leaves=12,
-)
 
 
 @st.composite
@@ -92,19 +77,6 @@ def assert_well_formed(status: int, raw: bytes, sent: bytes) -> None:
 def assert_still_serving(client: Client) -> None:
     status, answer = client.post_json("/validate", binding("pod5", "node1", dry_run=True))
     assert status == 200 and answer["response"]["allowed"] is False
-
-
-def fuzz_settings(examples: int) -> settings:
-    return settings(
-        max_examples=examples,
-        deadline=None,
-        database=None,
-        suppress_health_check=[
-            HealthCheck.too_slow,
-            HealthCheck.data_too_large,
-            HealthCheck.function_scoped_fixture,
-        ],
-    )
 
 
 @pytest.mark.parametrize("path", ["/validate", "/mutate"])

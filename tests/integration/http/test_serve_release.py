@@ -19,10 +19,7 @@ DEMO = REPO / "webhook" / "demo" / "cluster.yaml"
 HEADER = "apiVersion: limitguard.io/v1alpha1\nkind: LimitGuardConfiguration\n"
 
 
-@pytest.fixture(autouse=True)
-def newest_release_after():
-    yield
-    use_release(DEFAULT_MINOR)
+pytestmark = pytest.mark.usefixtures("newest_release_after")
 
 
 def serve_args(tmp_path: Path, config_body: str) -> argparse.Namespace:

@@ -19,11 +19,13 @@ from limitguard.admission.review import decode_review
 from limitguard.core.config import Config, Enforcement, HintMode, LimitAwareConfig, PlacementHints
 from limitguard.core.defaults import OPT_IN_LABEL, OPT_IN_VALUE
 from limitguard.core.hints import HOSTNAME_LABEL, PREFERRED
+from limitguard.core.usescheduler import USE_SCHEDULER_LABEL, USE_SCHEDULER_VALUE
 from limitguard.state.store import ClusterState
 
 from tests.support import LEDGER_NEVER_EXPIRES, namespace, node, pod, pod_create
 
 FULL = ("node-0", "node-1")  # 8 cpu x 125% = 10 cpu of limit capacity, 9 of it taken
+SCHEDULER = "limitguard-scheduler"  # what with_scheduler_namespace configures
 
 
 def cluster(nodes: int = 5, full: tuple[str, ...] = FULL, hostnames: dict[str, str | None] | None = None):
@@ -47,6 +49,22 @@ def cluster(nodes: int = 5, full: tuple[str, ...] = FULL, hostnames: dict[str, s
     for kind in ("nodes", "pods", "namespaces"):
         state.mark_synced(kind)
     return state
+
+
+def with_scheduler_namespace() -> tuple[ClusterState, Config]:
+    """The hint cluster (2 of 5 nodes full), with "sched" asking for limitguard's scheduler."""
+    state = cluster()
+    state.replace_namespaces(
+        [
+            namespace("default", labels={OPT_IN_LABEL: OPT_IN_VALUE}),
+            namespace("sched", labels={USE_SCHEDULER_LABEL: USE_SCHEDULER_VALUE}),
+            namespace("kube-system"),
+        ]
+    )
+    hints = settings()
+    return state, Config(
+        limit_aware=hints.limit_aware, placement_hints=hints.placement_hints, use_scheduler_name=SCHEDULER
+    )
 
 
 def settings(

@@ -4,6 +4,7 @@ patch shapes, reinvocation, and when a pod gets a hint)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 
 import orjson
@@ -231,6 +232,33 @@ def test_no_hint_for_a_mirror_pod():
 def test_the_default_scheduler_named_explicitly_still_gets_a_hint():
     _, patched = mutate(cluster(), settings(), limited(schedulerName="default-scheduler"))
     assert our_expression(patched)["operator"] == "NotIn"
+
+
+@pytest.mark.parametrize(
+    ("scheduler_names", "scheduler_name", "hinted"),
+    [
+        ({"default-scheduler"}, "koord-scheduler", False),  # the default list
+        ({"default-scheduler", "koord-scheduler"}, "koord-scheduler", True),
+        ({"default-scheduler", "koord-scheduler"}, "scheduler-plugins-scheduler", False),
+        ({"default-scheduler", "koord-scheduler"}, None, True),  # none named: default-scheduler's
+        ({"scheduler-plugins-scheduler"}, "scheduler-plugins-scheduler", True),
+        ({"scheduler-plugins-scheduler"}, "default-scheduler", False),
+        ({"scheduler-plugins-scheduler"}, "", False),  # counts as default-scheduler, not listed
+        ({"default-scheduler"}, ["default-scheduler"], False),  # not a name at all
+    ],
+)
+def test_the_schedulers_whose_pods_get_hints(scheduler_names, scheduler_name, hinted):
+    base = settings()
+    config = dataclasses.replace(
+        base,
+        placement_hints=dataclasses.replace(base.placement_hints, scheduler_names=frozenset(scheduler_names)),
+    )
+    pod_object = limited() if scheduler_name is None else limited(schedulerName=scheduler_name)
+    counted: list[tuple[str, str]] = []
+    request = decode_review(orjson.dumps(pod_create(pod_object)))
+    answer = Mutator(cluster(), config, defaults=False, count_hint=counted.append)(request)
+    assert answer.allowed
+    assert counted == [("given", "NotIn") if hinted else ("skipped", "other-scheduler")]
 
 
 def test_eligibility_narrows_the_nodes_considered():

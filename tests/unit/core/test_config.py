@@ -23,6 +23,13 @@ def test_defaults_without_a_file():
     assert dict(config.best_effort_defaults.limits) == {"cpu": "500m", "memory": "512Mi"}
     assert config.while_not_ready is NotReadyPolicy.ALLOW
     assert [scorer.name for scorer in config.scorers] == ["LimitAware"]
+    assert config.placement_hints.scheduler_names == {"default-scheduler"}
+
+
+def test_the_schedulers_whose_pods_get_hints_load(tmp_path):
+    config = load(tmp_path, "placementHints: {schedulerNames: [default-scheduler, koord-scheduler]}\n")
+    assert config.placement_hints.scheduler_names == {"default-scheduler", "koord-scheduler"}
+    assert config.placement_hints.max_nodes == 500  # the others keep their defaults
 
 
 def test_the_issue_example_loads(tmp_path):
@@ -70,6 +77,9 @@ bestEffortDefaults:
         ("bestEffortDefaults: {limits: {cpu: lots}}", "bestEffortDefaults.limits.cpu"),
         ("bestEffortDefaults: {limits: {gpu: 1}}", "bestEffortDefaults.limits"),
         ("whileNotReady: Maybe", "whileNotReady"),
+        ("placementHints: {schedulerNames: koord-scheduler}", "placementHints.schedulerNames"),
+        ("placementHints: {schedulerNames: [Koord_Scheduler]}", "placementHints.schedulerNames[0]"),
+        ("placementHints: {schedulerNames: ['']}", "placementHints.schedulerNames[0]"),
         ("unknownTopLevel: 1", "unknownTopLevel"),  # the field itself, not <root> (issue 15)
         ("extender: {scorers: [{name: LimitAware, weight: 101}]}", "extender.scorers[0].weight"),
     ],

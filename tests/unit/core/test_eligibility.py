@@ -127,6 +127,29 @@ def test_a_toleration_that_is_not_an_object_is_named_by_its_index():
         Placement({"tolerations": [{"operator": "Exists"}, "node.kubernetes.io/not-ready"]})
 
 
+@pytest.mark.parametrize(
+    ("spec", "where"),
+    [
+        ({"nodeSelector": {"zone": ["a"]}}, r"spec\.nodeSelector\.zone"),
+        ({"tolerations": [{"operator": "Exists"}, {"key": {"a": 1}}]}, r"spec\.tolerations\[1\]"),
+        (affinity({"matchExpressions": [expr("zone", "In", "a", ["b"])]}), r"matchExpressions\[0\]\.values"),
+    ],
+)
+def test_a_list_or_object_where_text_belongs_is_reported(spec, where):
+    """Not turned into text: the apiserver refuses such a pod, and the text of a deeply nested
+    value exhausts the interpreter's recursion."""
+    with pytest.raises(PodSpecError, match=where + " is not a string"):
+        Placement(spec)
+
+
+def test_numbers_where_text_belongs_are_read_as_their_text():
+    placement = Placement(
+        {"nodeSelector": {"gen": 5}, **affinity({"matchExpressions": [expr("gen", "In", 5)]})}
+    )
+    assert placement.rejection(LINUX_A) is None
+    assert placement.rejection(LINUX_B) is not None
+
+
 def test_pods_with_equal_tolerations_share_a_placement_key():
     """The layout memo is keyed by it: the two tolerations the apiserver gives every pod. Their
     tolerationSeconds differ here and do not split the key: the scheduler's filter ignores them."""
