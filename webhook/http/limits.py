@@ -34,6 +34,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from limitguard.errors import StatusError
+from limitguard.http.direct import answer_posts_directly
 from limitguard.http.heap import LARGE_BLOCK_BYTES, keep_large_blocks_apart, release_freed_memory_soon
 from limitguard.http.refusals import Refusals
 
@@ -268,6 +269,8 @@ class LimitedSite(web.BaseSite):
         connections = self.connections
         kwargs = {"access_log": None, "lingering_time": LINGER_SECONDS, **self._kwargs}
         keep_large_blocks_apart()
+        if isinstance(self._runner, web.AppRunner):
+            answer_posts_directly(server, self._runner.app)  # no getpid a request (limitguard.http.direct)
 
         def protocol() -> BoundedRequestHandler:
             return BoundedRequestHandler(server, connections, loop=loop, **kwargs)
