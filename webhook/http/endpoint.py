@@ -179,8 +179,11 @@ def _refused(
     if request is not None:
         response.force_close()
         protocol = request.protocol
-        if status != 413 and isinstance(protocol, BoundedRequestHandler):
-            protocol.close_without_lingering()
+        if isinstance(protocol, BoundedRequestHandler):
+            if status != 413:
+                protocol.close_without_lingering()
+            if (request.content_length or 0) >= TRIM_FROM_BODY_BYTES:
+                protocol.trim_when_closed()
     return response
 
 

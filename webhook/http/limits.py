@@ -34,6 +34,7 @@ from typing import Any
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from limitguard.errors import StatusError
+from limitguard.http.direct import answer_posts_directly
 from limitguard.http.heap import LARGE_BLOCK_BYTES, keep_large_blocks_apart, release_freed_memory_soon
 from limitguard.http.refusals import Refusals
 
@@ -155,6 +156,7 @@ class BoundedRequestHandler(RequestHandler):
         "_in_headers",
         "_peer",
         "_tail",
+        "_trim_when_closed",
         "receiving_body",
     )
 
@@ -169,6 +171,7 @@ class BoundedRequestHandler(RequestHandler):
         self._in_headers = True  # a new connection is before its first request's headers
         self._tail = b""
         self.receiving_body = False  # set by the endpoint while it reads a request's body
+        self._trim_when_closed = False
 
     @property
     def waiting(self) -> bool:
@@ -194,6 +197,8 @@ class BoundedRequestHandler(RequestHandler):
             self._deadline.cancel()
             self._deadline = None
         super().connection_lost(exc)
+        if self._trim_when_closed:
+            release_freed_memory_soon()  # after what the connection held is freed
 
     def data_received(self, data: bytes) -> None:
         if not self._in_headers:
@@ -219,6 +224,13 @@ class BoundedRequestHandler(RequestHandler):
         """After this answer, close at once: nobody waits for it (a stalled or refused body)."""
         self._lingering_time = 0.0
         self._keepalive = False
+
+    def trim_when_closed(self) -> None:
+        """Hand freed memory back once this connection is closed: it was refused a large body, and
+        what had arrived of it (TLS records, aiohttp's buffered chunks) lies in the heap between
+        live objects until then: without this, an attack of stalled large bodies, most of them refused
+        at once, kept the server near its peak until the rest timed out (docs/benchmarks.md)."""
+        self._trim_when_closed = True
 
     def _header_deadline(self) -> None:
         self._deadline = None
@@ -268,6 +280,8 @@ class LimitedSite(web.BaseSite):
         connections = self.connections
         kwargs = {"access_log": None, "lingering_time": LINGER_SECONDS, **self._kwargs}
         keep_large_blocks_apart()
+        if isinstance(self._runner, web.AppRunner):
+            answer_posts_directly(server, self._runner.app)  # no getpid a request (limitguard.http.direct)
 
         def protocol() -> BoundedRequestHandler:
             return BoundedRequestHandler(server, connections, loop=loop, **kwargs)

@@ -11,6 +11,17 @@ from pathlib import Path
 
 import pytest
 from limitguard.http import heap
+from limitguard.http.limits import TRIM_FROM_BODY_BYTES, ServingLimits
+
+from tests.unit.http.test_limits import (
+    HANG_GUARD,
+    Timers,
+    closed_by_server,
+    request,
+    response_of,
+    served,
+    until,
+)
 
 STATUS = Path("/proc/self/status")
 
@@ -119,3 +130,24 @@ def test_a_trim_left_pending_by_a_closed_loop_does_not_stop_the_next_loops(
     assert len(trims) == 1
     heap.release_freed_memory_soon()  # no loop: at once
     assert len(trims) == 2
+
+
+@pytest.mark.parametrize(("declared", "trimmed"), [(TRIM_FROM_BODY_BYTES, 1), (TRIM_FROM_BODY_BYTES - 1, 0)])
+async def test_a_connection_refused_a_large_body_trims_once_it_is_closed(
+    cert_dir: Path, monkeypatch: pytest.MonkeyPatch, declared: int, trimmed: int
+) -> None:
+    """What arrived of a refused large body is freed only when its connection closes: trim then."""
+    trims = count_trims(monkeypatch)
+    limits = ServingLimits(header_timeout_seconds=HANG_GUARD, max_body_bytes_per_peer=10_000)
+    async with served(cert_dir, limits, Timers()) as server:
+        reader, writer = await server.connect()
+        writer.write(request(b"x" * 10, declared=declared))
+        status, _ = await response_of(reader)
+        assert status == 503  # over the peer's share, refused before its body is read
+        assert trims == []  # the connection still holds what arrived
+        assert await closed_by_server(reader)
+        connections = server.site.connections
+        await until(lambda: connections.total == 0)
+        await asyncio.sleep(0)  # the turn a trim would be scheduled for
+        assert len(trims) == trimmed
+        writer.close()
