@@ -22,7 +22,6 @@ import shutil
 import ssl
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from limitguard.testing.clientcerts import client_pair
 
 from bench.goals import LEAST_SHARE, Goal, Round, judge_all, missed, print_goals
 from bench.harness import free_ports, start_floor, stop
-from bench.wrk_bench import Workload, prepare, serve_workload
+from bench.wrk_bench import Workload, bench_workdir, prepare, serve_workload
 from bench.wrk_runner import wrk
 
 NODES = 5000
@@ -191,12 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="serve limitguard from this folder (PYTHONPATH): the other side of a before/after",
     )
     args = parser.parse_args(argv)
-    if shutil.which("wrk") is None:
-        sys.exit("wrk is not installed (Debian: apt-get install -y wrk); `make bench-check` installs it")
-    work = Path(tempfile.mkdtemp(prefix="limitguard-check-"))
-    try:
-        certs.write(certs.generate(["localhost", "127.0.0.1"]), work / "certs")
-        context = ssl.create_default_context(cafile=str(work / "certs" / certs.CA_CERT))
+    with bench_workdir("limitguard-check-", "make bench-check") as (work, context):
         workload = prepare(NODES, work)
         print(
             f"{NODES:,} nodes, wrk -t1 -c16, {args.rounds} alternating rounds of {args.seconds} s per side; "
@@ -214,8 +208,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         else:
             columns["client auth"] = judged(setup, client_auth=True)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     print_goals(columns)
     failures = missed(columns)
     if failures:

@@ -24,6 +24,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -157,6 +159,20 @@ def prepare(nodes: int, work: Path) -> Workload:
     config_file = work / "config.yaml"
     config_file.write_text(CONFIG)
     return Workload(nodes, pods, cluster_file, config_file, bodies)
+
+
+@contextmanager
+def bench_workdir(prefix: str, tool: str) -> Iterator[tuple[Path, ssl.SSLContext]]:
+    """A scratch folder with a fresh serving certificate, and a client context trusting its CA; wrk
+    must be installed (*tool* names the make target that installs it). Removed afterwards."""
+    if shutil.which("wrk") is None:
+        sys.exit(f"wrk is not installed (Debian: apt-get install -y wrk); `{tool}` installs it")
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        certs.write(certs.generate(["localhost", "127.0.0.1"]), work / "certs")
+        yield work, ssl.create_default_context(cafile=str(work / "certs" / certs.CA_CERT))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def serve_workload(
@@ -322,12 +338,7 @@ def main() -> None:
     )
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
-    if shutil.which("wrk") is None:
-        sys.exit("wrk is not installed (Debian: apt-get install -y wrk); `make bench` installs it")
-    work = Path(tempfile.mkdtemp(prefix="limitguard-wrk-"))
-    try:
-        certs.write(certs.generate(["localhost", "127.0.0.1"]), work / "certs")
-        context = ssl.create_default_context(cafile=str(work / "certs" / certs.CA_CERT))
+    with bench_workdir("limitguard-wrk-", "make bench") as (work, context):
         print(
             f"wrk -t1 -c16, keep-alive HTTPS (TLS 1.3), {args.rounds} alternating runs of {args.seconds} s per side "
             "(median shown); client and servers share this machine"
@@ -338,8 +349,6 @@ def main() -> None:
         print_goals({f"{result['nodes']:,} nodes": goals(result) for result in results})
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=2))
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
