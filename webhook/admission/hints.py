@@ -16,7 +16,7 @@ import orjson
 from limitguard.core.config import Config
 from limitguard.core.defaults import NotAPod, with_adds
 from limitguard.core.eligibility import Placement
-from limitguard.core.hints import hint_annotation, hint_patch, preferred_term, skip_reason
+from limitguard.core.hints import digest_of, hint_annotation, hint_patch, preferred_term, skip_reason
 from limitguard.core.objects import is_object, object_or_empty
 from limitguard.core.podlimits import PodRules, PodSpecError, pod_limits, rules_in_effect
 from limitguard.core.response import JsonPatch, Response, patched
@@ -72,9 +72,11 @@ class Hinter:
         self.count(("given" if ops else "skipped", reason))
         if not ops:
             return answer
+        # encoded here: the core's JsonPatch.of (the standard library's encoder) takes ~30 us for 500 names
         if answer.patch is None:
-            return patched("placement-hint", ops, *answer.warnings)
-        return patched(f"{answer.reason},placement-hint", answer.patch.operations() + ops, *answer.warnings)
+            return patched("placement-hint", JsonPatch(orjson.dumps(ops)), *answer.warnings)
+        combined = JsonPatch(orjson.dumps(answer.patch.operations() + ops))
+        return patched(f"{answer.reason},placement-hint", combined, *answer.warnings)
 
     def hint_ops(
         self, pod: Mapping[str, Any], namespace: str, defaults: Response | None = None
@@ -130,7 +132,9 @@ class Hinter:
 
     def _patch(self, pod: Mapping[str, Any], found: HintNodes) -> tuple[list[dict[str, Any]], str]:
         term = preferred_term(found.operator, found.values, self.config.placement_hints.weight)
-        ops = hint_patch(pod, term, hint_annotation(term, found.fit, found.eligible, found.capped))
+        digest = digest_of(orjson.dumps(term, option=orjson.OPT_SORT_KEYS))  # term_digest's bytes, 10x faster
+        annotation = hint_annotation(term, found.fit, found.eligible, found.capped, digest)
+        ops = hint_patch(pod, term, annotation, digest)
         if not ops:
             return [], "unchanged"  # a reinvocation whose term is the one already there
         return ops, f"{found.operator}-capped" if found.capped else str(found.operator)

@@ -23,6 +23,7 @@ from typing import Any, Generic, TypeVar
 import orjson
 from aiohttp import web
 from limitguard.errors import LimitguardError, StatusError
+from limitguard.http.answer import json_answer
 from limitguard.http.eventloop import running_loop
 from limitguard.http.heap import release_freed_memory_soon
 from limitguard.http.limits import (
@@ -236,7 +237,7 @@ def endpoint_handler(
         observe(decoded, answer, time.perf_counter() - started)
         if len(body) >= TRIM_FROM_BODY_BYTES:  # a full NodeList: its parse freed many pages
             release_freed_memory_soon()  # one trim, also when the body budget asked for one
-        return web.Response(body=encode(decoded, answer), content_type="application/json")
+        return json_answer(request, encode(decoded, answer))
 
     return serve
 

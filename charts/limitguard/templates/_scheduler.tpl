@@ -11,12 +11,16 @@ app.kubernetes.io/component: scheduler
 {{/* The cluster's minor release for the image tag: config.kubernetesVersion when set; else the
      apiserver's when Helm talks to a cluster (a real cluster serves apiregistration.k8s.io/v1, which
      Helm's built-in list for `helm template` lacks; tools that render with the cluster's API list,
-     such as Argo CD, pass it); else none (""), and the newest tag is used. */}}
+     such as Argo CD, pass it); else none (""), and the newest tag is used. The apiserver's version
+     is read from its full version string (v1.31.2-eks-7f9249a, v1.33.5-gke.1080000), not from its
+     minor field, which managed clusters report as "31+". */}}
 {{- define "limitguard.schedulerClusterMinor" -}}
-{{- if .Values.config.kubernetesVersion -}}
-{{- regexReplaceAll "^v?1\\.([0-9]+).*$" .Values.config.kubernetesVersion "${1}" -}}
-{{- else if .Capabilities.APIVersions.Has "apiregistration.k8s.io/v1" -}}
-{{- regexFind "^[0-9]+" .Capabilities.KubeVersion.Minor -}}
+{{- $version := .Values.config.kubernetesVersion -}}
+{{- if and (not $version) (.Capabilities.APIVersions.Has "apiregistration.k8s.io/v1") -}}
+{{- $version = .Capabilities.KubeVersion.Version -}}
+{{- end -}}
+{{- if $version -}}
+{{- regexReplaceAll "^v?1\\.([0-9]+).*$" $version "${1}" -}}
 {{- end -}}
 {{- end -}}
 

@@ -166,6 +166,15 @@ def test_provided_certificates_and_a_client_certificate_validate(render: Render,
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.parametrize(
+    ("version", "release"),
+    [("v1.33.5-eks-7f9249a", "1.33"), ("v1.34.1-gke.1146000", "1.34"), ("v1.32.7+k3s1", "1.32")],
+)
+def test_a_managed_clusters_version_picks_its_minors_tag(helm: Helm, version: str, release: str) -> None:
+    """EKS and GKE report the minor field as "33+"; the tag follows the full version string."""
+    assert image(objects_of(on_cluster(helm, version))).endswith(f":{TAGS[release]}")
+
+
 def test_one_minor_newer_cluster_gets_the_newest_tag_and_others_must_say(helm: Helm) -> None:
     newest_minor = int(NEWEST.split(".")[1])
     assert image(objects_of(on_cluster(helm, f"1.{newest_minor + 1}.0"))).endswith(TAGS[NEWEST])

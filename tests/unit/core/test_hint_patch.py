@@ -3,9 +3,22 @@ and the operator choice at its edges."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+
+import orjson
 import pytest
 from limitguard.core.defaults import NotAPod
-from limitguard.core.hints import PREFERRED, Operator, choose_operator, hint_patch, preferred_term
+from limitguard.core.hints import (
+    PREFERRED,
+    Operator,
+    choose_operator,
+    digest_of,
+    hint_annotation,
+    hint_patch,
+    preferred_term,
+    term_digest,
+)
 
 TERM = preferred_term(Operator.IN, ["a"], 100)
 
@@ -44,3 +57,15 @@ def test_null_members_are_added_over():
 )
 def test_the_operator(fit, unfit, unlabelled, max_nodes, expected):
     assert choose_operator(fit, unfit, unlabelled, max_nodes) is expected
+
+
+def test_the_digest_is_of_the_bytes_earlier_releases_wrote_and_orjsons_are_the_same():
+    """A pod hinted by an earlier release records the digest of json.dumps(sort_keys) of its term; a
+    reinvocation must still recognise it. The webhook encodes its own term with orjson: same bytes."""
+    term = preferred_term(Operator.NOT_IN, ["node-b", "nødé-a", 'q"uote', "tab\t"], 100)
+    text = json.dumps(term, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert term_digest(term) == hashlib.sha256(text.encode()).hexdigest()[:16]
+    assert orjson.dumps(term, option=orjson.OPT_SORT_KEYS) == text.encode()
+    annotation = hint_annotation(term, fit=3, eligible=5, capped=False)
+    assert json.loads(annotation)["term"] == term_digest(term)
+    assert hint_annotation(term, 3, 5, False, digest_of(text.encode())) == annotation
