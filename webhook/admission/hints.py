@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
@@ -30,6 +30,9 @@ log = logging.getLogger(__name__)
 # defaults patch): at most 4 MiB of keys.
 MAX_REMEMBERED_SPECS = 256
 MAX_REMEMBERED_KEY_BYTES = 16 * 1024
+# Hinted patches remembered per spec and node-table version, by the pod's annotations (pods of one
+# workload usually share theirs).
+MAX_PATCHES_PER_SPEC = 16
 
 # (outcome, reason): ("given", "In" | "NotIn" | "In-capped") or ("skipped", why)
 HintCount = Callable[[tuple[str, str]], None]
@@ -48,6 +51,9 @@ class _Remembered:
     rules: PodRules  # the release's pod rules the limits were counted by
     nodes: HintNodes | str | None = None
     version: int = -1
+    # the whole patch (the defaults' operations, then the hint's) and the metrics reason, for
+    # *nodes*, by the pod's annotations as JSON: a burst's pods share it until the table changes
+    patches: dict[bytes, tuple[JsonPatch | None, str]] = field(default_factory=dict)
 
 
 class Hinter:
@@ -65,43 +71,60 @@ class Hinter:
         if not answer.allowed or not is_object(pod):
             return answer
         try:
-            ops, reason = self.hint_ops(pod, namespace, answer)
+            hinted, reason = self.hinted_patch(pod, namespace, answer)
         except (NotAPod, PodSpecError) as error:
             log.debug("no placement hint for a malformed pod: %s", error)
-            ops, reason = [], "malformed"
-        self.count(("given" if ops else "skipped", reason))
-        if not ops:
+            hinted, reason = None, "malformed"
+        self.count(("given" if hinted else "skipped", reason))
+        if hinted is None:
             return answer
-        # encoded here: the core's JsonPatch.of (the standard library's encoder) takes ~30 us for 500 names
-        if answer.patch is None:
-            return patched("placement-hint", JsonPatch(orjson.dumps(ops)), *answer.warnings)
-        combined = JsonPatch(orjson.dumps(answer.patch.operations() + ops))
-        return patched(f"{answer.reason},placement-hint", combined, *answer.warnings)
+        why = f"{answer.reason},placement-hint" if answer.patch is not None else "placement-hint"
+        return patched(why, hinted, *answer.warnings)
 
-    def hint_ops(
+    def hinted_patch(
         self, pod: Mapping[str, Any], namespace: str, defaults: Response | None = None
-    ) -> tuple[list[dict[str, Any]], str]:
-        """The hint's patch operations for *pod* as the *defaults* answer's patch leaves it (empty:
-        no hint) and the metrics reason. What skip_reason reads is never changed by that patch."""
+    ) -> tuple[JsonPatch | None, str]:
+        """The *defaults* answer's patch with the hint's operations after it (None: no hint) and the
+        metrics reason. What skip_reason reads is never changed by the defaults' patch."""
         spec = object_or_empty(pod.get("spec"))
         metadata = object_or_empty(pod.get("metadata"))
         config = self.config
         daemonset = controller_of(metadata) in config.limit_aware.daemonset_kinds
         skip = skip_reason(config, namespace, spec, object_or_empty(metadata.get("annotations")), daemonset)
         if skip is not None:
-            return [], skip
+            return None, skip
         if not self.state.ready:
-            return [], "state-incomplete"
+            return None, "state-incomplete"
         patch = defaults.patch if defaults is not None else None
-        found = self._nodes(pod, patch)
-        if isinstance(found, str):
-            return [], found
-        return self._patch(with_adds(pod, patch.operations()) if patch is not None else pod, found)
+        kept = self._remembered_for(pod, patch)
+        nodes = kept.nodes
+        assert nodes is not None  # found by _remembered_for
+        if isinstance(nodes, str):
+            return None, nodes
+        raw = pod.get("metadata")
+        try:  # what hint_patch reads of the pod besides its spec, which the remembered entry's key holds
+            if is_object(raw):  # whether metadata is an object decides the patch's paths too
+                key: bytes | None = b"o" + orjson.dumps(raw.get("annotations"))
+            else:
+                key = b"v" + orjson.dumps(raw)
+        except TypeError:  # not JSON (only a test can build such a pod)
+            key = None
+        found = kept.patches.get(key) if key is not None else None
+        if found is None:
+            found = self._patch(
+                with_adds(pod, patch.operations()) if patch is not None else pod, nodes, patch
+            )
+            if key is not None:
+                if len(kept.patches) >= MAX_PATCHES_PER_SPEC:
+                    kept.patches.clear()
+                kept.patches[key] = found
+        return found
 
-    def _nodes(self, pod: Mapping[str, Any], patch: JsonPatch | None) -> HintNodes | str:
-        """hint_nodes for *pod* as *patch* leaves it. The pods of one workload have one spec: its
-        limits and placement are parsed once, and its nodes found once per version of the node
-        table (a burst of pods created between two bindings shares them)."""
+    def _remembered_for(self, pod: Mapping[str, Any], patch: JsonPatch | None) -> _Remembered:
+        """What *pod*'s spec (as *patch* leaves it) needs, its nodes (hint_nodes) found on the node
+        table as it is now. The pods of one workload have one spec: its limits and placement are
+        parsed once, and its nodes found once per version of the node table (a burst of pods
+        created between two bindings shares them, and their patches)."""
         table = self.state.node_table()
         try:
             key: bytes | None = orjson.dumps(pod.get("spec")) + orjson.dumps(pod.get("status"))
@@ -128,13 +151,21 @@ class Hinter:
                 table, kept.limits, kept.placement, self.config.limit_aware.default_ratios, hints.max_nodes
             )
             kept.version = table.version
-        return kept.nodes
+            kept.patches.clear()
+        return kept
 
-    def _patch(self, pod: Mapping[str, Any], found: HintNodes) -> tuple[list[dict[str, Any]], str]:
+    def _patch(
+        self, pod: Mapping[str, Any], found: HintNodes, defaults: JsonPatch | None
+    ) -> tuple[JsonPatch | None, str]:
         term = preferred_term(found.operator, found.values, self.config.placement_hints.weight)
         digest = digest_of(orjson.dumps(term, option=orjson.OPT_SORT_KEYS))  # term_digest's bytes, 10x faster
         annotation = hint_annotation(term, found.fit, found.eligible, found.capped, digest)
         ops = hint_patch(pod, term, annotation, digest)
         if not ops:
-            return [], "unchanged"  # a reinvocation whose term is the one already there
-        return ops, f"{found.operator}-capped" if found.capped else str(found.operator)
+            return None, "unchanged"  # a reinvocation whose term is the one already there
+        if defaults is not None:
+            ops = defaults.operations() + ops
+        # encoded here: the core's JsonPatch.of (the standard library's encoder) takes ~30 us for 500 names
+        return JsonPatch(orjson.dumps(ops)), f"{found.operator}-capped" if found.capped else str(
+            found.operator
+        )

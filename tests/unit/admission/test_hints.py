@@ -7,6 +7,7 @@ import copy
 import dataclasses
 import json
 
+import jsonpatch
 import orjson
 import pytest
 from limitguard.admission.mutating import Mutator
@@ -113,6 +114,39 @@ def test_reinvocation_replaces_our_term_and_never_adds_a_second():
     assert terms[0] == own and len(terms) == 2
     assert our_expression(second)["values"] == ["node-3", "node-4"]  # In the two with room now
     assert json.loads(second["metadata"]["annotations"][HINT_ANNOTATION])["fit"] == 2
+
+
+def test_a_bursts_pods_share_one_patch_until_the_node_table_changes():
+    """Pods of one spec and one set of annotations created between two table changes get the same
+    patch (encoded once); a pod landing on a node changes the nodes named; other metadata gets its own."""
+    state = cluster()
+    mutator = Mutator(state, settings())
+
+    def hinted(pod_object, metadata=True):
+        review = pod_create(pod_object)
+        if not metadata:
+            review["request"]["object"]["metadata"] = None  # another path for the annotation
+        return mutator(decode_review(orjson.dumps(review))).patch
+
+    first, second = hinted(limited("web-1")), hinted(limited("web-2"))
+    assert second is first  # the same JsonPatch: shared, not rebuilt
+    assert [op["path"] for op in first.operations()] == ["/spec/affinity", "/metadata/annotations"]
+    annotated = limited("web-3")
+    annotated["metadata"]["annotations"] = {"team": "a"}
+    annotated = hinted(annotated)  # the same spec: ours is added beside their annotations
+    assert [op["path"] for op in annotated.operations()] == [
+        "/spec/affinity",
+        "/metadata/annotations/" + HINT_ANNOTATION.replace("/", "~1"),
+    ]
+    assert [op["path"] for op in hinted(limited("web-4"), metadata=False).operations()] == [
+        "/spec/affinity",
+        "/metadata",
+    ]
+    state.upsert_pod(pod("big-2", node_name="node-2", cpu="9"))  # node-2 is full now
+    after = hinted(limited("web-5"))
+    assert after is not first
+    expression = our_expression(jsonpatch_applied(limited("web-5"), after))
+    assert (expression["operator"], expression["values"]) == ("In", ["node-3", "node-4"])  # the shorter list
 
 
 def test_defaults_and_hint_in_one_review_count_the_defaulted_limits():
@@ -271,3 +305,7 @@ def test_eligibility_narrows_the_nodes_considered():
     _, patched = mutate(state, settings(), limited(nodeSelector={"pool": "a"}))
     assert our_expression(patched) == {"key": HOSTNAME_LABEL, "operator": "In", "values": ["node-2"]}
     assert json.loads(patched["metadata"]["annotations"][HINT_ANNOTATION])["eligible"] == 2
+
+
+def jsonpatch_applied(pod_object, patch):
+    return jsonpatch.apply_patch(pod_object, patch.operations())

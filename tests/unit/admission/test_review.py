@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import orjson
 import pytest
-from limitguard.admission.review import AdmissionRequest, ReviewError, decode_review
+from limitguard.admission.review import AdmissionRequest, ReviewError, decode_review, encode_response
+from limitguard.core.response import patched
 
 
 def review(**request: Any) -> bytes:
@@ -92,3 +94,20 @@ def test_a_malformed_review_names_its_field(body: bytes, message: str) -> None:
     with pytest.raises(ReviewError) as raised:
         decode_review(body)
     assert str(raised.value).startswith(message)
+
+
+def test_each_answer_carries_its_own_patch_whichever_came_before() -> None:
+    """The base64 of the last patch is kept (a burst's answers share one patch): answers with other
+    patches, alternating, must each carry their own."""
+    request = decode_review(
+        review(
+            resource={"group": "", "version": "v1", "resource": "pods"},
+            kind={"group": "", "version": "v1", "kind": "Pod"},
+            object={},
+        )
+    )
+    first = patched("defaulted", [{"op": "add", "path": "/metadata/labels", "value": {"a": "1"}}])
+    second = patched("defaulted", [{"op": "add", "path": "/metadata/labels", "value": {"b": "2"}}])
+    for response in (first, second, first, first, second):
+        sent = orjson.loads(encode_response(request, response))["response"]
+        assert base64.b64decode(sent["patch"]) == response.patch.encoded
