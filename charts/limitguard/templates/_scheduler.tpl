@@ -13,7 +13,7 @@ app.kubernetes.io/component: scheduler
      Helm's built-in list for `helm template` lacks; tools that render with the cluster's API list,
      such as Argo CD, pass it); else none (""), and the newest tag is used. The apiserver's version
      is read from its full version string (v1.31.2-eks-7f9249a, v1.33.5-gke.1080000), not from its
-     minor field, which managed clusters report as "31+". */}}
+     minor field, which some providers report as "31+". */}}
 {{- define "limitguard.schedulerClusterMinor" -}}
 {{- $version := .Values.config.kubernetesVersion -}}
 {{- if and (not $version) (.Capabilities.APIVersions.Has "apiregistration.k8s.io/v1") -}}

@@ -171,7 +171,7 @@ def test_provided_certificates_and_a_client_certificate_validate(render: Render,
     [("v1.33.5-eks-7f9249a", "1.33"), ("v1.34.1-gke.1146000", "1.34"), ("v1.32.7+k3s1", "1.32")],
 )
 def test_a_managed_clusters_version_picks_its_minors_tag(helm: Helm, version: str, release: str) -> None:
-    """EKS and GKE report the minor field as "33+"; the tag follows the full version string."""
+    """Some providers report the minor field as "33+"; the tag follows the full version string."""
     assert image(objects_of(on_cluster(helm, version))).endswith(f":{TAGS[release]}")
 
 
