@@ -75,7 +75,7 @@ class Hinter:
         except (NotAPod, PodSpecError) as error:
             log.debug("no placement hint for a malformed pod: %s", error)
             hinted, reason = None, "malformed"
-        self.count(("given" if hinted else "skipped", reason))
+        self.count(("given" if hinted is not None else "skipped", reason))
         if hinted is None:
             return answer
         why = f"{answer.reason},placement-hint" if answer.patch is not None else "placement-hint"
@@ -165,7 +165,6 @@ class Hinter:
             return None, "unchanged"  # a reinvocation whose term is the one already there
         if defaults is not None:
             ops = defaults.operations() + ops
+        reason = f"{found.operator}-capped" if found.capped else str(found.operator)
         # encoded here: the core's JsonPatch.of (the standard library's encoder) takes ~30 us for 500 names
-        return JsonPatch(orjson.dumps(ops)), f"{found.operator}-capped" if found.capped else str(
-            found.operator
-        )
+        return JsonPatch(orjson.dumps(ops)), reason
