@@ -31,8 +31,9 @@ log = logging.getLogger(__name__)
 MAX_REMEMBERED_SPECS = 256
 MAX_REMEMBERED_KEY_BYTES = 16 * 1024
 # Hinted patches remembered per spec and node-table version, by the pod's annotations (pods of one
-# workload usually share theirs).
+# workload usually share theirs), and their bytes in all: a term may name 5,000 hostnames (330 KB).
 MAX_PATCHES_PER_SPEC = 16
+MAX_PATCH_BYTES = 8 << 20
 
 # (outcome, reason): ("given", "In" | "NotIn" | "In-capped") or ("skipped", why)
 HintCount = Callable[[tuple[str, str]], None]
@@ -54,6 +55,10 @@ class _Remembered:
     # the whole patch (the defaults' operations, then the hint's) and the metrics reason, for
     # *nodes*, by the pod's annotations as JSON: a burst's pods share it until the table changes
     patches: dict[bytes, tuple[JsonPatch | None, str]] = field(default_factory=dict)
+    remembered: bool = False  # kept in the Hinter's table (else built for one pod and dropped)
+
+    def patch_bytes(self) -> int:
+        return sum(len(patch.encoded) for patch, _ in self.patches.values() if patch is not None)
 
 
 class Hinter:
@@ -65,6 +70,7 @@ class Hinter:
         self.count = count or _ignore
         # pod spec (as JSON, with its status and the defaults patch) -> what the hint needs of it
         self._remembered: dict[bytes, _Remembered] = {}
+        self._patch_bytes = 0  # of every remembered entry's patches
 
     def add_to(self, answer: Response, pod: Any, namespace: str) -> Response:
         """*answer* with the hint's operations appended, or *answer* itself when there is none."""
@@ -114,11 +120,27 @@ class Hinter:
             found = self._patch(
                 with_adds(pod, patch.operations()) if patch is not None else pod, nodes, patch
             )
-            if key is not None:
-                if len(kept.patches) >= MAX_PATCHES_PER_SPEC:
-                    kept.patches.clear()
-                kept.patches[key] = found
+            if key is not None and kept.remembered:
+                self._remember_patch(kept, key, found)
         return found
+
+    def _remember_patch(self, kept: _Remembered, key: bytes, found: tuple[JsonPatch | None, str]) -> None:
+        """Keep *found* for *key*'s pods, within MAX_PATCHES_PER_SPEC and MAX_PATCH_BYTES."""
+        size = len(found[0].encoded) if found[0] is not None else 0
+        if len(kept.patches) >= MAX_PATCHES_PER_SPEC:
+            self._forget_patches(kept)
+        if self._patch_bytes + size > MAX_PATCH_BYTES:
+            for entry in self._remembered.values():
+                entry.patches.clear()
+            self._patch_bytes = 0
+            if size > MAX_PATCH_BYTES:
+                return
+        kept.patches[key] = found
+        self._patch_bytes += size
+
+    def _forget_patches(self, kept: _Remembered) -> None:
+        self._patch_bytes -= kept.patch_bytes()
+        kept.patches.clear()
 
     def _remembered_for(self, pod: Mapping[str, Any], patch: JsonPatch | None) -> _Remembered:
         """What *pod*'s spec (as *patch* leaves it) needs, its nodes (hint_nodes) found on the node
@@ -134,6 +156,8 @@ class Hinter:
             key = None
         kept = self._remembered.get(key) if key is not None else None
         if kept is None or kept.rules is not rules_in_effect():  # the cluster's release changed
+            if kept is not None:
+                self._forget_patches(kept)  # replaced below
             if patch is not None:
                 pod = with_adds(pod, patch.operations())
             spec = object_or_empty(pod.get("spec"))
@@ -144,14 +168,16 @@ class Hinter:
             if key is not None and len(key) <= MAX_REMEMBERED_KEY_BYTES:
                 if len(self._remembered) >= MAX_REMEMBERED_SPECS:
                     self._remembered.clear()
+                    self._patch_bytes = 0
                 self._remembered[key] = kept
+                kept.remembered = True
         if kept.version != table.version or kept.nodes is None:
             hints = self.config.placement_hints
             kept.nodes = hint_nodes(
                 table, kept.limits, kept.placement, self.config.limit_aware.default_ratios, hints.max_nodes
             )
             kept.version = table.version
-            kept.patches.clear()
+            self._forget_patches(kept)
         return kept
 
     def _patch(

@@ -10,6 +10,7 @@ import json
 import jsonpatch
 import orjson
 import pytest
+from limitguard.admission import hints as hints_module
 from limitguard.admission.mutating import Mutator
 from limitguard.admission.review import decode_review
 from limitguard.core.config import Config, Enforcement, HintMode
@@ -147,6 +148,25 @@ def test_a_bursts_pods_share_one_patch_until_the_node_table_changes():
     assert after is not first
     expression = our_expression(jsonpatch_applied(limited("web-5"), after))
     assert (expression["operator"], expression["values"]) == ("In", ["node-3", "node-4"])  # the shorter list
+
+
+def test_the_remembered_patches_stay_within_their_bytes(monkeypatch):
+    """Pods with ever new annotations (a tenant's, or an attacker's) cannot make the remembered
+    patches grow past MAX_PATCH_BYTES: past it they are dropped, and every answer stays right."""
+    patch_bytes = len(
+        Mutator(cluster(), settings())(decode_review(orjson.dumps(pod_create(limited())))).patch.encoded
+    )
+    monkeypatch.setattr(hints_module, "MAX_PATCH_BYTES", 3 * patch_bytes + 100)
+    state = cluster()
+    mutator = Mutator(state, settings())
+    hinter = mutator.hinter
+    for index in range(40):
+        pod_object = limited(f"web-{index}")
+        pod_object["metadata"]["annotations"] = {"n": str(index % 20)}  # 20 annotation sets, one spec
+        answer = mutator(decode_review(orjson.dumps(pod_create(pod_object))))
+        assert our_expression(jsonpatch_applied(pod_object, answer.patch))["values"] == ["node-0", "node-1"]
+        kept = sum(entry.patch_bytes() for entry in hinter._remembered.values())
+        assert kept == hinter._patch_bytes <= hints_module.MAX_PATCH_BYTES
 
 
 def test_defaults_and_hint_in_one_review_count_the_defaulted_limits():
