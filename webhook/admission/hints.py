@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 MAX_REMEMBERED_SPECS = 256
 MAX_REMEMBERED_KEY_BYTES = 16 * 1024
 # Hinted patches remembered per spec and node-table version, by the pod's annotations (pods of one
-# workload usually share theirs), and their bytes in all: a term may name 5,000 hostnames (330 KB).
+# workload usually share theirs), and their bytes in all, keys included: a term may name 5,000
+# hostnames (330 KB), and a pod's annotations take up to 256 KiB.
 MAX_PATCHES_PER_SPEC = 16
 MAX_PATCH_BYTES = 8 << 20
 
@@ -58,7 +59,12 @@ class _Remembered:
     remembered: bool = False  # kept in the Hinter's table (else built for one pod and dropped)
 
     def patch_bytes(self) -> int:
-        return sum(len(patch.encoded) for patch, _ in self.patches.values() if patch is not None)
+        """The remembered patches' bytes, with their keys' (annotations may take 256 KiB)."""
+        return sum(_size(key, found) for key, found in self.patches.items())
+
+
+def _size(key: bytes, found: tuple[JsonPatch | None, str]) -> int:
+    return len(key) + (len(found[0].encoded) if found[0] is not None else 0)
 
 
 class Hinter:
@@ -126,7 +132,7 @@ class Hinter:
 
     def _remember_patch(self, kept: _Remembered, key: bytes, found: tuple[JsonPatch | None, str]) -> None:
         """Keep *found* for *key*'s pods, within MAX_PATCHES_PER_SPEC and MAX_PATCH_BYTES."""
-        size = len(found[0].encoded) if found[0] is not None else 0
+        size = _size(key, found)
         if len(kept.patches) >= MAX_PATCHES_PER_SPEC:
             self._forget_patches(kept)
         if self._patch_bytes + size > MAX_PATCH_BYTES:
