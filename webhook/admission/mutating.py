@@ -71,8 +71,7 @@ class Mutator:
         swap = self._scheduler_operation(pod, namespace) if self.scheduler else None
         if swap is None:
             return self.answer_for(pod, namespace, request.uid)
-        answer = self.defaults_for(pod, namespace, request.uid) if self.defaults else allowed("defaults-off")
-        return with_operation(answer, swap)
+        return with_operation(self._defaults_part(pod, namespace, request.uid), swap)
 
     def _scheduler_operation(self, pod: Any, namespace: str) -> dict[str, Any] | None:
         """The patch operation sending *pod* to limitguard's scheduler, when its namespace asked."""
@@ -88,10 +87,13 @@ class Mutator:
     def answer_for(self, pod: Any, namespace: str, uid: str = "") -> Response:
         """The answer to creating *pod* in *namespace* without a scheduler change (also what
         `limitguard explain` applies)."""
-        answer = self.defaults_for(pod, namespace, uid) if self.defaults else allowed("defaults-off")
+        answer = self._defaults_part(pod, namespace, uid)
         if self.hinter is None:
             return answer
         return self.hinter.add_to(answer, pod, namespace)
+
+    def _defaults_part(self, pod: Any, namespace: str, uid: str) -> Response:
+        return self.defaults_for(pod, namespace, uid) if self.defaults else allowed("defaults-off")
 
     def defaults_for(self, pod: Any, namespace: str, uid: str = "") -> Response:
         """The defaults' answer (remembered by the pod's shape, warnings added per namespace)."""

@@ -6,12 +6,11 @@ request came in, echoing its uid.
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from limitguard.core.response import JsonPatch, Response
+from limitguard.core.response import Response
 from limitguard.errors import LimitguardError
 
 API_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
@@ -122,26 +121,6 @@ def decode_review(body: bytes) -> AdmissionRequest:
     )
 
 
-class _LastPatch:
-    """The last patch and its base64 text: the answers for pods of one shape (and a burst's
-    placement hints) share one JsonPatch, whose base64 is computed once, not per answer."""
-
-    __slots__ = ("patch", "text")
-
-    def __init__(self) -> None:
-        self.patch: JsonPatch | None = None
-        self.text = ""
-
-    def base64(self, patch: JsonPatch) -> str:
-        if patch is not self.patch:
-            self.text = base64.b64encode(patch.encoded).decode()
-            self.patch = patch
-        return self.text
-
-
-_last_patch = _LastPatch()
-
-
 def encode_response(request: AdmissionRequest, response: Response) -> bytes:
     """The AdmissionReview answering *request*, as JSON bytes."""
     body: dict[str, Any] = {"uid": request.uid, "allowed": response.allowed}
@@ -155,5 +134,5 @@ def encode_response(request: AdmissionRequest, response: Response) -> bytes:
         body["warnings"] = list(response.warnings)
     if response.patch:
         body["patchType"] = "JSONPatch"
-        body["patch"] = _last_patch.base64(response.patch)
+        body["patch"] = response.patch.base64_text
     return orjson.dumps({"apiVersion": request.api_version, "kind": "AdmissionReview", "response": body})

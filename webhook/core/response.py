@@ -9,8 +9,9 @@ type knows nothing of HTTP or of the AdmissionReview's JSON, so the pure core ca
 from __future__ import annotations
 
 import json
+from base64 import b64encode
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from limitguard.core.config import Enforcement
@@ -30,9 +31,14 @@ class JsonPatch:
 
     One patch is shared by every answer for pods of the same shape (the mutating webhook memoises
     its answers), so it cannot be a list of dicts that whoever applies it could change afterwards;
-    `operations()` hands out a fresh copy. The text is what the AdmissionReview carries anyway."""
+    `operations()` hands out a fresh copy. The text is what the AdmissionReview carries anyway, in
+    base64: encoded once with the patch, not once per answer that shares it."""
 
     encoded: bytes
+    base64_text: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "base64_text", b64encode(self.encoded).decode())
 
     @classmethod
     def of(cls, operations: Sequence[Mapping[str, Any]]) -> JsonPatch:

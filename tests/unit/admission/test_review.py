@@ -97,8 +97,8 @@ def test_a_malformed_review_names_its_field(body: bytes, message: str) -> None:
 
 
 def test_each_answer_carries_its_own_patch_whichever_came_before() -> None:
-    """The base64 of the last patch is kept (a burst's answers share one patch): answers with other
-    patches, alternating, must each carry their own."""
+    """A patch's base64 is encoded once with it (a burst's answers share one patch): answers with
+    other patches, alternating, must each carry their own."""
     request = decode_review(
         review(
             resource={"group": "", "version": "v1", "resource": "pods"},
