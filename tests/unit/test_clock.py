@@ -34,6 +34,21 @@ async def test_sleeps_resume_when_advanced_past_their_deadline_earliest_first() 
     assert clock.slept == [3, 1, 1, 5]
 
 
+async def test_a_named_tasks_sleep_is_waited_for_whatever_else_sleeps() -> None:
+    clock = FakeClock()
+    other = asyncio.create_task(clock.sleep(1), name="reflector-nodes")
+    await clock.wait_for_sleepers(1)
+    waiting = asyncio.create_task(clock.wait_for_sleeper("reflector-pods"))
+    await asyncio.sleep(0)
+    assert not waiting.done()  # a sleeper, but not the one asked for
+    pods = asyncio.create_task(clock.sleep(1), name="reflector-pods")
+    await waiting
+    assert sorted(clock.sleeping_tasks()) == ["reflector-nodes", "reflector-pods"]
+    clock.advance(1)  # both resumed: neither counts as sleeping any more, even before it runs
+    assert clock.sleeping_tasks() == []
+    await asyncio.gather(other, pods)
+
+
 async def test_autojump_moves_time_by_exactly_what_was_slept() -> None:
     clock = FakeClock(autojump=True)
     for seconds in (0.5, 2.0, 0.25):

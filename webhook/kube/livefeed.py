@@ -102,6 +102,11 @@ def build_reflectors(
     }
 
 
+def reflector_task_name(kind: str) -> str:
+    """The name of the task that runs *kind*'s reflector (tests wait for its sleeps by it)."""
+    return f"reflector-{kind}"
+
+
 class LiveFeed:
     """Three reflector tasks sharing one HTTP session, and the task that releases ledger entries
     the apiserver never wrote; readiness comes from the state, not from here."""
@@ -133,7 +138,7 @@ class LiveFeed:
 
     def start(self) -> None:
         self._tasks = [
-            asyncio.create_task(reflector.run(), name=f"reflector-{kind}")
+            asyncio.create_task(reflector.run(), name=reflector_task_name(kind))
             for kind, reflector in self.reflectors.items()
         ]
         if self.releaser is not None:

@@ -12,6 +12,7 @@ import asyncio
 import heapq
 import itertools
 import time
+from collections.abc import Callable
 
 
 class FakeClock:
@@ -28,6 +29,7 @@ class FakeClock:
         self._now = start
         self.autojump = autojump
         self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._sleeping_tasks: dict[asyncio.Future[None], str] = {}  # each pending sleep's task name
         self._order = itertools.count()
         self._watching_sleepers: set[asyncio.Event] = set()  # one per wait_for_sleepers() call
         self.slept: list[float] = []  # every requested sleep, in order (what backoff asked for)
@@ -44,12 +46,15 @@ class FakeClock:
         self.slept.append(seconds)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         heapq.heappush(self._sleepers, (self._now + max(0.0, seconds), next(self._order), future))
+        task = asyncio.current_task()
+        self._sleeping_tasks[future] = task.get_name() if task is not None else ""
         self._notify()
         if self.autojump or seconds <= 0:
             self.advance_to(self._now + max(0.0, seconds))
         try:
             await future
         finally:
+            del self._sleeping_tasks[future]
             self._notify()  # cancelled or resumed: the number of sleepers changed
         await asyncio.sleep(0)  # a resolved future does not yield by itself
 
@@ -68,13 +73,25 @@ class FakeClock:
 
     async def wait_for_sleepers(self, count: int) -> None:
         """Return once at least *count* sleeps are pending (e.g. every reflector is backing off)."""
-        while self.sleepers < count:
+        await self._wait(lambda: self.sleepers >= count)
+
+    async def _wait(self, condition: Callable[[], bool]) -> None:
+        while not condition():
             changed = asyncio.Event()
             self._watching_sleepers.add(changed)
             try:
                 await changed.wait()
             finally:
                 self._watching_sleepers.discard(changed)
+
+    async def wait_for_sleeper(self, task_name: str) -> None:
+        """Return once the task named *task_name* is sleeping: other tasks' sleeps (a periodic
+        check, another reflector's backoff) do not count, so the test advances past its sleep."""
+        await self._wait(lambda: task_name in self.sleeping_tasks())
+
+    def sleeping_tasks(self) -> list[str]:
+        """The names of the tasks whose sleep has not resumed yet, in no particular order."""
+        return [name for future, name in self._sleeping_tasks.items() if not future.done()]
 
     def _notify(self) -> None:
         for changed in self._watching_sleepers:

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+from limitguard.kube.livefeed import reflector_task_name
 from limitguard.kube.reflector import Backoff, ReflectorSettings
 from limitguard.testing.builders import make_node, make_pod
 from limitguard.testing.clock import FakeClock
@@ -96,7 +97,9 @@ async def test_readiness_fails_only_past_the_refresh_limit_and_returns_with_the_
     apiserver.silence_watches("pods")
     apiserver.fail_next("pods", 1_000_000, 503)  # and every reconnect fails
     timer.fire("pods")
-    await live.clock.wait_for_sleepers(1)  # the pods reflector backs off (on the test's clock)
+    # The pods reflector backs off (on the test's clock). Another kind's reflector may be backing off
+    # too (its watch ended meanwhile): counting sleepers would advance the clock before pods sleeps.
+    await live.clock.wait_for_sleeper(reflector_task_name("pods"))
     assert live.state.ready  # stale for less than the limit: still deciding
 
     seen = len(apiserver.requests)
@@ -105,7 +108,9 @@ async def test_readiness_fails_only_past_the_refresh_limit_and_returns_with_the_
     await eventually(
         lambda: any(request.kind == "pods" for request in apiserver.requests[seen:]), "a failed reconnect"
     )
-    await live.clock.wait_for_sleepers(1)  # backing off again, after judging its staleness
+    await live.clock.wait_for_sleeper(
+        reflector_task_name("pods")
+    )  # backing off again, after judging its staleness
     assert live.state.ready
 
     live.clock.advance(2)  # now past the limit without one refresh
