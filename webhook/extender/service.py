@@ -247,15 +247,16 @@ class Extender:
 
     def prioritize(self, args: ExtenderArgs) -> PrioritizeOutcome:
         """0..10 per candidate: the weighted scorers; unknown nodes score 0 and do not normalise."""
-        zeros = [0] * len(args.node_names)
         if not self.state.ready:
-            return PrioritizeOutcome(list(args.node_names), zeros, reason="not-ready")
+            return PrioritizeOutcome(list(args.node_names), [0] * len(args.node_names), reason="not-ready")
         try:
             status = args.pod.get("status")
             pod = PodFacts.from_spec(args.pod_spec, status if isinstance(status, Mapping) else None)
         except PodSpecError as error:
             log.warning("extender prioritize: pod %s unreadable, scoring 0: %s", args.describe_pod(), error)
-            return PrioritizeOutcome(list(args.node_names), zeros, reason="unreadable-pod")
+            return PrioritizeOutcome(
+                list(args.node_names), [0] * len(args.node_names), reason="unreadable-pod"
+            )
         if self.columnar and args.nodes is None:
             outcome = self._prioritize_on_table(args, pod)
             if outcome is not None:

@@ -36,6 +36,7 @@ from aiohttp.web_protocol import RequestHandler
 from limitguard.errors import StatusError
 from limitguard.http.direct import answer_posts_directly
 from limitguard.http.heap import LARGE_BLOCK_BYTES, keep_large_blocks_apart, release_freed_memory_soon
+from limitguard.http.reads import BufferedReads, SharedReadBuffer
 from limitguard.http.refusals import Refusals
 
 # Go's net/http.DefaultTransport IdleConnTimeout, which k8s.io/apimachinery's SetTransportDefaults keeps
@@ -283,8 +284,10 @@ class LimitedSite(web.BaseSite):
         if isinstance(self._runner, web.AppRunner):
             answer_posts_directly(server, self._runner.app)  # no getpid a request (limitguard.http.direct)
 
-        def protocol() -> BoundedRequestHandler:
-            return BoundedRequestHandler(server, connections, loop=loop, **kwargs)
+        reads = SharedReadBuffer()
+
+        def protocol() -> BufferedReads:
+            return BufferedReads(BoundedRequestHandler(server, connections, loop=loop, **kwargs), reads)
 
         tls = (
             {
