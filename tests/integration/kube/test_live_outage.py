@@ -108,9 +108,8 @@ async def test_readiness_fails_only_past_the_refresh_limit_and_returns_with_the_
     await eventually(
         lambda: any(request.kind == "pods" for request in apiserver.requests[seen:]), "a failed reconnect"
     )
-    await live.clock.wait_for_sleeper(
-        reflector_task_name("pods")
-    )  # backing off again, after judging its staleness
+    # backing off again, after judging its staleness
+    await live.clock.wait_for_sleeper(reflector_task_name("pods"))
     assert live.state.ready
 
     live.clock.advance(2)  # now past the limit without one refresh
