@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from limitguard.http import heap
-from limitguard.http.limits import TRIM_FROM_BODY_BYTES, ServingLimits
+from limitguard.http.limits import TRIM_EVERY_CLOSED, TRIM_FROM_BODY_BYTES, PeerConnections, ServingLimits
 
 from tests.unit.http.test_limits import (
     HANG_GUARD,
@@ -90,6 +90,26 @@ def count_trims(monkeypatch: pytest.MonkeyPatch) -> list[None]:
     trims: list[None] = []
     monkeypatch.setattr(heap, "_TRIM", lambda: trims.append(None))  # glibc's malloc_trim, counted
     return trims
+
+
+def test_closed_and_refused_connections_alike_count_toward_a_trim(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each connection, kept or refused at once, did a TLS handshake and held a 256 KiB ciphertext
+    buffer from the heap: a trim follows every TRIM_EVERY_CLOSED of them (no loop: at once)."""
+    trims = count_trims(monkeypatch)
+    connections = PeerConnections(ServingLimits(max_connections_per_peer=2))
+    peer = "10.0.0.1"
+    admit = connections.admit  # the handlers are only dictionary keys here
+    assert admit(object(), peer)  # type: ignore[arg-type]  # stays open: no early trim at zero
+    closed = TRIM_EVERY_CLOSED // 2
+    for _ in range(closed):
+        handler = object()
+        assert admit(handler, peer)  # type: ignore[arg-type]
+        connections.release(handler, peer)  # type: ignore[arg-type]
+    assert admit(object(), peer)  # type: ignore[arg-type]  # the address's share is now full
+    refusals = [admit(object(), peer) for _ in range(TRIM_EVERY_CLOSED - closed - 1)]  # type: ignore[arg-type]
+    assert not any(refusals) and trims == []
+    assert not admit(object(), peer)  # type: ignore[arg-type]  # the TRIM_EVERY_CLOSED-th
+    assert len(trims) == 1
 
 
 def test_large_frees_in_one_loop_turn_trim_once_on_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
