@@ -4,20 +4,18 @@ aiohttp's `web.Response` builds a header multidict for every answer, checks cook
 chunking and the Connection rules, runs the app's response-prepare hook and serialises the headers
 one by one before it writes. Admission and extender answers always have one shape: 200,
 `application/json`, a length. `JsonAnswer` writes that status line, the headers aiohttp writes for
-it (Content-Type, Content-Length, Date, Server) and the body with one write on the request's own
-writer, and answers aiohttp's request handler as a response does (`prepare`, `write_eof`,
-`keep_alive`); docs/benchmarks.md has what it saves. The app has no response-prepare hook
+it (Content-Type, Content-Length, Date from aiohttp's own once-a-second cache, Server) and the
+body with one write on the request's own writer, and answers aiohttp's request handler as a
+response does (`prepare`, `write_eof`, `keep_alive`); docs/benchmarks.md has what it saves. The app has no response-prepare hook
 (limitguard.http.direct relies on that too). A request that is not HTTP/1.1 keep-alive gets
 aiohttp's `web.Response`, whose Connection rules cover every version.
 """
 
 from __future__ import annotations
 
-import time
-from email.utils import formatdate
-
 from aiohttp import web
 from aiohttp.abc import AbstractStreamWriter
+from aiohttp.helpers import rfc822_formatted_time
 from aiohttp.http import SERVER_SOFTWARE, HttpVersion11
 
 _HEAD = (
@@ -25,26 +23,6 @@ _HEAD = (
     + SERVER_SOFTWARE.encode()
     + b"\r\n\r\n"
 )
-
-
-class _Date:
-    """The Date header's value, formatted once a second."""
-
-    __slots__ = ("second", "value")
-
-    def __init__(self) -> None:
-        self.second = -1
-        self.value = b""
-
-    def now(self) -> bytes:
-        second = int(time.time())
-        if second != self.second:
-            self.value = formatdate(second, usegmt=True).encode()
-            self.second = second
-        return self.value
-
-
-_date = _Date()
 
 
 class JsonAnswer:
@@ -60,7 +38,7 @@ class JsonAnswer:
     async def prepare(self, request: web.BaseRequest) -> AbstractStreamWriter:
         writer = request.writer
         body = self.body
-        await writer.write(_HEAD % (len(body), _date.now()) + body)
+        await writer.write(_HEAD % (len(body), rfc822_formatted_time().encode()) + body)
         return writer
 
     async def write_eof(self, data: bytes = b"") -> None:
