@@ -99,6 +99,11 @@ def failure_reason(resources: list[str], ratio_source: str, sources: Mapping[str
     return f"limit-to-allocatable ratio exceeded ({', '.join(resources)}; {ratio_source})"
 
 
+def _scored_zero(args: ExtenderArgs, reason: str) -> PrioritizeOutcome:
+    """Every candidate 0, for *reason* (the scores were not computed)."""
+    return PrioritizeOutcome(list(args.node_names), [0] * len(args.node_names), reason=reason)
+
+
 class Extender:
     def __init__(self, state: ClusterState, config: Config, extender_config: ExtenderConfig) -> None:
         self.state = state
@@ -248,15 +253,13 @@ class Extender:
     def prioritize(self, args: ExtenderArgs) -> PrioritizeOutcome:
         """0..10 per candidate: the weighted scorers; unknown nodes score 0 and do not normalise."""
         if not self.state.ready:
-            return PrioritizeOutcome(list(args.node_names), [0] * len(args.node_names), reason="not-ready")
+            return _scored_zero(args, "not-ready")
         try:
             status = args.pod.get("status")
             pod = PodFacts.from_spec(args.pod_spec, status if isinstance(status, Mapping) else None)
         except PodSpecError as error:
             log.warning("extender prioritize: pod %s unreadable, scoring 0: %s", args.describe_pod(), error)
-            return PrioritizeOutcome(
-                list(args.node_names), [0] * len(args.node_names), reason="unreadable-pod"
-            )
+            return _scored_zero(args, "unreadable-pod")
         if self.columnar and args.nodes is None:
             outcome = self._prioritize_on_table(args, pod)
             if outcome is not None:
