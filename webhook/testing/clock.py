@@ -28,8 +28,8 @@ class FakeClock:
     def __init__(self, start: float = 0.0, *, autojump: bool = False) -> None:
         self._now = start
         self.autojump = autojump
-        self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
-        self._sleeping_tasks: dict[asyncio.Future[None], str] = {}  # each pending sleep's task name
+        # (deadline, order begun, the sleep's future, the sleeping task's name)
+        self._sleepers: list[tuple[float, int, asyncio.Future[None], str]] = []
         self._order = itertools.count()
         self._watching_sleepers: set[asyncio.Event] = set()  # one per wait_for_sleepers() call
         self.slept: list[float] = []  # every requested sleep, in order (what backoff asked for)
@@ -40,21 +40,20 @@ class FakeClock:
     @property
     def sleepers(self) -> int:
         """Sleeps begun and not yet resumed (cancelled ones excluded)."""
-        return sum(1 for _, _, future in self._sleepers if not future.done())
+        return sum(1 for _, _, future, _ in self._sleepers if not future.done())
 
     async def sleep(self, seconds: float) -> None:
         self.slept.append(seconds)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._sleepers, (self._now + max(0.0, seconds), next(self._order), future))
         task = asyncio.current_task()
-        self._sleeping_tasks[future] = task.get_name() if task is not None else ""
+        name = task.get_name() if task is not None else ""
+        heapq.heappush(self._sleepers, (self._now + max(0.0, seconds), next(self._order), future, name))
         self._notify()
         if self.autojump or seconds <= 0:
             self.advance_to(self._now + max(0.0, seconds))
         try:
             await future
         finally:
-            del self._sleeping_tasks[future]
             self._notify()  # cancelled or resumed: the number of sleepers changed
         await asyncio.sleep(0)  # a resolved future does not yield by itself
 
@@ -67,7 +66,7 @@ class FakeClock:
     def advance_to(self, when: float) -> None:
         self._now = max(self._now, when)
         while self._sleepers and self._sleepers[0][0] <= self._now:
-            _, _, future = heapq.heappop(self._sleepers)
+            _, _, future, _ = heapq.heappop(self._sleepers)
             if not future.done():
                 future.set_result(None)  # callbacks are scheduled in this order: deterministic
 
@@ -91,7 +90,7 @@ class FakeClock:
 
     def sleeping_tasks(self) -> list[str]:
         """The names of the tasks whose sleep has not resumed yet, in no particular order."""
-        return [name for future, name in self._sleeping_tasks.items() if not future.done()]
+        return [name for _, _, future, name in self._sleepers if not future.done()]
 
     def _notify(self) -> None:
         for changed in self._watching_sleepers:
