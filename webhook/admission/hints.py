@@ -63,6 +63,16 @@ class _Remembered:
         return sum(_size(key, found) for key, found in self.patches.items())
 
 
+def _patch_key(pod: Mapping[str, Any]) -> bytes | None:
+    """What hint_patch reads of *pod* besides its spec (which the remembered entry's key holds):
+    its annotations, and whether metadata is an object at all (that decides the patch's paths)."""
+    raw = pod.get("metadata")
+    try:
+        return b"o" + orjson.dumps(raw.get("annotations")) if is_object(raw) else b"v" + orjson.dumps(raw)
+    except TypeError:  # not JSON (only a test can build such a pod)
+        return None
+
+
 def _size(key: bytes, found: tuple[JsonPatch | None, str]) -> int:
     return len(key) + (len(found[0].encoded) if found[0] is not None else 0)
 
@@ -113,14 +123,7 @@ class Hinter:
         assert nodes is not None  # found by _remembered_for
         if isinstance(nodes, str):
             return None, nodes
-        raw = pod.get("metadata")
-        try:  # what hint_patch reads of the pod besides its spec, which the remembered entry's key holds
-            if is_object(raw):  # whether metadata is an object decides the patch's paths too
-                key: bytes | None = b"o" + orjson.dumps(raw.get("annotations"))
-            else:
-                key = b"v" + orjson.dumps(raw)
-        except TypeError:  # not JSON (only a test can build such a pod)
-            key = None
+        key = _patch_key(pod)
         found = kept.patches.get(key) if key is not None else None
         if found is None:
             found = self._patch(
