@@ -13,8 +13,8 @@ from email.utils import parsedate_to_datetime
 import orjson
 from aiohttp.http import SERVER_SOFTWARE
 from limitguard.testing.examples import config, worked_example
-from limitguard.testing.server import client_context
 
+from tests.integration.http.wire import open_tls, read_answer
 from tests.support import HANG_GUARD_SECONDS, binding
 
 BODY = orjson.dumps(binding("pod5", "node1", dry_run=True))
@@ -26,35 +26,19 @@ def request(version: bytes = b"HTTP/1.1", *headers: bytes) -> bytes:
     return b"\r\n".join(head) + b"\r\n\r\n" + BODY
 
 
-async def answer(reader: asyncio.StreamReader) -> tuple[bytes, dict[str, str], dict]:
-    """One answer: its status line, its headers (lower-case names) and its JSON body."""
-    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HANG_GUARD_SECONDS)
-    status, *lines = head[:-4].split(b"\r\n")
-    headers = {}
-    for line in lines:
-        name, _, value = line.decode().partition(":")
-        assert name.lower() not in headers, f"{name} twice"
-        headers[name.lower()] = value.strip()
-    body = await asyncio.wait_for(reader.readexactly(int(headers["content-length"])), HANG_GUARD_SECONDS)
-    return status, headers, orjson.loads(body)
-
-
 async def connect(start_server, cert_dir):
     server = await start_server(worked_example(), config())
-    port = int(server.url.rsplit(":", 1)[1])
-    return await asyncio.open_connection(
-        "127.0.0.1", port, ssl=client_context(cert_dir), server_hostname="localhost"
-    )
+    return await open_tls(server.url, cert_dir)
 
 
 async def test_http_1_1_answers_keep_the_connection_with_aiohttps_headers(start_server, cert_dir):
     reader, writer = await connect(start_server, cert_dir)
     writer.write(request())
-    first = await answer(reader)
+    first = await read_answer(reader)
     writer.write(request())  # the same connection serves the next request
-    second = await answer(reader)
+    second = await read_answer(reader)
     writer.write(request() + request())  # pipelined: both answered, in order
-    third, fourth = await answer(reader), await answer(reader)
+    third, fourth = await read_answer(reader), await read_answer(reader)
     writer.close()
     for status, headers, review in (first, second, third, fourth):
         assert status == b"HTTP/1.1 200 OK"
@@ -73,7 +57,7 @@ async def test_http_1_0_and_a_close_get_aiohttps_answer_and_the_connection_close
     ):
         reader, writer = await connect(start_server, cert_dir)
         writer.write(request(version, *extra))
-        status, headers, review = await answer(reader)
+        status, headers, review = await read_answer(reader)
         assert status == version + b" 200 OK"
         assert headers.get("connection") == connection
         assert headers["content-type"] == "application/json"

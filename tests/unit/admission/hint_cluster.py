@@ -19,6 +19,7 @@ from limitguard.admission.review import decode_review
 from limitguard.core.config import Config, Enforcement, HintMode, LimitAwareConfig, PlacementHints
 from limitguard.core.defaults import OPT_IN_LABEL, OPT_IN_VALUE
 from limitguard.core.hints import HOSTNAME_LABEL, PREFERRED
+from limitguard.core.response import JsonPatch
 from limitguard.core.usescheduler import USE_SCHEDULER_LABEL, USE_SCHEDULER_VALUE
 from limitguard.state.store import ClusterState
 
@@ -87,9 +88,12 @@ def mutate(state: ClusterState, config: Config, pod_object: dict[str, Any], **ro
     request = decode_review(orjson.dumps(pod_create(pod_object)))
     answer = Mutator(state, config, **routes)(request)
     assert answer.allowed
-    if answer.patch is None:
-        return answer, pod_object
-    return answer, jsonpatch.apply_patch(pod_object, answer.patch.operations())
+    return answer, applied(pod_object, answer.patch)
+
+
+def applied(pod_object: dict[str, Any], patch: JsonPatch | None) -> dict[str, Any]:
+    """*pod_object* as *patch* leaves it."""
+    return pod_object if patch is None else jsonpatch.apply_patch(pod_object, patch.operations())
 
 
 def hint_terms(pod_object: dict[str, Any]) -> list[dict[str, Any]]:

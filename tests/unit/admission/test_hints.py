@@ -7,7 +7,6 @@ import copy
 import dataclasses
 import json
 
-import jsonpatch
 import orjson
 import pytest
 from limitguard.admission import hints as hints_module
@@ -18,6 +17,7 @@ from limitguard.core.hints import HINT_ANNOTATION, HOSTNAME_LABEL, PREFERRED
 
 from tests.support import container, node, pod, pod_create
 from tests.unit.admission.hint_cluster import (
+    applied,
     cluster,
     hint_terms,
     labels_of,
@@ -146,7 +146,7 @@ def test_a_bursts_pods_share_one_patch_until_the_node_table_changes():
     state.upsert_pod(pod("big-2", node_name="node-2", cpu="9"))  # node-2 is full now
     after = hinted(limited("web-5"))
     assert after is not first
-    expression = our_expression(jsonpatch_applied(limited("web-5"), after))
+    expression = our_expression(applied(limited("web-5"), after))
     assert (expression["operator"], expression["values"]) == ("In", ["node-3", "node-4"])  # the shorter list
 
 
@@ -164,7 +164,7 @@ def test_the_remembered_patches_stay_within_their_bytes(monkeypatch):
         pod_object = limited(f"web-{index}")
         pod_object["metadata"]["annotations"] = {"n": str(index % 20)}  # 20 annotation sets, one spec
         answer = mutator(decode_review(orjson.dumps(pod_create(pod_object))))
-        assert our_expression(jsonpatch_applied(pod_object, answer.patch))["values"] == ["node-0", "node-1"]
+        assert our_expression(applied(pod_object, answer.patch))["values"] == ["node-0", "node-1"]
         kept = sum(entry.patch_bytes() for entry in hinter._remembered.values())
         assert kept == hinter._patch_bytes <= hints_module.MAX_PATCH_BYTES
 
@@ -325,7 +325,3 @@ def test_eligibility_narrows_the_nodes_considered():
     _, patched = mutate(state, settings(), limited(nodeSelector={"pool": "a"}))
     assert our_expression(patched) == {"key": HOSTNAME_LABEL, "operator": "In", "values": ["node-2"]}
     assert json.loads(patched["metadata"]["annotations"][HINT_ANNOTATION])["eligible"] == 2
-
-
-def jsonpatch_applied(pod_object, patch):
-    return jsonpatch.apply_patch(pod_object, patch.operations())
