@@ -11,6 +11,14 @@ A request's blocks stay below it and come from the heap: orjson's parse takes ab
 the body as scratch (790 KB for 5,000 candidate names), and as a mapping of its own it cost an
 mmap, a munmap and fresh zeroed pages a request (30-60 us more for that 65 KB parse). The TLS
 layer's plaintext no longer arrives in a 256 KiB block a read (limitguard.http.reads).
+
+Some blocks between the two sizes are a connection's I/O rather than a request's work, and their
+number is the clients' to choose: the TLS layer's 256 KiB ciphertext buffer (uvloop mallocs one per
+connection, asyncio allocates a bytearray), and the copies of a read of 128 KiB or more (a body
+streaming in). From the heap, thousands of connections or a flood of refused bodies left them
+strewn between live objects. So while a TLS connection is being set up, and while a large read is
+handed on, the threshold is IO_BLOCK_BYTES: those blocks get mappings of their own, returned when
+freed (limitguard.http.reads).
 """
 
 from __future__ import annotations
@@ -18,29 +26,45 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
+import functools
 from collections.abc import Callable
 
 from limitguard.http.eventloop import running_loop
 
 
-def _malloc_trim() -> Callable[[], object] | None:
-    """glibc's malloc_trim(0), or None on other C libraries."""
+def _glibc(function: str, *argtypes: type) -> Callable[..., int] | None:
+    """The C library's *function* taking *argtypes* and returning an int, or None where the C
+    library has none (glibc's malloc_trim and mallopt)."""
     name = ctypes.util.find_library("c")
     try:
-        trim = ctypes.CDLL(name).malloc_trim if name else None
+        found = getattr(ctypes.CDLL(name), function) if name else None
     except (OSError, AttributeError):
         return None
-    if trim is None:
-        return None
-    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-    return lambda: trim(0)
+    if found is not None:
+        found.argtypes, found.restype = list(argtypes), ctypes.c_int
+    return found
 
 
-_TRIM = _malloc_trim()
-
+_MALLOC_TRIM = _glibc("malloc_trim", ctypes.c_size_t)
+_MALLOPT = _glibc("mallopt", ctypes.c_int, ctypes.c_int)
+_TRIM = functools.partial(_MALLOC_TRIM, 0) if _MALLOC_TRIM is not None else None  # malloc_trim(0)
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
 LARGE_BLOCK_BYTES = 1 << 20  # above a request's blocks (an 85 KB body's parse), and kept from moving
+IO_BLOCK_BYTES = 128 * 1024  # below the TLS layer's 256 KiB buffer, at a large read's copies
+_threshold = 0  # the mmap threshold last set here (0: glibc's own, which moves)
+
+
+def _set_mmap_threshold(size: int) -> None:
+    global _threshold
+    if size != _threshold and _MALLOPT is not None:
+        _MALLOPT(M_MMAP_THRESHOLD, size)
+        _threshold = size
+
+
+def mmap_threshold() -> int:
+    """The threshold last set here: 0 before any, or where the C library is not glibc."""
+    return _threshold
 
 
 def keep_large_blocks_apart() -> None:
@@ -48,15 +72,15 @@ def keep_large_blocks_apart() -> None:
 
     glibc raises this threshold to the size of each large block freed (up to 32 MiB): after one 4 MiB
     body, the next ones grow inside the heap, copied on each resize and stranded between live
-    objects when freed (32 stalled 4 MiB bodies held 7 MB each). Setting it once stops that."""
-    name = ctypes.util.find_library("c")
-    try:
-        mallopt = ctypes.CDLL(name).mallopt if name else None
-    except (OSError, AttributeError):
-        return
-    if mallopt is not None:
-        mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-        mallopt(M_MMAP_THRESHOLD, LARGE_BLOCK_BYTES)
+    objects when freed (32 stalled 4 MiB bodies held 7 MB each). Setting it stops that. Cheap when
+    it is already set: it ends each `map_io_blocks`."""
+    _set_mmap_threshold(LARGE_BLOCK_BYTES)
+
+
+def map_io_blocks() -> None:
+    """Until `keep_large_blocks_apart` is called again, blocks from IO_BLOCK_BYTES get their own
+    mapping: around what a connection's I/O allocates (limitguard.http.reads)."""
+    _set_mmap_threshold(IO_BLOCK_BYTES)
 
 
 _trim_pending_on: asyncio.AbstractEventLoop | None = None  # the loop a trim is scheduled on

@@ -34,8 +34,9 @@ from typing import Any
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 from limitguard.errors import StatusError
+from limitguard.http import heap
 from limitguard.http.direct import answer_posts_directly
-from limitguard.http.heap import LARGE_BLOCK_BYTES, keep_large_blocks_apart, release_freed_memory_soon
+from limitguard.http.heap import LARGE_BLOCK_BYTES, release_freed_memory_soon
 from limitguard.http.reads import BufferedReads, SharedReadBuffer
 from limitguard.http.refusals import Refusals
 
@@ -287,13 +288,15 @@ class LimitedSite(web.BaseSite):
         assert server is not None  # BaseSite checked: the runner is set up
         connections = self.connections
         kwargs = {"access_log": None, "lingering_time": LINGER_SECONDS, **self._kwargs}
-        keep_large_blocks_apart()
+        heap.keep_large_blocks_apart()
         if isinstance(self._runner, web.AppRunner):
             answer_posts_directly(server, self._runner.app)  # no getpid a request (limitguard.http.direct)
 
         reads = SharedReadBuffer()
+        accepted = heap.map_io_blocks if self._ssl_context else heap.keep_large_blocks_apart
 
         def protocol() -> BufferedReads:
+            accepted()  # the TLS layer's own buffer, allocated next, is mapped apart
             return BufferedReads(BoundedRequestHandler(server, connections, loop=loop, **kwargs), reads)
 
         tls = (

@@ -10,13 +10,25 @@ that arrived, as before. Under 5,000 slow-header connections the server held 1-2
 
 One buffer serves all of a listener's connections: every transport asks for it, fills it and calls
 `buffer_updated` within one callback, and the bytes are copied out before that returns.
+
+Two kinds of block here are a connection's, not a request's, and limitguard.http.heap gives them
+mappings of their own (`map_io_blocks`), so that they leave nothing behind in the heap:
+- the TLS layer's own ciphertext buffer, 256 KiB a connection, allocated as it wraps this protocol.
+  The listener lowers the heap's threshold as it accepts a TLS connection; `get_buffer`, which the
+  TLS layer looks up right after allocating its buffer (both loops do), sets it back.
+- a read of LARGE_READ_BYTES or more (a body streaming in, or a flood of them): our copy and the
+  parser's copy of its body bytes. Smaller reads, every usual request's, stay on the heap.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+
+from limitguard.http.heap import IO_BLOCK_BYTES, keep_large_blocks_apart, map_io_blocks
 
 READ_BUFFER_BYTES = 256 * 1024  # what the TLS layer reads at once (its own per-read size)
+LARGE_READ_BYTES = IO_BLOCK_BYTES  # from this size on, a read's copies are mapped apart
 
 
 class SharedReadBuffer:
@@ -37,13 +49,27 @@ class BufferedReads(asyncio.BufferedProtocol):
         self._handler = handler
         self._view = shared.view
 
-    def get_buffer(self, sizehint: int) -> memoryview:
+    @property
+    def get_buffer(self) -> Callable[[int], memoryview]:  # type: ignore[override]  # still a method
+        """The method the TLS layer looks up once, when its ciphertext buffer was just allocated."""
+        keep_large_blocks_apart()
+        return self._shared_view
+
+    def _shared_view(self, sizehint: int) -> memoryview:
         return self._view
 
     def buffer_updated(self, nbytes: int) -> None:
-        self._handler.data_received(self._view[:nbytes].tobytes())
+        if nbytes < LARGE_READ_BYTES:
+            self._handler.data_received(self._view[:nbytes].tobytes())
+            return
+        map_io_blocks()  # our copy and the parser's body chunk
+        try:
+            self._handler.data_received(self._view[:nbytes].tobytes())
+        finally:
+            keep_large_blocks_apart()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        keep_large_blocks_apart()  # in case the TLS layer did not look get_buffer up before
         self._handler.connection_made(transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
