@@ -34,7 +34,7 @@ def anonymous_kib():
     total = 0
     for line in Path("/proc/self/maps").read_text().splitlines():
         fields = line.split()
-        if len(fields) == 5:  # no path: an anonymous mapping ([heap] and [stack] have one)
+        if len(fields) == 5:  # no name: anonymous ([heap] and [stack] are named)
             start, end = (int(bound, 16) for bound in fields[0].split("-"))
             total += end - start
     return total // 1024
