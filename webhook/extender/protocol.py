@@ -229,6 +229,7 @@ _HEAD = b'[{"host":"'
 _ZERO_SEPARATOR = _SEPARATORS[0]
 _SCORE_KEY = b'","score":'
 _FEW_TENS = 32  # up to this many scores of 10 are spliced in by slices; more by one numpy insert
+_LAST_DIGIT = np.frombuffer(b"01234567890", np.uint8)  # a score 0..10: the digit its JSON ends with
 
 
 class PriorityTemplate:
@@ -251,16 +252,18 @@ class PriorityTemplate:
 
     def encode(self, scores: np.ndarray) -> bytes | None:
         """encode_priority_columns(the hosts, *scores*) byte for byte; None for a score not in 0..10."""
-        if len(scores) != len(self._digits) or int(scores.min()) < 0 or int(scores.max()) > 10:
+        if len(scores) != len(self._digits):
             return None
-        answer = np.frombuffer(self._body, np.uint8).copy()
-        answer[self._digits] = scores % 10 + ord("0")
-        tens = scores == 10
-        if not tens.any():
-            return answer.tobytes()
-        cuts = self._digits[tens]  # each 10 is a "1" before its "0"
+        lowest, highest = int(scores.min()), int(scores.max())
+        if lowest < 0 or highest > 10:
+            return None
+        answer = bytearray(self._body)
+        np.frombuffer(answer, np.uint8)[self._digits] = _LAST_DIGIT[scores]
+        if highest < 10:
+            return bytes(answer)
+        cuts = self._digits[scores == 10]  # each 10 is a "1" before its "0"
         if len(cuts) > _FEW_TENS:
-            return np.insert(answer, cuts, ord("1")).tobytes()
+            return np.insert(np.frombuffer(answer, np.uint8), cuts, ord("1")).tobytes()
         pieces: list[bytes | memoryview] = []
         view = memoryview(answer)
         start = 0

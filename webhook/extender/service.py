@@ -47,20 +47,36 @@ class FilterOutcome:
     unknown: int = 0  # candidates the state does not know (passed)
 
 
-@dataclass
+@dataclass(eq=False)  # __eq__ below: the scores are held in either of two forms
 class PrioritizeOutcome:
     hosts: list[str]  # the candidates, in the scheduler's order
-    scores: list[int]  # 0..10 each
+    listed_scores: list[int] | None  # 0..10 each; None while only score_array holds them
     unknown: int = 0
     reason: str = "scored"
     notes: list[str] = field(default_factory=list)
     # The score sheet (explain-style detail), built only when asked for: the route never needs it.
-    sheet_of: Callable[[], ScoreSheet] | None = field(default=None, compare=False, repr=False)
+    sheet_of: Callable[[], ScoreSheet] | None = field(default=None, repr=False)
     # The hosts JSON-encoded (from the node table), when every candidate is a known node.
-    host_json: list[bytes] | None = field(default=None, compare=False, repr=False)
-    score_array: np.ndarray | None = field(default=None, compare=False, repr=False)  # = scores
+    host_json: list[bytes] | None = field(default=None, repr=False)
+    score_array: np.ndarray | None = field(default=None, repr=False)  # = scores
     # The answer's bytes with every score 0, when these candidates were scored before (kept per list).
-    template: PriorityTemplate | None = field(default=None, compare=False, repr=False)
+    template: PriorityTemplate | None = field(default=None, repr=False)
+
+    @property
+    def scores(self) -> list[int]:
+        """0..10 each, in the hosts' order. The route answers from score_array and never lists
+        them (5,000 Python ints, 20 us)."""
+        if self.listed_scores is None:
+            assert self.score_array is not None
+            self.listed_scores = self.score_array.tolist()
+        return self.listed_scores
+
+    def __eq__(self, other: object) -> bool:
+        """The same answer: hosts, scores (in whichever form), unknown count, reason and notes."""
+        if not isinstance(other, PrioritizeOutcome):
+            return NotImplemented
+        mine = (self.hosts, self.scores, self.unknown, self.reason, self.notes)
+        return mine == (other.hosts, other.scores, other.unknown, other.reason, other.notes)
 
     @property
     def priorities(self) -> list[tuple[str, int]]:
@@ -156,7 +172,7 @@ class Extender:
             priorities[candidates.known] = scored.priorities
         return PrioritizeOutcome(
             names,  # the decoded request's own list: nothing writes to it
-            priorities.tolist(),
+            None,  # listed from score_array only if asked
             candidates.unknown,
             sheet_of=scored.to_sheet,
             host_json=host_json,
