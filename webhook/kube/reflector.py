@@ -266,32 +266,39 @@ class Reflector:
             total=None, connect=self.settings.connect_timeout_seconds, sock_read=server_timeout + grace + 5
         )
         counts: Counter[str] = Counter()
-        consume: asyncio.Future[WatchEnd] | None = None
-        deadline: asyncio.Future[None] | None = None
+        # The deadline runs from the request, as the server's timeoutSeconds does: a path that
+        # dies before the response's headers arrive is noticed by it too.
+        stream = asyncio.ensure_future(self._stream_events(params, timeout, counts))
+        deadline = asyncio.ensure_future(self._stall_sleep(server_timeout + grace))
+        try:
+            await asyncio.wait((stream, deadline), return_when=asyncio.FIRST_COMPLETED)
+            if stream.done():
+                return stream.result()
+            log.warning(
+                "watch stalled: nothing received past its timeout, restarting",
+                extra={"kind": self.kind, "timeout_s": server_timeout, "grace_s": grace},
+            )
+            if self.metrics is not None:
+                self.metrics.watch_stalls.labels(self.kind).inc()
+            return WatchEnd.STALLED
+        finally:
+            for task in (stream, deadline):
+                if not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+            self._flush_counts(counts)
+
+    async def _stream_events(
+        self, params: Mapping[str, str], timeout: aiohttp.ClientTimeout, counts: Counter[str]
+    ) -> WatchEnd:
         try:
             async with self.client.get(self.path, params, timeout) as response:
                 self._stream = response
                 self.refreshed()
-                consume = asyncio.ensure_future(self._consume(response.content, counts))
-                deadline = asyncio.ensure_future(self._stall_sleep(server_timeout + grace))
-                await asyncio.wait((consume, deadline), return_when=asyncio.FIRST_COMPLETED)
-                if consume.done():
-                    return consume.result()
-                log.warning(
-                    "watch stalled: nothing received past its timeout, restarting",
-                    extra={"kind": self.kind, "timeout_s": server_timeout, "grace_s": grace},
-                )
-                if self.metrics is not None:
-                    self.metrics.watch_stalls.labels(self.kind).inc()
-                return WatchEnd.STALLED
+                return await self._consume(response.content, counts)
         finally:
-            for task in (consume, deadline):
-                if task is not None and not task.done():
-                    task.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await task
             self._stream = None
-            self._flush_counts(counts)
 
     async def _consume(self, stream: aiohttp.StreamReader, counts: Counter[str]) -> WatchEnd:
         partial = b""

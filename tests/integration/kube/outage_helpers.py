@@ -34,6 +34,10 @@ class StallTimer:
         self.armed.append((task.get_name() if task else "", seconds, future))
         return future
 
+    def pending(self, kind: str) -> int:
+        """The deadlines of *kind*'s reflector armed and not yet fired or cancelled."""
+        return sum(1 for name, _, future in self.armed if name == f"reflector-{kind}" and not future.done())
+
     def fire(self, kind: str) -> int:
         fired = 0
         for name, _, future in self.armed:

@@ -86,6 +86,36 @@ async def test_a_silent_watch_is_restarted_and_decisions_go_on_from_the_last_sta
     assert live.state.ready
 
 
+async def test_a_watch_whose_response_never_starts_is_restarted_by_the_same_deadline(
+    apiserver, driven
+) -> None:
+    """The deadline runs from the request, as the server's timeoutSeconds does: a path that dies
+    before the response's headers arrive is noticed too (it once ran only from the headers)."""
+    small_cluster(apiserver)
+    live, timer = await driven(clock=FakeClock(autojump=True))
+    await all_watching(apiserver)
+    apiserver.silence_next_watch("pods")
+    seen = len(apiserver.requests)
+    apiserver.close_watches()  # every kind resumes; the pods watch that follows never starts
+
+    def pods_watches() -> int:
+        return sum(1 for request in apiserver.requests[seen:] if request.kind == "pods" and request.watch)
+
+    # Armed for the silent watch itself: before, only the client's read timeout (30 s of real time)
+    # ended it, and a second watch got the deadline.
+    await eventually(
+        lambda: pods_watches() == 1 and apiserver.open_watches("pods") == 1 and timer.pending("pods") == 1,
+        "the pods watch sent, silent, and its deadline armed",
+    )
+    apiserver.apply("pods", make_pod("team-a", "web-1", "node-a", cpu_limit="2"))
+    assert live.state.pod("team-a", "web-1") is None
+
+    assert timer.fire("pods") == 1 and pods_watches() == 1
+    await eventually(lambda: live.state.pod("team-a", "web-1") is not None, "resumed and caught up")
+    assert live.counter("limitguard_watch_stalls_total", kind="pods") == 1
+    assert live.counter("limitguard_relists_total", kind="pods") == 0  # resumed, not relisted
+
+
 async def test_readiness_fails_only_past_the_refresh_limit_and_returns_with_the_apiserver(
     apiserver, driven
 ) -> None:

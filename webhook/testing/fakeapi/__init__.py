@@ -41,7 +41,8 @@ requests until released; `after_page` is called after each list page is served;
 holds them (no events, no bookmarks) until `release()`: a test can stop a burst half-way through
 delivery and look at the client in between. `silence_watches(kind)` makes the open streams of
 *kind* behave as over a TCP path that drops every packet: nothing more is written, not even the end
-of stream at `timeoutSeconds`, until the client closes the connection (new watches are normal).
+of stream at `timeoutSeconds`, until the client closes the connection (new watches are normal);
+`silence_next_watch(kind)` does the same to the next watch of *kind* before even its headers go out.
 `gate_waiting(kind)` says how many list requests a gate holds; `recover(kind)` drops the failures
 still queued by `fail_next`.
 

@@ -155,17 +155,14 @@ class ListWatchRoutes(ClusterStore):
         deadline = loop.time() + float(params.get("timeoutSeconds") or 1800)
         bookmarks = params.get("allowWatchBookmarks") == "true"
         try:
+            if self.take_headless(kind):
+                watcher.closing = "silent"
+                await _while_silent(request, watcher)
+                return response  # never prepared: the client saw nothing of it
             await response.prepare(request)
             while True:
                 if watcher.closing == "silent":
-                    # A path that drops packets: nothing more arrives and the stream never ends,
-                    # until the client gives up on it (or the server stops).
-                    while watcher.closing == "silent" and not (
-                        request.transport is None or request.transport.is_closing()
-                    ):
-                        watcher.wakeup.clear()
-                        with contextlib.suppress(TimeoutError):
-                            await asyncio.wait_for(watcher.wakeup.wait(), 0.02)
+                    await _while_silent(request, watcher)
                     if watcher.closing == "silent":
                         return response
                     continue
@@ -214,3 +211,12 @@ class ListWatchRoutes(ClusterStore):
                 {"kind": kind_name, "apiVersion": api_version, "metadata": {"resourceVersion": str(self.rv)}}
             ),
         )
+
+
+async def _while_silent(request: web.Request, watcher: Watcher) -> None:
+    """A path that drops packets: nothing more arrives and the stream never ends, until the client
+    gives up on it (or the server stops)."""
+    while watcher.closing == "silent" and not (request.transport is None or request.transport.is_closing()):
+        watcher.wakeup.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(watcher.wakeup.wait(), 0.02)

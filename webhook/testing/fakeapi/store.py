@@ -52,6 +52,7 @@ class ClusterStore:
         self._gates: dict[str, asyncio.Event] = {}
         self._held_lists: dict[str, int] = {}  # list requests waiting at a gate, per kind
         self._pauses: dict[str, WatchPause] = {}
+        self._headless: dict[str, int] = {}  # watches of a kind to go silent before their headers
         self._runner: web.AppRunner | None = None
         self.port = 0
         self.objects[LEASES] = {}
@@ -110,6 +111,18 @@ class ClusterStore:
                 watcher.wakeup.set()
                 silenced += 1
         return silenced
+
+    def silence_next_watch(self, kind: str) -> None:
+        """The next watch of *kind* goes silent before its response starts: not even the headers
+        arrive (a path that died as the request went out), until the client closes."""
+        self._headless[kind] = self._headless.get(kind, 0) + 1
+
+    def take_headless(self, kind: str) -> bool:
+        """Whether this watch of *kind* is one `silence_next_watch` asked for (counted off)."""
+        if not self._headless.get(kind):
+            return False
+        self._headless[kind] -= 1
+        return True
 
     def send_error(self, code: int, reason: str = "Expired", message: str = "injected error") -> None:
         for watcher in self.watchers:
