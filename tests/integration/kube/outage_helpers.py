@@ -7,7 +7,7 @@ from pathlib import Path
 
 from limitguard.core.config import Config
 from limitguard.http.metrics import Metrics
-from limitguard.kube.livefeed import start_live_feed
+from limitguard.kube.livefeed import reflector_task_name, start_live_feed
 from limitguard.kube.reflector import ReflectorSettings
 from limitguard.kube.unwritten import UnwrittenSettings
 from limitguard.state.store import ClusterState
@@ -34,17 +34,19 @@ class StallTimer:
         self.armed.append((task.get_name() if task else "", seconds, future))
         return future
 
+    def _unfired(self, kind: str) -> list[asyncio.Future[None]]:
+        name = reflector_task_name(kind)
+        return [future for task, _, future in self.armed if task == name and not future.done()]
+
     def pending(self, kind: str) -> int:
         """The deadlines of *kind*'s reflector armed and not yet fired or cancelled."""
-        return sum(1 for name, _, future in self.armed if name == f"reflector-{kind}" and not future.done())
+        return len(self._unfired(kind))
 
     def fire(self, kind: str) -> int:
-        fired = 0
-        for name, _, future in self.armed:
-            if name == f"reflector-{kind}" and not future.done():
-                future.set_result(None)
-                fired += 1
-        return fired
+        unfired = self._unfired(kind)
+        for future in unfired:
+            future.set_result(None)
+        return len(unfired)
 
 
 async def connect_driven(
