@@ -258,12 +258,13 @@ class PriorityTemplate:
         if lowest < 0 or highest > 10:
             return None
         answer = bytearray(self._body)
-        np.frombuffer(answer, np.uint8)[self._digits] = _LAST_DIGIT[scores]
+        answer_bytes = np.frombuffer(answer, np.uint8)  # a view: written into, not copied
+        answer_bytes[self._digits] = _LAST_DIGIT[scores]
         if highest < 10:
             return bytes(answer)
         cuts = self._digits[scores == 10]  # each 10 is a "1" before its "0"
         if len(cuts) > _FEW_TENS:
-            return np.insert(np.frombuffer(answer, np.uint8), cuts, ord("1")).tobytes()
+            return np.insert(answer_bytes, cuts, ord("1")).tobytes()
         pieces: list[bytes | memoryview] = []
         view = memoryview(answer)
         start = 0

@@ -140,8 +140,9 @@ class PeerConnections:
         self._count_closed()
 
     def _count_closed(self) -> None:
-        """A refused connection counts too: its TLS handshake was done and its 256 KiB ciphertext
-        buffer came from the heap; without trims, 5,000 slow-header sockets held 3-4 KB more each."""
+        """A refused connection counts too: its TLS handshake was done, its TLS state allocated in the
+        heap (measured when its 256 KiB ciphertext buffer came from the heap too, which it no longer
+        does: without trims, 5,000 slow-header sockets held 3-4 KB more each)."""
         self._closed_since_trim += 1
         if self._closed_since_trim >= TRIM_EVERY_CLOSED or (self.total == 0 and self._closed_since_trim > 64):
             self._closed_since_trim = 0

@@ -93,8 +93,8 @@ def count_trims(monkeypatch: pytest.MonkeyPatch) -> list[None]:
 
 
 def test_closed_and_refused_connections_alike_count_toward_a_trim(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each connection, kept or refused at once, did a TLS handshake and held a 256 KiB ciphertext
-    buffer from the heap: a trim follows every TRIM_EVERY_CLOSED of them (no loop: at once)."""
+    """Each connection, kept or refused at once, did a TLS handshake and held its TLS state in the
+    heap: a trim follows every TRIM_EVERY_CLOSED of them (no loop: at once)."""
     trims = count_trims(monkeypatch)
     connections = PeerConnections(ServingLimits(max_connections_per_peer=2))
     peer = "10.0.0.1"
