@@ -83,10 +83,10 @@ def pod_requests(
     status: Mapping[str, Any] | None = None,
     rules: PodRules | None = None,
 ) -> ResourceAmounts:
-    """The pod's request per resource; with *non_zero*, as the scheduler scores it."""
-    rules = rules or _in_effect
-    model = _model(spec, status)
-    return nonzero(scoring_requests(model, rules) if non_zero else upstream_requests(model, rules=rules))
+    """The pod's request per resource; with *non_zero*, as the scheduler scores it (memoised with
+    the other views: the mapping may be shared, so callers must not modify it)."""
+    amounts = pod_amounts(spec, status, rules)
+    return amounts.scoring_requests if non_zero else amounts.requests
 
 
 # Where a counted value comes from, when not from the pod's limits alone (a message says so).
@@ -98,6 +98,7 @@ _FROM_LIMITS: Mapping[str, str] = {}  # shared: never mutated, like the other vi
 @dataclass(frozen=True, slots=True)
 class PodAmounts:
     limits: ResourceAmounts
+    requests: ResourceAmounts  # PodRequests, zeros left out
     scoring_requests: ResourceAmounts  # non-zero defaults
     scoring_limits: ResourceAmounts  # non-zero defaults
     # resource -> FROM_REQUEST or FROM_LIMIT_AND_REQUEST, for the resources whose limit counts requests
@@ -217,6 +218,7 @@ def pod_amounts(
     scoring_limits = nonzero(guard_limits(model, non_zero=True, rules=rules))
     amounts = PodAmounts(
         limits,
+        nonzero(upstream_requests(model, rules=rules)),
         nonzero(scoring_requests(model, rules)),
         limits if scoring_limits == limits else scoring_limits,
         _sources(model, rules, limits),

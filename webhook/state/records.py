@@ -47,7 +47,7 @@ class NodeRecord:
 
 
 _ACTIVE, _TERMINATING, _DAEMONSET, _MIRROR, _GATED = 1, 2, 4, 8, 16
-_NO_AMOUNTS = PodAmounts({}, {}, {}, {})
+_NO_AMOUNTS = PodAmounts({}, {}, {}, {}, {})
 
 
 @dataclass(slots=True)

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from limitguard.core.podlimits import pod_amounts, pod_requests
+from limitguard.core.podlimits import pod_amounts
 from limitguard.core.scoring import fitplus, limitaware, podstate, scarce
 from limitguard.core.scoring.normalize import min_max_normalise, to_extender_priority
 
@@ -31,14 +31,18 @@ class ScorerConfig:
         return self.args if self.args is not None else default_args(self.name)
 
 
+# Built once: every prioritize call resolves each scorer's args (the args are frozen).
+_DEFAULT_ARGS: dict[str, ScorerArgs] = {
+    limitaware.NAME: limitaware.LimitAwareArgs(),
+    fitplus.NAME: fitplus.FitPlusArgs(),
+    scarce.NAME: scarce.ScarceResourceArgs(),
+    podstate.NAME: None,
+}
+
+
 def default_args(name: str) -> ScorerArgs:
     """The args a scorer uses when none are configured."""
-    return {
-        limitaware.NAME: limitaware.LimitAwareArgs(),
-        fitplus.NAME: fitplus.FitPlusArgs(),
-        scarce.NAME: scarce.ScarceResourceArgs(),
-        podstate.NAME: None,
-    }[name]
+    return _DEFAULT_ARGS[name]
 
 
 # What the extender does until configured otherwise: spread limits, nothing else. FitPlus with the
@@ -68,7 +72,7 @@ class PodFacts:
         return cls(
             limits=amounts.scoring_limits,
             requests=amounts.scoring_requests,
-            types=scarce.resource_types(pod_requests(spec, status=status)),
+            types=scarce.resource_types(amounts.requests),
         )
 
 
