@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import orjson
 from limitguard.errors import LimitguardError
+from limitguard.extender.namelists import NameLists
 from limitguard.extender.nodelist import SplitNodeList, policy_view, split_node_list
-from limitguard.state.candidates import names_key
+from limitguard.state.candidates import checked_names, names_key
 
 # From this size on, a NodeList body is read one Node at a time (extender.nodelist). Below it, one
 # orjson parse is faster and its objects are small. Sizes kube-scheduler sends: docs/extender.md.
@@ -39,8 +40,8 @@ class ExtenderArgs:
     node_names: list[str]  # candidates, in the scheduler's order
     nodes: dict[str, Mapping[str, Any]] | None  # name -> Node object, when sent as a NodeList
     names_form: bool  # the request carried `nodenames`
-    # node_names joined (state.candidates.names_key): the node table's cache key for the list
-    names_key: str | None = None
+    # node_names as a JSON array (as sent, or state.candidates.names_key): the node table's key for them
+    names_key: bytes | None = None
     # name -> the Node's bytes as sent, when `nodes` holds only their policy views (a large body)
     node_json: dict[str, memoryview] | None = None
 
@@ -100,12 +101,18 @@ def _split_nodes(
     return nodes, node_json
 
 
-def decode_extender_args(body: bytes, split_from: int = SPLIT_FROM_BYTES) -> ExtenderArgs:
-    """The ExtenderArgs in *body*; from *split_from* bytes on, a NodeList is read one Node at a time."""
-    split = split_node_list(body, _node_list_items) if len(body) >= split_from else None
+def decode_extender_args(
+    body: bytes, split_from: int = SPLIT_FROM_BYTES, lists: NameLists | None = None
+) -> ExtenderArgs:
+    """The ExtenderArgs in *body*; from *split_from* bytes on, a NodeList is read one Node at a time.
+    *lists*: the candidate lists read lately, so that a list sent again is not parsed again."""
+    sent = lists.split(body, split_from) if lists is not None else None
+    split = split_node_list(body, _node_list_items) if sent is None and len(body) >= split_from else None
     node_json: dict[str, memoryview] | None = None
-    if split is not None:
-        document: Any = split.document
+    if sent is not None:
+        document: Any = sent.document
+    elif split is not None:
+        document = split.document
     else:
         try:
             document = orjson.loads(body)
@@ -117,7 +124,7 @@ def decode_extender_args(body: bytes, split_from: int = SPLIT_FROM_BYTES) -> Ext
     if not isinstance(pod, Mapping):
         raise ExtenderProtocolError("ExtenderArgs.pod must be a Pod object")
     node_list = _field(document, "Nodes")
-    names = _field(document, "NodeNames")
+    names = sent.names if sent is not None else _field(document, "NodeNames")
     nodes: dict[str, Mapping[str, Any]] | None = None
     if split is not None:
         nodes, node_json = _split_nodes(split)
@@ -131,13 +138,11 @@ def decode_extender_args(body: bytes, split_from: int = SPLIT_FROM_BYTES) -> Ext
     if nodes is None and names is None:
         raise ExtenderProtocolError("ExtenderArgs carries neither nodes nor nodenames")
     node_names = names if names is not None else list(nodes or {})
-    try:
-        # Joining checks every name is a str in C (faster than any per-name test), and the joined
-        # list is the key under which the node table keeps the list's rows for the next call.
-        key = names_key(node_names) if isinstance(node_names, list) else None
-    except TypeError:
-        key = None
-    if key is None:
+    if sent is not None:
+        key = sent.names_json
+    elif isinstance(node_names, list) and checked_names(node_names):
+        key = names_key(node_names)
+    else:
         raise ExtenderProtocolError("ExtenderArgs.nodenames must be a list of node names")
     return ExtenderArgs(
         pod=pod,

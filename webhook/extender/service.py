@@ -25,6 +25,7 @@ from limitguard.errors import LimitguardError
 from limitguard.extender.columnar import filter_rows, score_rows
 from limitguard.extender.config import ExtenderConfig
 from limitguard.extender.facts import NodeFactsReader
+from limitguard.extender.namelists import NameLists
 from limitguard.extender.protocol import ExtenderArgs, PriorityTemplate
 from limitguard.state.candidates import Candidates
 from limitguard.state.records import NodeRecord, controller_of, is_mirror_pod, node_record
@@ -128,6 +129,7 @@ class Extender:
         self.facts = NodeFactsReader(state)
         self._needs_types = any(scorer.name == SCARCE for scorer in extender_config.scorers)
         self.columnar = True  # on the node table; False: the reference per-node path (tests)
+        self.name_lists = NameLists()  # the candidate lists sent lately, for decoding the next calls
         # The last candidates prioritized, and their answer template once they came a second time.
         self._template: tuple[Candidates, PriorityTemplate | None] | None = None
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from aiohttp import web
@@ -174,7 +175,7 @@ def extender_endpoint(verb: str, extender: Extender, services: Services) -> Endp
 
     return Endpoint(
         name=f"extender-{verb}",
-        decode=decode_extender_args,
+        decode=partial(decode_extender_args, lists=extender.name_lists),
         answer=lambda args: answer(extender, args),
         fail_open=lambda args: fail_open_reply(verb, args),
         encode=lambda args, reply: reply.payload,

@@ -2,25 +2,34 @@
 
 kube-scheduler sends an extender the same candidate list call after call (the feasible nodes, in its
 own order). Resolving 5,000 freshly decoded names is 5,000 hash computations and dict lookups
-(~0.3 ms, more than scoring them); comparing the list joined by newlines with the last one is one
-memcmp. The node table keeps the last resolution until a node comes or goes (NodeTable.candidates).
+(~0.3 ms, more than scoring them); comparing the list's JSON array with the last one is one
+memcmp. The node table keeps the last resolutions until a node comes or goes (NodeTable.candidates).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import orjson
 
-SEPARATOR = "\n"
-
-
-def names_key(names: list[str]) -> str:
-    """The candidates joined by SEPARATOR: raises TypeError (in C) for a name that is not a str."""
-    return SEPARATOR.join(names)
+# A list whose key is this long or longer is not kept: no cluster's node names come near it (15,000
+# names of 63 characters are ~1 MB), and a caller cannot make the kept keys hold much memory.
+MOST_KEPT_KEY_BYTES = 2 << 20
 
 
-def unambiguous(key: str, count: int) -> bool:
-    """Whether *key* names exactly one list of *count* names (no name contains the separator)."""
-    return key.count(SEPARATOR) == count - 1 if count else not key
+def names_key(names: list[str]) -> bytes:
+    """The candidates as a JSON array, the key a list is kept by: orjson's encoding, which is
+    encoding/json's (kube-scheduler's) for node names, so a filter's passed names are kept under
+    the bytes kube-scheduler sends to prioritize. Two lists share a key only if they are equal."""
+    return orjson.dumps(names)
+
+
+def checked_names(names: list[object]) -> bool:
+    """Whether every item of *names* is a str: one join in C, faster than any per-name test."""
+    try:
+        "".join(names)  # type: ignore[arg-type]
+    except TypeError:
+        return False
+    return True
 
 
 def _as_slice(rows: np.ndarray) -> np.ndarray | slice:

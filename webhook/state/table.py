@@ -20,7 +20,7 @@ import orjson
 from limitguard.core.eligibility import Taint
 from limitguard.core.hints import HOSTNAME_LABEL
 from limitguard.core.pools import DEFAULT, RatioSource
-from limitguard.state.candidates import Candidates, names_key, unambiguous
+from limitguard.state.candidates import MOST_KEPT_KEY_BYTES, Candidates, names_key
 from limitguard.state.capacity import SAFE_PRODUCT, Capacity
 from limitguard.state.columns import (
     FEW_ROWS,
@@ -80,7 +80,7 @@ class NodeTable:
         self.taint_sets: list[tuple[Taint, ...]] = [()]
         self._taint_refs: list[int] = [0]
         self._name_rank: np.ndarray | None = None
-        self._candidates: list[tuple[str, Candidates]] = []  # the last lists resolved, by key, newest last
+        self._candidates: list[tuple[bytes, Candidates]] = []  # the last lists resolved, by key, newest last
         self._capacities: dict[tuple[str, int | None], Capacity] = {}
         # Answers that depend only on which nodes exist and their labels, taints and order (e.g. a
         # placement's eligible rows): kept until a node is added, changed or removed.
@@ -365,7 +365,7 @@ class NodeTable:
                 pass
         return np.fromiter(map(self.rows.get, names, repeat(-1, len(names))), np.intp, len(names))
 
-    def candidates(self, names: list[str], key: str | None = None) -> Candidates:
+    def candidates(self, names: list[str], key: bytes | None = None) -> Candidates:
         """*names* resolved to rows; a list kept by a recent call (same *key*, which is
         candidates.names_key(names) when given) is answered from it while no node came or went."""
         key = names_key(names) if key is None else key
@@ -376,9 +376,9 @@ class NodeTable:
         self.keep_candidates(key, found)
         return found
 
-    def keep_candidates(self, key: str, candidates: Candidates) -> None:
+    def keep_candidates(self, key: bytes, candidates: Candidates) -> None:
         """Keep *candidates* (resolved on this table) for the list whose key is *key*: the filter's
         passed names, which kube-scheduler sends to prioritize next."""
-        if unambiguous(key, len(candidates.rows)):
+        if len(key) < MOST_KEPT_KEY_BYTES:
             kept = [(k, c) for k, c in self._candidates if k != key]
             self._candidates = [*kept[-(_CANDIDATE_LISTS_KEPT - 1) :], (key, candidates)]

@@ -6,6 +6,8 @@ import orjson
 import pytest
 from limitguard.cli.configfile import load_config
 from limitguard.core.config import Config, Enforcement, LimitAwareConfig, NotReadyPolicy
+from limitguard.extender import namelists
+from limitguard.extender.namelists import NameLists
 from limitguard.extender.protocol import ExtenderProtocolError, decode_extender_args, encode_filter_result
 from limitguard.kube.filefeed import load_cluster_file
 from limitguard.state.store import ClusterState
@@ -62,9 +64,10 @@ def test_decodes_a_node_list():
         ),
     ],
 )
-def test_rejects_malformed_args(body, message):
+@pytest.mark.parametrize("lists", [None, NameLists()], ids=["parsed-whole", "with-kept-lists"])
+def test_rejects_malformed_args(body, message, lists):
     with pytest.raises(ExtenderProtocolError, match=re.escape(message)):
-        decode_extender_args(body)
+        decode_extender_args(body, lists=lists)
 
 
 def test_filter_result_uses_the_form_of_the_request():
@@ -147,6 +150,20 @@ async def test_prioritize_spreads_limits(start_extender):
     # = 92 -> node1 (-40+92)/2 = 26, node2 (10+92)/2 = 51 -> min-max 0 and 100 -> 0 and 10
     assert status == 200
     assert body == [{"host": "node1", "score": 0}, {"host": "node2", "score": 10}]
+
+
+async def test_a_candidate_list_sent_again_is_not_parsed_again(start_extender, monkeypatch):
+    server = await start_extender(demo_state(), demo_config())
+    request = args_names(scheduler_pod(), ["node1", "node2"])
+    first = await server.post("/extender/prioritize", request)
+    parsed, loads = [], orjson.loads
+    monkeypatch.setattr(namelists.orjson, "loads", lambda data: parsed.append(bytes(data)) or loads(data))
+    again = await server.post("/extender/prioritize", request)
+    passed = await server.post("/extender/filter", request)  # the filter shares the kept lists
+    assert first == again == (200, [{"host": "node1", "score": 0}, {"host": "node2", "score": 10}])
+    assert passed[0] == 200 and passed[1]["nodenames"] == ["node2"]
+    assert orjson.dumps(["node1", "node2"]) not in parsed  # only the pods were parsed
+    assert sum(data.endswith(b'"NodeNames":null}') for data in parsed) == 2
 
 
 async def test_prioritize_with_full_nodes_and_an_unknown_node(start_extender):

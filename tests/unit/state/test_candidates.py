@@ -2,8 +2,8 @@
 
 kube-scheduler sends the same candidate list call after call, so the table keeps the last list's
 rows; these properties check the kept answer always equals resolving the names afresh, through node
-adds, deletes and renames (a delete and an add), and that lists whose joined form collide are never
-confused.
+adds, deletes and renames (a delete and an add), and that lists that differ are never confused, not
+even where joining their names would give one string.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from limitguard.core.config import Config, Enforcement, LimitAwareConfig
 from limitguard.extender.config import ExtenderConfig
 from limitguard.extender.protocol import ExtenderArgs
 from limitguard.extender.service import Extender
-from limitguard.state.candidates import names_key, unambiguous
+from limitguard.state.candidates import names_key
 from limitguard.state.table import NodeTable
 
 from tests.unit.state.random_clusters import (
@@ -79,24 +79,30 @@ def test_the_same_list_is_resolved_once_until_a_node_comes_or_goes():
     assert renamed.rows.tolist() == [table.rows["n2"], table.rows["ghost-1"], -1]
 
 
-def test_lists_with_the_same_joined_form_are_never_confused():
+def test_lists_whose_names_join_to_one_string_are_never_confused():
     state = synced_state()
     for name in ("a", "b"):
         state.upsert_node({"metadata": {"name": name}, "status": {"allocatable": {"cpu": "1"}}})
     table = state.node_table()
     split = table.candidates(["a", "b"])
     assert split.count == 2
-    joined = table.candidates(["a\nb"])  # the same key, one name: a node no table knows
+    joined = table.candidates(["a\nb"])  # the two names joined by a newline: a node no table knows
     assert joined.rows.tolist() == [-1]
     assert table.candidates(["a", "b"]).count == 2
     assert table.candidates(["a\nb", ""]).rows.tolist() == [-1, -1]
     assert table.candidates(["a", "b\n"]).rows.tolist() == [table.rows["a"], -1]
 
 
-@given(st.lists(st.text(max_size=4), max_size=6))
-def test_a_key_is_unambiguous_exactly_when_it_splits_back_into_its_names(names):
-    key = names_key(names)
-    assert unambiguous(key, len(names)) == (key.split("\n") == names if names else True)
+@given(st.lists(st.text(max_size=4), max_size=6), st.lists(st.text(max_size=4), max_size=6))
+def test_two_lists_share_a_key_exactly_when_they_are_equal(names, others):
+    assert (names_key(names) == names_key(others)) == (names == others)
+    assert orjson.loads(names_key(names)) == names  # the key is the list's JSON array
+
+
+def test_a_filter_keeps_its_passed_names_under_the_bytes_kube_scheduler_sends():
+    names = ["node-a", "ip-10-0-1-23.ec2.internal", "n\u00e9"]
+    go_encoded = b'["node-a","ip-10-0-1-23.ec2.internal","n\xc3\xa9"]'  # encoding/json's Marshal
+    assert names_key(names) == go_encoded
 
 
 def test_the_names_a_filter_passes_are_kept_for_the_prioritize_that_follows(monkeypatch):

@@ -1,0 +1,81 @@
+"""kube-scheduler's candidate list read from its bytes when the same list was sent before.
+
+kube-scheduler encodes ExtenderArgs with encoding/json, in the struct's field order and with the
+names last: `{"Pod":{...},"Nodes":null,"NodeNames":["node-a",...]}`. It sends a nodeCacheCapable
+extender the same candidates call after call. Parsing 5,000 names makes 5,000 str objects (about
+110 us with orjson, and ~50 us more to free them); comparing the array's bytes with a list kept
+from an earlier call is one memcmp (3 us). So a body of that form is read in two parts: the
+document with its NodeNames set to null (the pod: what is left to parse), and the array's bytes.
+
+The split is exact, not a guess. The `"NodeNames":[` found is preceded by `,` or `{`, so its quote
+is not escaped, and the document before it, closed with `"NodeNames":null}`, must parse as an
+object: the quote therefore opens a key of the outermost object, which the body's last byte
+closes, and no key follows it. The array's bytes, up to the body's last `]`, must be a list of
+strings (equal to one kept, or parsed). The body is then exactly that document with that list as
+its NodeNames, the last key, which every JSON reader takes. Any other body is parsed whole.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from limitguard.state.candidates import MOST_KEPT_KEY_BYTES, checked_names
+
+_KEY = b'"NodeNames":['
+_WITHOUT_NAMES = b'"NodeNames":null}'
+_KEPT_LISTS = 4  # a filter's list and its passed names, for a scheduler profile or two
+# A list is kept only below both bounds: ~4 MB of str objects at most each (a 15,000-node cluster's
+# names are about 0.5 MB of JSON).
+MOST_KEPT_NAMES = 32_768
+
+
+@dataclass(frozen=True, slots=True)
+class SentNames:
+    """An ExtenderArgs body read in two parts."""
+
+    document: dict[str, Any]  # the body, its NodeNames null
+    names: list[str]  # the NodeNames; possibly the list of an earlier call: never modified
+    names_json: bytes  # the array as sent: the node table's key for the list
+
+
+class NameLists:
+    """The candidate lists read lately, by their bytes: one per extender, shared by its verbs."""
+
+    __slots__ = ("_kept",)
+
+    def __init__(self) -> None:
+        self._kept: list[tuple[bytes, list[str]]] = []  # newest last
+
+    def split(self, body: bytes, most_document_bytes: int) -> SentNames | None:
+        """*body* read in two parts, or None when it is not in kube-scheduler's form with the names
+        last, or its document part is *most_document_bytes* or more (the caller reads it whole)."""
+        if not body.endswith(b"]}"):
+            return None
+        at = body.find(_KEY)
+        if at <= 0 or at >= most_document_bytes or body[at - 1] not in b",{":
+            return None
+        try:
+            document = orjson.loads(body[:at] + _WITHOUT_NAMES)
+        except orjson.JSONDecodeError:
+            return None
+        if type(document) is not dict:
+            return None
+        array = bytes(body[at + len(_KEY) - 1 : -1])
+        names = self._names(array)
+        return None if names is None else SentNames(document, names, array)
+
+    def _names(self, array: bytes) -> list[str] | None:
+        for kept, names in self._kept:
+            if kept == array:  # a length check, then one memcmp
+                return names
+        try:
+            names = orjson.loads(array)
+        except orjson.JSONDecodeError:
+            return None
+        if type(names) is not list or not checked_names(names):
+            return None  # the whole body's parse says what is wrong with it
+        if len(array) < MOST_KEPT_KEY_BYTES and len(names) <= MOST_KEPT_NAMES:
+            self._kept = [*self._kept[-(_KEPT_LISTS - 1) :], (array, names)]
+        return names
