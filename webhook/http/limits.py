@@ -217,6 +217,9 @@ class BoundedRequestHandler(RequestHandler):
                 super().data_received(data)  # a body: the endpoint's body timeout bounds it
                 return
             # the request loop waits for the next request: this is its first byte
+            if HEADERS_END in data:  # and the whole head (the usual request): nothing to time
+                super().data_received(data)
+                return
             self._in_headers = True
             self._deadline = self._call_later(self._header_timeout, self._header_deadline)
         seen = self._tail + data

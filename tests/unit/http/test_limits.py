@@ -162,6 +162,23 @@ async def test_a_request_whose_headers_arrived_outlives_the_deadline(cert_dir):
         writer.close()
 
 
+async def test_a_kept_connections_request_whose_whole_head_arrives_at_once_sets_no_deadline(cert_dir):
+    """The usual request: its head in one read (a deadline set and cancelled at once costs every request)."""
+    timers = Timers()
+    async with served(cert_dir, ServingLimits(header_timeout_seconds=HANG_GUARD), timers) as server:
+        reader, writer = await server.connect()
+        for body in (b"a", b"bc", b"def"):
+            writer.write(request(body))
+            assert await response_of(reader) == (200, b'{"size":%d}' % len(body))
+        assert len(timers.pending) == 1  # the connection's first: set as it was accepted
+        writer.write(b"POST /echo HTTP/1.1\r\n")  # a head that does not end still gets one
+        await writer.drain()
+        await until(lambda: len(timers.pending) == 2)
+        assert timers.fire() == 1
+        assert await closed_by_server(reader)
+        writer.close()
+
+
 async def test_headers_split_across_writes_at_the_blank_line_are_seen_complete(cert_dir):
     timers = Timers()
     async with served(cert_dir, ServingLimits(header_timeout_seconds=HANG_GUARD), timers) as server:
