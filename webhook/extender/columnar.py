@@ -260,6 +260,71 @@ class ColumnScores:
         )
 
 
+def scorer_parts(
+    table: NodeTable,
+    rows: Rows,
+    size: int,
+    pod: PodFacts,
+    scorers: Sequence[ScorerConfig],
+    cluster_ratios: Mapping[str, int],
+) -> list[np.ndarray] | None:
+    """Each scorer's value for each of *rows* before the normalisation over the candidates (raw
+    LimitAware and PodState, final FitPlus and ScarceResourceAvoidance), or None for the reference
+    path. A row's values depend on that row alone: kept scores are brought up to date row by row."""
+    if sum(abs(scorer.weight) for scorer in scorers) * MAX_NODE_SCORE >= SAFE:
+        return None
+    parts = []
+    for scorer in scorers:
+        args = scorer.resolved_args()
+        if scorer.name == limitaware.NAME:
+            assert isinstance(args, limitaware.LimitAwareArgs)
+            part = _limit_aware(table, rows, size, pod, args, cluster_ratios)
+        elif scorer.name == fitplus.NAME:
+            assert isinstance(args, fitplus.FitPlusArgs)
+            part = _fit_plus(table, rows, size, pod, args)
+        elif scorer.name == scarce.NAME:
+            assert isinstance(args, scarce.ScarceResourceArgs)
+            part = _scarce(table, rows, size, pod, args)
+        elif scorer.name == podstate.NAME:
+            part = table.terminating[rows] - table.nominated[rows]
+        else:
+            raise ValueError(f"unknown scorer {scorer.name!r}")
+        if part is None:
+            return None
+        parts.append(part)
+    return parts
+
+
+_NORMALISED = frozenset({limitaware.NAME, podstate.NAME})  # min-max over the candidates
+# A clipped score (0..100, never negative) on the extender's scale: x * 10 // 100 is x // 10.
+_SCORE_PER_PRIORITY = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
+assert _SCORE_PER_PRIORITY * MAX_EXTENDER_PRIORITY == MAX_NODE_SCORE and MIN_NODE_SCORE >= 0
+
+
+def combine(
+    names: Sequence[str], scorers: Sequence[ScorerConfig], parts: list[np.ndarray]
+) -> ColumnScores | None:
+    """score_candidates' answer from scorer_parts over every candidate, or None for the reference path."""
+    columns = []
+    weighted: np.ndarray | None = None
+    weight_sum = 0
+    for scorer, raw in zip(scorers, parts, strict=True):
+        scores = _min_max(raw) if scorer.name in _NORMALISED else raw
+        if scores is None:
+            return None
+        columns.append((scorer, raw, scores))
+        if scorer.weight > 0:
+            weight_sum += scorer.weight
+            term = scores if scorer.weight == 1 else scores * scorer.weight
+            weighted = term.copy() if weighted is None else weighted + term
+    if weighted is None:
+        weighted = np.zeros(len(names), np.int64)
+    totals = weighted // weight_sum if weight_sum else weighted
+    clipped = np.minimum(np.maximum(totals, MIN_NODE_SCORE), MAX_NODE_SCORE)  # ufuncs: no np.clip wrapper
+    priorities = clipped // _SCORE_PER_PRIORITY  # = clipped * MAX_EXTENDER_PRIORITY // MAX_NODE_SCORE
+    return ColumnScores(names, columns, totals, priorities)
+
+
 def score_rows(
     table: NodeTable,
     rows: Rows,
@@ -269,36 +334,5 @@ def score_rows(
     cluster_ratios: Mapping[str, int],
 ) -> ColumnScores | None:
     """score_candidates for the nodes of *rows* (all known, one per name), or None for the reference path."""
-    size = len(names)
-    columns = []
-    weighted = np.zeros(size, np.int64)
-    weight_sum = 0
-    if sum(abs(scorer.weight) for scorer in scorers) * MAX_NODE_SCORE >= SAFE:
-        return None
-    for scorer in scorers:
-        args = scorer.resolved_args()
-        if scorer.name == limitaware.NAME:
-            assert isinstance(args, limitaware.LimitAwareArgs)
-            raw = _limit_aware(table, rows, size, pod, args, cluster_ratios)
-            scores = None if raw is None else _min_max(raw)
-        elif scorer.name == fitplus.NAME:
-            assert isinstance(args, fitplus.FitPlusArgs)
-            raw = scores = _fit_plus(table, rows, size, pod, args)
-        elif scorer.name == scarce.NAME:
-            assert isinstance(args, scarce.ScarceResourceArgs)
-            raw = scores = _scarce(table, rows, size, pod, args)
-        elif scorer.name == podstate.NAME:
-            raw = table.terminating[rows] - table.nominated[rows]
-            scores = _min_max(raw)
-        else:
-            raise ValueError(f"unknown scorer {scorer.name!r}")
-        if raw is None or scores is None:
-            return None
-        columns.append((scorer, raw, scores))
-        if scorer.weight > 0:
-            weight_sum += scorer.weight
-            weighted += scores * scorer.weight
-    totals = weighted // weight_sum if weight_sum else weighted
-    clipped = np.minimum(np.maximum(totals, MIN_NODE_SCORE), MAX_NODE_SCORE)  # ufuncs: no np.clip wrapper
-    priorities = clipped * MAX_EXTENDER_PRIORITY // MAX_NODE_SCORE
-    return ColumnScores(names, columns, totals, priorities)
+    parts = scorer_parts(table, rows, len(names), pod, scorers, cluster_ratios)
+    return None if parts is None else combine(names, scorers, parts)

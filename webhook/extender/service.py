@@ -22,9 +22,10 @@ from limitguard.core.podlimits import PodSpecError, pod_amounts
 from limitguard.core.scoring import PodFacts, ScoreSheet, score_candidates
 from limitguard.core.scoring.scarce import NAME as SCARCE
 from limitguard.errors import LimitguardError
-from limitguard.extender.columnar import filter_rows, score_rows
+from limitguard.extender.columnar import filter_rows
 from limitguard.extender.config import ExtenderConfig
 from limitguard.extender.facts import NodeFactsReader
+from limitguard.extender.keptscores import KeptScores
 from limitguard.extender.namelists import NameLists
 from limitguard.extender.protocol import ExtenderArgs, PriorityTemplate
 from limitguard.state.candidates import Candidates
@@ -130,6 +131,7 @@ class Extender:
         self._needs_types = any(scorer.name == SCARCE for scorer in extender_config.scorers)
         self.columnar = True  # on the node table; False: the reference per-node path (tests)
         self.name_lists = NameLists()  # the candidate lists sent lately, for decoding the next calls
+        self._kept_scores = KeptScores(extender_config.scorers, config.limit_aware.default_ratios)
         # The last candidates prioritized, and their answer template once they came a second time.
         self._template: tuple[Candidates, PriorityTemplate | None] | None = None
 
@@ -153,14 +155,7 @@ class Extender:
             if not candidates.unknown
             else [name for name, k in zip(names, candidates.known.tolist(), strict=True) if k]
         )
-        scored = score_rows(
-            table,
-            candidates.index,
-            known_names,
-            pod,
-            self.extender_config.scorers,
-            self.config.limit_aware.default_ratios,
-        )
+        scored = self._kept_scores.score(table, candidates, known_names, pod)
         if scored is None:
             return None
         # A name listed twice has one row, so one score: the positions can be filled directly.

@@ -10,6 +10,7 @@ a burst of bindings, only the ledger's totals). The columns and their exactness 
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from itertools import repeat
 from operator import itemgetter
@@ -42,6 +43,10 @@ _MASK_CACHE_SIZE = 256
 _SUM_FIELDS = ("committed", "held", "scoring", "requested")
 _COUNT_FIELDS = ("terminating", "nominated")
 _CANDIDATE_LISTS_KEPT = 4  # a filter's list and its passed names, for a scheduler profile or two
+# The change log (NodeTable.changed_since): versions kept, and the most rows one version may list (a
+# larger change, a relist or a burst of thousands of bindings, is logged as "every row").
+_VERSIONS_LOGGED = 64
+_MOST_LOGGED_ROWS = 1024
 
 
 class NodeTable:
@@ -88,6 +93,8 @@ class NodeTable:
         # Changes whenever any row's node or sums may have changed: answers computed from the table
         # may be remembered under it (a burst of pods created between two bindings shares them).
         self.version = 0
+        # The rows each recent version changed (None: any row, or a column was added), oldest first.
+        self._changes: deque[tuple[int, list[int] | None]] = deque(maxlen=_VERSIONS_LOGGED)
 
     # -- rows -------------------------------------------------------------------------------
     def _grow(self) -> None:
@@ -116,6 +123,32 @@ class NodeTable:
         self._mask_cache.clear()
         self._capacities.clear()
         self.layout_memo.clear()
+        self._changed(None)
+
+    def _changed(self, rows: list[int] | None) -> None:
+        """A new version, which changed *rows* (None: any row may have)."""
+        self.version += 1
+        logged = None if rows is None or len(rows) > _MOST_LOGGED_ROWS else rows
+        self._changes.append((self.version, logged))
+
+    def changed_since(self, version: int) -> list[int] | None:
+        """The rows whose values changed after *version* (a row may be listed twice), or None when
+        that is not known: too long ago, or a change that may have touched any row. An answer
+        computed at *version* is brought up to date by recomputing those rows alone."""
+        if version == self.version:
+            return []
+        if not self._changes or self._changes[0][0] > version + 1:
+            return None
+        changed: list[int] = []
+        for logged_version, rows in reversed(self._changes):
+            if logged_version <= version:
+                break
+            if rows is None:
+                return None
+            changed += rows
+            if len(changed) > _MOST_LOGGED_ROWS:
+                return None
+        return changed
 
     def column(self, resource: str) -> Column:
         column = self.columns.get(resource)
@@ -141,7 +174,7 @@ class NodeTable:
         """Write the node's own facts now (labels, taints, allocatable, ratios); sums on the next sync."""
         name = record.name
         self.layout_memo.clear()
-        self.version += 1
+        columns = len(self.columns)
         row = self.rows.get(name)
         if row is None:
             if not self._free:
@@ -179,13 +212,14 @@ class NodeTable:
             column.override_cap[row] = capacity
         self._refresh_capacities(row)
         self._dirty.add(name)
+        self._changed([row] if len(self.columns) == columns else None)
 
     def remove_node(self, name: str) -> None:
         row = self.rows.pop(name, None)
         if row is None:
             return
         self.layout_memo.clear()
-        self.version += 1
+        self._changed([row])
         self._unindex(row)
         self.alive[row] = False
         self.names[row] = None
@@ -323,7 +357,7 @@ class NodeTable:
         """Copy the sums of every dirty node from *sources* (the only place sums are written)."""
         if not (self._dirty or self._held_dirty):
             return
-        self.version += 1
+        columns = len(self.columns)
         every = self._dirty_rows(self._dirty)
         held = self._dirty_rows(self._held_dirty - self._dirty)
         self._dirty.clear()
@@ -336,6 +370,7 @@ class NodeTable:
         if held.rows:
             copy_sums(self.columns, self._size, "held", held, sources.held)
         changed = every.rows + held.rows
+        self._changed(changed if len(self.columns) == columns else None)
         if len(changed) <= FEW_ROWS:
             for row in changed:
                 self._refresh_capacities(row)

@@ -21,6 +21,7 @@ from limitguard.core.config import Config, LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import Placement
 from limitguard.core.limitaware import check_unbound
 from limitguard.core.reports.audit import audit
+from limitguard.extender import keptscores
 from limitguard.extender.config import ExtenderConfig
 from limitguard.extender.protocol import ExtenderArgs, encode_priorities, encode_priority_columns
 from limitguard.extender.service import Extender
@@ -134,18 +135,23 @@ def copies(in_bulk: bool) -> AbstractContextManager[object]:
     scorers=SCORERS,
     config=CONFIGS,
     in_bulk=st.booleans(),
+    rescore_any_share=st.booleans(),
 )
-def test_extender_on_the_table_equals_the_reference(operations, pod, candidates, scorers, config, in_bulk):
+def test_extender_on_the_table_equals_the_reference(
+    operations, pod, candidates, scorers, config, in_bulk, rescore_any_share
+):
     state = synced_state()
     columnar = Extender(state, config, ExtenderConfig(tuple(scorers)))
     reference = Extender(state, config, ExtenderConfig(tuple(scorers)))
     reference.columnar = False
     args = ExtenderArgs(pod=pod, node_names=candidates, nodes=None, names_form=True)
-    with copies(in_bulk):
+    share = 1.0 if rescore_any_share else keptscores._MOST_RESCORED_SHARE  # else one row of 8 at most
+    with copies(in_bulk), patch.object(keptscores, "_MOST_RESCORED_SHARE", share):
         for index, operation in enumerate(operations):
             apply(state, operation)
             if index % 7 == 6:
                 assert columnar.filter(args) == reference.filter(args)
+            if index % 2:  # kept scores brought up to date by the rows each operation changed
                 assert_same_priorities(columnar.prioritize(args), reference.prioritize(args))
         assert_table_mirrors_state(state)
     assert columnar.filter(args) == reference.filter(args)
