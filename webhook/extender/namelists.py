@@ -37,7 +37,7 @@ class SentNames:
 
     document: dict[str, Any]  # the body, its NodeNames null
     names: list[str]  # the NodeNames; possibly the list of an earlier call: never modified
-    names_json: bytes  # the array as sent: the node table's key for the list
+    names_json: bytes | memoryview  # the array as sent: the node table's key for the list
 
 
 class NameLists:
@@ -62,20 +62,30 @@ class NameLists:
             return None
         if type(document) is not dict:
             return None
-        array = bytes(body[at + len(_KEY) - 1 : -1])
-        names = self._names(array)
+        start, end = at + len(_KEY) - 1, len(body) - 1
+        if end - start >= MOST_KEPT_KEY_BYTES:  # kept by no one: read in place, never copied
+            array: bytes | memoryview = memoryview(body)[start:end]
+            names = self._parsed(array)
+        else:
+            array = bytes(body[start:end])
+            names = self._names(array)
         return None if names is None else SentNames(document, names, array)
 
     def _names(self, array: bytes) -> list[str] | None:
         for kept, names in self._kept:
             if kept == array:  # a length check, then one memcmp
                 return names
+        found = self._parsed(array)
+        if found is not None and len(found) <= MOST_KEPT_NAMES:
+            self._kept = [*self._kept[-(_KEPT_LISTS - 1) :], (array, found)]
+        return found
+
+    @staticmethod
+    def _parsed(array: bytes | memoryview) -> list[str] | None:
         try:
             names = orjson.loads(array)
         except orjson.JSONDecodeError:
             return None
         if type(names) is not list or not checked_names(names):
             return None  # the whole body's parse says what is wrong with it
-        if len(array) < MOST_KEPT_KEY_BYTES and len(names) <= MOST_KEPT_NAMES:
-            self._kept = [*self._kept[-(_KEPT_LISTS - 1) :], (array, names)]
         return names

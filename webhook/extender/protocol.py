@@ -41,7 +41,7 @@ class ExtenderArgs:
     nodes: dict[str, Mapping[str, Any]] | None  # name -> Node object, when sent as a NodeList
     names_form: bool  # the request carried `nodenames`
     # node_names as a JSON array (as sent, or state.candidates.names_key): the node table's key for them
-    names_key: bytes | None = None
+    names_key: bytes | memoryview | None = None
     # name -> the Node's bytes as sent, when `nodes` holds only their policy views (a large body)
     node_json: dict[str, memoryview] | None = None
 

@@ -400,7 +400,7 @@ class NodeTable:
                 pass
         return np.fromiter(map(self.rows.get, names, repeat(-1, len(names))), np.intp, len(names))
 
-    def candidates(self, names: list[str], key: bytes | None = None) -> Candidates:
+    def candidates(self, names: list[str], key: bytes | memoryview | None = None) -> Candidates:
         """*names* resolved to rows; a list kept by a recent call (same *key*, which is
         candidates.names_key(names) when given) is answered from it while no node came or went."""
         key = names_key(names) if key is None else key
@@ -411,7 +411,7 @@ class NodeTable:
         self.keep_candidates(key, found)
         return found
 
-    def keep_candidates(self, key: bytes, candidates: Candidates) -> None:
+    def keep_candidates(self, key: bytes | memoryview, candidates: Candidates) -> None:
         """Keep *candidates* (resolved on this table) for the list whose key is *key*: the filter's
         passed names, which kube-scheduler sends to prioritize next."""
         if len(key) < MOST_KEPT_KEY_BYTES:

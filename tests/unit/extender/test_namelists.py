@@ -62,9 +62,10 @@ def test_only_a_few_lists_of_bounded_size_are_kept():
         decode_extender_args(go_body(many), lists=lists).node_names
     )
     long_names = ["x" * 1000] * (MOST_KEPT_KEY_BYTES // 1000)
-    assert decode_extender_args(go_body(long_names), lists=lists).node_names is not (
-        decode_extender_args(go_body(long_names), lists=lists).node_names
-    )
+    long_list = decode_extender_args(go_body(long_names), lists=lists)
+    assert long_list.node_names == long_names and long_list.names_key == orjson.dumps(long_names)
+    assert isinstance(long_list.names_key, memoryview)  # read in place: the body is not copied
+    assert decode_extender_args(go_body(long_names), lists=lists).node_names is not long_list.node_names
     assert decode_extender_args(go_body(["n4", "x"]), lists=lists).node_names is kept[4]  # not displaced
 
 
