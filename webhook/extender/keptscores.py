@@ -1,13 +1,15 @@
-"""The last candidates' scores, brought up to date by rescoring only the rows that changed.
+"""Each scorer's value for every node, kept per pod shape and brought up to date row by row.
 
-kube-scheduler prioritizes pod after pod over the same candidates, and pods of one workload look
-alike to the scorers. Between two such calls only a few nodes change: the one the previous pod was
-bound to (the ledger holds its limits), those whose pods came or went. Each scorer's value for a
-node depends on that node's row alone until the normalisation over the candidates
-(columnar.scorer_parts), so the scores of the last call are kept before normalisation, the rows the
-node table changed since (NodeTable.changed_since) are rescored, and the normalisation and weighting
-run again over the whole list: at 5,000 candidates about a sixth of scoring them all. When no
-candidate's row changed, the last answer stands as it is.
+kube-scheduler prioritizes pod after pod, and the pods of one workload look alike to the scorers.
+Its candidate lists differ from call to call (it starts each search where the last one stopped,
+filters in parallel, and sends the nodes in the order they passed), but the nodes change little
+between two calls: the one the previous pod was bound to, those whose pods came or went. Each
+scorer's value for a node depends on that node's row alone until the normalisation over the
+candidates (columnar.scorer_parts), so for a pod shape scored a second time those values are
+computed for every row of the node table and kept, with the table version they are current at.
+A call then rescores the rows the table changed since (NodeTable.changed_since), takes its
+candidates' values from the kept rows, and runs only the normalisation and weighting over them.
+The same candidates with nothing changed get the last answer as it is.
 """
 
 from __future__ import annotations
@@ -21,98 +23,100 @@ from limitguard.extender.columnar import ColumnScores, combine, scorer_parts
 from limitguard.state.candidates import Candidates
 from limitguard.state.table import NodeTable
 
-# Rescored row by row while fewer candidates than this share changed; more are scored afresh.
+_SHAPES_KEPT = 4  # pod shapes whose values are kept (a few workloads scheduled side by side)
+_SHAPES_SEEN = 8  # pod shapes scored once, remembered so that a second time keeps their values
+# Rescored row by row while fewer rows than this share of the table changed; more: scored afresh.
 _MOST_RESCORED_SHARE = 0.25
 
 
 @dataclass(slots=True)
-class _Kept:
+class _Shape:
     table: NodeTable
-    candidates: Candidates
     pod: PodFacts
-    version: int  # the table's version the scores are current at
-    parts: list[np.ndarray]  # scorer_parts over every known candidate (read-only)
-    scored: ColumnScores
+    version: int  # the table's version the values are current at
+    parts: list[np.ndarray]  # scorer_parts over rows 0..high_water (read-only, replaced on change)
+    last: tuple[Candidates, ColumnScores] | None = None  # the last answer, at this version
 
 
-def _positions(candidates: Candidates, rows: list[int], table_size: int) -> np.ndarray:
-    """Where among the known candidates each of the table's *rows* stands (twice for a name listed twice)."""
-    index = candidates.index
-    if isinstance(index, slice):  # consecutive rows: positions by subtraction
-        start, stop = index.start, index.stop
-        return np.array(sorted({row - start for row in rows if start <= row < stop}), np.intp)
-    changed = set(rows)
-    if len(changed) <= 4:  # one comparison of the index per row (a binding changes one or two)
-        found = None
-        for row in changed:
-            found = index == row if found is None else found | (index == row)
-        return np.flatnonzero(found) if found is not None else np.empty(0, np.intp)
-    marked = np.zeros(table_size, bool)
-    marked[list(changed)] = True
-    return np.flatnonzero(marked[index])
-
-
-def _read_only(*arrays: np.ndarray) -> None:
+def _read_only(arrays: Sequence[np.ndarray]) -> None:
     for array in arrays:
         array.flags.writeable = False
 
 
 class KeptScores:
-    """The scores of the last candidates scored, for one extender (its scorers and ratios are fixed)."""
+    """The kept values of one extender (its scorers and cluster ratios are fixed)."""
 
-    __slots__ = ("_cluster_ratios", "_kept", "_scorers")
+    __slots__ = ("_cluster_ratios", "_scorers", "_seen", "_shapes")
 
     def __init__(self, scorers: Sequence[ScorerConfig], cluster_ratios: Mapping[str, int]) -> None:
         self._scorers = scorers
         self._cluster_ratios = cluster_ratios
-        self._kept: _Kept | None = None
+        self._shapes: list[_Shape] = []  # newest last
+        self._seen: list[PodFacts] = []
 
     def score(
         self, table: NodeTable, candidates: Candidates, names: Sequence[str], pod: PodFacts
     ) -> ColumnScores | None:
         """columnar.score_rows(table, candidates.index, names, pod, ...): *names* are the known
         candidates, in order. None for the reference path."""
-        kept = self._kept
-        if kept is not None and kept.table is table and kept.candidates is candidates and kept.pod == pod:
-            changed = table.changed_since(kept.version)
-            if changed is not None:
-                positions = _positions(candidates, changed, table.size)
-                if not len(positions):
-                    kept.version = table.version
-                    return kept.scored
-                if len(positions) < _MOST_RESCORED_SHARE * candidates.count:
-                    return self._rescored(kept, positions, names)
-        return self._scored_afresh(table, candidates, names, pod)
+        shape = self._current(table, pod)
+        if shape is None:
+            parts = scorer_parts(
+                table, candidates.index, len(names), pod, self._scorers, self._cluster_ratios
+            )
+            return None if parts is None else combine(names, self._scorers, parts)
+        if shape.last is not None and shape.last[0] is candidates:
+            return shape.last[1]
+        index = candidates.index
+        scored = combine(names, self._scorers, [part[index] for part in shape.parts])
+        if scored is not None:
+            _read_only((scored.totals, scored.priorities))
+            shape.last = (candidates, scored)
+        return scored
 
-    def _rescored(self, kept: _Kept, positions: np.ndarray, names: Sequence[str]) -> ColumnScores | None:
-        index = kept.candidates.index
-        rows = (
-            (np.arange(index.start, index.stop)[positions]) if isinstance(index, slice) else index[positions]
-        )
-        fresh = scorer_parts(kept.table, rows, len(rows), kept.pod, self._scorers, self._cluster_ratios)
+    def _current(self, table: NodeTable, pod: PodFacts) -> _Shape | None:
+        """The kept values of *pod*'s shape, up to date; None while the shape was scored only once
+        (or the table cannot be exact for every row): its candidates are then scored alone."""
+        for position, shape in enumerate(self._shapes):
+            if shape.table is table and shape.pod == pod:
+                del self._shapes[position]
+                if self._brought_up_to_date(shape):
+                    self._shapes.append(shape)
+                    return shape
+                break
+        else:
+            if pod not in self._seen:
+                self._seen = [*self._seen[-(_SHAPES_SEEN - 1) :], pod]
+                return None
+        rows = table.high_water
+        parts = scorer_parts(table, slice(0, rows), rows, pod, self._scorers, self._cluster_ratios)
+        if parts is None:
+            return None
+        _read_only(parts)
+        shape = _Shape(table, pod, table.version, parts)
+        self._shapes = [*self._shapes[-(_SHAPES_KEPT - 1) :], shape]
+        return shape
+
+    def _brought_up_to_date(self, shape: _Shape) -> bool:
+        """Rescore the rows changed since *shape*'s version; False when it must be scored afresh."""
+        table = shape.table
+        changed = table.changed_since(shape.version)
+        if changed is None:
+            return False
+        if not changed:
+            return True
+        rows = np.array(sorted(set(changed)), np.intp)
+        kept_rows = len(shape.parts[0])
+        if int(rows[-1]) >= kept_rows or len(rows) >= _MOST_RESCORED_SHARE * kept_rows:
+            return False  # a new row, or too many changed
+        fresh = scorer_parts(table, rows, len(rows), shape.pod, self._scorers, self._cluster_ratios)
         if fresh is None:
-            return self._scored_afresh(kept.table, kept.candidates, names, kept.pod)
+            return False
         parts = []
-        for part, rescored in zip(kept.parts, fresh, strict=True):
-            part = part.copy()  # a kept answer may still be read (its score sheet)
-            part[positions] = rescored
+        for part, rescored in zip(shape.parts, fresh, strict=True):
+            part = part.copy()  # the last answers' score sheets still read the kept values
+            part[rows] = rescored
             parts.append(part)
-        scored = combine(names, self._scorers, parts)
-        if scored is None:
-            self._kept = None
-            return None
-        _read_only(*parts, scored.totals, scored.priorities)
-        kept.parts, kept.scored, kept.version = parts, scored, kept.table.version
-        return scored
-
-    def _scored_afresh(
-        self, table: NodeTable, candidates: Candidates, names: Sequence[str], pod: PodFacts
-    ) -> ColumnScores | None:
-        self._kept = None
-        parts = scorer_parts(table, candidates.index, len(names), pod, self._scorers, self._cluster_ratios)
-        scored = None if parts is None else combine(names, self._scorers, parts)
-        if parts is None or scored is None:
-            return None
-        _read_only(*parts, scored.totals, scored.priorities)
-        self._kept = _Kept(table, candidates, pod, table.version, parts, scored)
-        return scored
+        _read_only(parts)
+        shape.parts, shape.version, shape.last = parts, table.version, None
+        return True

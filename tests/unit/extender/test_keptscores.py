@@ -1,9 +1,11 @@
-"""Kept scores (extender.keptscores) brought up to date row by row, against scoring afresh.
+"""Kept scores (extender.keptscores): every row's values kept per pod shape, brought up to date
+row by row, against scoring afresh.
 
-Every node stays in the cluster (so the candidates' rows stay valid) while pods come, go and are
-bound, the ledger holds and releases room and nodes change: after each change the kept answer,
-rescoring only the rows the node table logged, must equal the reference extender's. Then the
-mechanics: which rows are rescored, and when the kept answer is used as it is or dropped.
+Every node stays in the cluster while pods come, go and are bound, the ledger holds and releases
+room and nodes change, and each call sends another candidate list (kube-scheduler starts each
+search elsewhere and sends the nodes in the order they passed): after each change the answer from
+the kept values must equal the reference extender's. Then the mechanics: which rows are rescored,
+and when the kept values are used as they are, rescored or dropped.
 """
 
 from __future__ import annotations
@@ -56,13 +58,13 @@ CHANGES = st.one_of(  # nothing that adds or removes a node
     first=st.lists(st.tuples(st.just("node"), node_objects()), min_size=len(NODE_NAMES), max_size=12),
     changes=st.lists(CHANGES, min_size=1, max_size=25),
     scheduled=pod_objects(bound=False),
-    candidates=st.permutations([*NODE_NAMES, "ghost-1"]),
+    lists=st.lists(st.lists(st.sampled_from([*NODE_NAMES, "ghost-1"]), max_size=10), min_size=1, max_size=4),
     scorers=SCORERS,
     config=CONFIGS,
     any_share=st.booleans(),
 )
 def test_kept_scores_rescored_row_by_row_equal_the_reference(
-    first, changes, scheduled, candidates, scorers, config, any_share
+    first, changes, scheduled, lists, scorers, config, any_share
 ):
     state = synced_state()
     for name, operation in zip(NODE_NAMES, first, strict=False):
@@ -70,13 +72,14 @@ def test_kept_scores_rescored_row_by_row_equal_the_reference(
     kept = Extender(state, config, ExtenderConfig(tuple(scorers)))
     reference = Extender(state, config, ExtenderConfig(tuple(scorers)))
     reference.columnar = False
-    for names in (candidates, [name for name in candidates if name != "ghost-1"]):
-        args = ExtenderArgs(pod=scheduled, node_names=names, nodes=None, names_form=True)
+    calls = [ExtenderArgs(pod=scheduled, node_names=names, nodes=None, names_form=True) for names in lists]
+    for args in calls * 2:  # a second time: from values kept for every row
         assert_same_priorities(kept.prioritize(args), reference.prioritize(args))
-        with patch.object(keptscores, "_MOST_RESCORED_SHARE", 1.0 if any_share else 0.25):
-            for change in changes:
-                apply(state, change)
-                assert_same_priorities(kept.prioritize(args), reference.prioritize(args))
+    with patch.object(keptscores, "_MOST_RESCORED_SHARE", 1.0 if any_share else 0.25):
+        for index, change in enumerate(changes):
+            apply(state, change)
+            args = calls[index % len(calls)]
+            assert_same_priorities(kept.prioritize(args), reference.prioritize(args))
 
 
 SCORERS_ALL = (
@@ -108,28 +111,30 @@ class ScoredRows:
         return self._score(table, rows, size, *args)
 
 
-def prioritize_twice_around(state: ClusterState, change, names: list[str] | None = None):
-    """The sizes scored by a first prioritize, *change*, and a second; both answers checked."""
+def prioritize_around(state: ClusterState, change, names: list[str] | None = None):
+    """The sizes scored by two prioritize calls, *change* and a third call; the answers before and
+    after the change, the one after checked against the reference."""
     extender = Extender(state, CONFIG, ExtenderConfig(SCORERS_ALL))
     reference = Extender(state, CONFIG, ExtenderConfig(SCORERS_ALL))
     reference.columnar = False
     args = ExtenderArgs(pod=POD, node_names=names or sorted(state._nodes), nodes=None, names_form=True)
     scored = ScoredRows()
     with patch.object(keptscores, "scorer_parts", scored):
-        first = extender.prioritize(args)
+        extender.prioritize(args)  # the pod's shape seen once: its candidates scored alone
+        before = extender.prioritize(args)  # seen again: every row scored and kept
         change()
-        second = extender.prioritize(args)
-    assert_same_priorities(second, reference.prioritize(args))
-    return scored.sizes, first, second
+        after = extender.prioritize(args)
+    assert_same_priorities(after, reference.prioritize(args))
+    return scored.sizes, before, after
 
 
 def test_a_binding_held_in_the_ledger_rescores_its_node_alone():
     state = cluster()
-    sizes, first, second = prioritize_twice_around(
+    sizes, before, after = prioritize_around(
         state, lambda: state.ledger.reserve("n07", "default/other", {"cpu": 6000, "memory": 2**33})
     )
-    assert sizes == [40, 1]
-    limit_aware = [sheet.columns[0].raw for sheet in (first.sheet, second.sheet)]
+    assert sizes == [40, 40, 1]
+    limit_aware = [sheet.columns[0].raw for sheet in (before.sheet, after.sheet)]
     assert limit_aware[0][7] > limit_aware[1][7] and limit_aware[0][:7] == limit_aware[1][:7]
 
 
@@ -143,16 +148,29 @@ def test_rows_changed_together_are_rescored_together_in_any_candidate_order(orde
             state.ledger.reserve(name, f"default/b{index}", {"cpu": 6000 - 500 * index, "memory": 2**34})
 
     names = sorted(state._nodes, reverse=order == "reversed")  # reversed: rows looked up through an index
-    sizes, first, second = prioritize_twice_around(state, bindings, names)
-    assert sizes == [40, len(bound)] and second.scores != first.scores
+    sizes, before, after = prioritize_around(state, bindings, names)
+    assert sizes == [40, 40, len(bound)] and after.scores != before.scores
 
 
-def test_a_pod_bound_on_a_node_outside_the_candidates_leaves_the_kept_answer_as_it_is():
+def test_nothing_changed_gives_the_last_answer_and_another_list_reads_the_kept_rows():
     state = cluster()
     names = [f"n{index:02d}" for index in range(20)]
     bound = pod("other", node_name="n33", containers=[container("c", limits={"cpu": "4"})])
-    sizes, first, second = prioritize_twice_around(state, lambda: state.upsert_pod(bound), names)
-    assert sizes == [20] and second.score_array is first.score_array
+    sizes, before, after = prioritize_around(state, lambda: state.upsert_pod(bound), names)
+    assert sizes == [20, 40, 1] and after.scores == before.scores  # n33 is no candidate
+    extender = Extender(state, CONFIG, ExtenderConfig(SCORERS_ALL))
+    reference = Extender(state, CONFIG, ExtenderConfig(SCORERS_ALL))
+    reference.columnar = False
+    rotated = [*sorted(state._nodes)[25:], *sorted(state._nodes)[:5]]  # where a next search may start
+    scored = ScoredRows()
+    with patch.object(keptscores, "scorer_parts", scored):
+        for names_sent in (names, names, rotated, rotated[::-1]):
+            args = ExtenderArgs(pod=POD, node_names=names_sent, nodes=None, names_form=True)
+            outcome = extender.prioritize(args)
+            assert_same_priorities(outcome, reference.prioritize(args))
+        again = extender.prioritize(args)
+    assert scored.sizes == [20, 40]  # the other lists only read the kept rows
+    assert again.score_array is outcome.score_array  # the same candidates, nothing changed
 
 
 def test_many_changed_rows_a_new_resource_or_another_pod_are_scored_afresh():
@@ -162,21 +180,23 @@ def test_many_changed_rows_a_new_resource_or_another_pod_are_scored_afresh():
         for index, name in enumerate(sorted(state._nodes)[:12]):
             state.ledger.reserve(name, f"default/p{index}", {"cpu": 1000})
 
-    assert prioritize_twice_around(state, many)[0] == [40, 40]  # 12 of 40 rows: past a quarter
+    assert prioritize_around(state, many)[0] == [40, 40, 40]  # 12 of 40 rows: past a quarter
     other_state = cluster()
     gpu = node("n05", cpu="9", extra={"nvidia.com/gpu": "4"})  # a column for a new resource
-    assert prioritize_twice_around(other_state, lambda: other_state.upsert_node(gpu))[0] == [40, 40]
+    assert prioritize_around(other_state, lambda: other_state.upsert_node(gpu))[0] == [40, 40, 40]
     table = state.node_table()
     names = sorted(state._nodes)
     memo = KeptScores(SCORERS_ALL, CONFIG.limit_aware.default_ratios)
     candidates = table.candidates(names)
-    memo.score(table, candidates, names, PodFacts.from_spec(POD["spec"]))
+    for _ in range(2):
+        memo.score(table, candidates, names, PodFacts.from_spec(POD["spec"]))
     other = PodFacts.from_spec({"containers": [container("c", limits={"cpu": "1"})]})
     scored = ScoredRows()
     with patch.object(keptscores, "scorer_parts", scored):
-        memo.score(table, candidates, names, other)
-        memo.score(table, candidates, names, other)
-    assert scored.sizes == [40]  # another pod: afresh, then kept as it is
+        for _ in range(3):
+            memo.score(table, candidates, names, other)
+        memo.score(table, candidates, names, PodFacts.from_spec(POD["spec"]))
+    assert scored.sizes == [40, 40]  # another pod: alone, then every row; the first still kept
 
 
 def test_the_change_log_lists_the_rows_of_each_version_and_forgets_what_it_cannot_hold():
