@@ -50,14 +50,14 @@ def filter_rows(
     limits: Mapping[str, int],
     default_ratios: Mapping[str, int],
     reason_of: Callable[[list[str], str], str],
-) -> tuple[list[str], dict[str, str], int] | None:
+) -> tuple[list[str], dict[str, str], int, bytes | None] | None:
     """(passed names, failed name -> reason_of(the resources that do not fit, where the node's ratio
-    came from), unknown count), or None.
+    came from), unknown count, the passed names' key when some failed), or None.
 
     *candidates* are *names* resolved on *table*."""
     unknown = candidates.unknown
     if not candidates.count:
-        return list(names), {}, unknown
+        return list(names), {}, unknown, None
     used = [(resource, amount) for resource, amount in limits.items() if amount > 0]
     if len(used) > _MAX_CODED_RESOURCES:
         return None
@@ -65,7 +65,7 @@ def filter_rows(
     if failures is None:
         return None
     if not failures:
-        return list(names), {}, unknown
+        return list(names), {}, unknown, None
     # a bit per failing resource, in the order of the pod's limits (the order shortfalls() names them)
     code = np.zeros(len(names), np.int64)
     if unknown:
@@ -78,7 +78,7 @@ def filter_rows(
         for bit, failed in enumerate(failures):
             code |= failed[rows].astype(np.int64) << bit
     if not code.any():
-        return list(names), {}, unknown
+        return list(names), {}, unknown, None
     # Split the names and build the failures in C: one reason per distinct set of failing resources
     # and ratio source (the source id goes above the resource bits).
     named = np.array(names, object)
@@ -96,8 +96,9 @@ def filter_rows(
     failed_names = dict(zip(named[failing].tolist(), reasons[inverse].tolist(), strict=True))
     passed = named[~failing].tolist()
     # kube-scheduler prioritizes exactly the names that passed next: keep their rows for it
-    table.keep_candidates(names_key(passed), candidates.subset(~failing))
-    return passed, failed_names, unknown
+    passed_key = names_key(passed)
+    table.keep_candidates(passed_key, candidates.subset(~failing))
+    return passed, failed_names, unknown, passed_key
 
 
 def _min_max(raw: np.ndarray) -> np.ndarray | None:

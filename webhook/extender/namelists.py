@@ -1,11 +1,12 @@
 """kube-scheduler's candidate list read from its bytes when the same list was sent before.
 
 kube-scheduler encodes ExtenderArgs with encoding/json, in the struct's field order and with the
-names last: `{"Pod":{...},"Nodes":null,"NodeNames":["node-a",...]}`. It sends a nodeCacheCapable
-extender the same candidates call after call. Parsing 5,000 names makes 5,000 str objects (about
-110 us with orjson, and ~50 us more to free them); comparing the array's bytes with a list kept
-from an earlier call is one memcmp (3 us). So a body of that form is read in two parts: the
-document with its NodeNames set to null (the pod: what is left to parse), and the array's bytes.
+names last: `{"Pod":{...},"Nodes":null,"NodeNames":["node-a",...]}`. A list comes again: the
+prioritize after a filter sends the names that passed it (kept by the filter here), and a cluster
+whose every node is sent in the same order sends one list call after call. Parsing 5,000 names
+makes 5,000 str objects (about 110 us with orjson, and ~50 us more to free them); comparing the
+array's bytes with a list kept is one memcmp (3 us). So a body of that form is read in two parts:
+the document with its NodeNames set to null (the pod: what is left to parse), and the array's bytes.
 
 The split is exact, not a guess. The `"NodeNames":[` found is preceded by `,` or `{`, so its quote
 is not escaped, and the document before it, closed with `"NodeNames":null}`, must parse as an
@@ -71,13 +72,19 @@ class NameLists:
             names = self._names(array)
         return None if names is None else SentNames(document, names, array)
 
+    def keep(self, array: bytes, names: list[str]) -> None:
+        """Keep *names*, whose JSON array is *array*, for a call that sends them (never modified)."""
+        if len(array) < MOST_KEPT_KEY_BYTES and len(names) <= MOST_KEPT_NAMES:
+            kept = [(bytes_, names_) for bytes_, names_ in self._kept if bytes_ != array]
+            self._kept = [*kept[-(_KEPT_LISTS - 1) :], (array, names)]
+
     def _names(self, array: bytes) -> list[str] | None:
         for kept, names in self._kept:
             if kept == array:  # a length check, then one memcmp
                 return names
         found = self._parsed(array)
-        if found is not None and len(found) <= MOST_KEPT_NAMES:
-            self._kept = [*self._kept[-(_KEPT_LISTS - 1) :], (array, found)]
+        if found is not None:
+            self.keep(array, found)
         return found
 
     @staticmethod

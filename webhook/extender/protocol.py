@@ -240,7 +240,8 @@ _LAST_DIGIT = np.frombuffer(b"01234567890", np.uint8)  # a score 0..10: the digi
 class PriorityTemplate:
     """The HostPriorityList of a fixed list of hosts with every score 0, and where each score's digit
     sits: the same hosts answered again cost a copy with the digits written in (numpy), not a join of
-    10,000 pieces. kube-scheduler sends the same candidates call after call."""
+    10,000 pieces. A list comes again when a prioritize follows a filter that passed every node, or
+    where kube-scheduler sends every node in the same order call after call."""
 
     __slots__ = ("_body", "_digits")
 

@@ -231,7 +231,10 @@ class Extender:
                 table, args.node_names, candidates, limits, limit_aware.default_ratios, reason
             )
             if found is not None:
-                return FilterOutcome(*found[:2], "checked", found[2])
+                passed, failed, unknown, passed_key = found
+                if passed_key is not None:  # kube-scheduler sends exactly these to prioritize next
+                    self.name_lists.keep(passed_key, passed)
+                return FilterOutcome(passed, failed, "checked", unknown)
         priority = args.pod_spec.get("priority")
         priority = priority if type(priority) is int else 0
         pod_key = args.describe_pod()

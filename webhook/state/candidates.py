@@ -1,9 +1,10 @@
 """A candidate list resolved to node-table rows once, and kept for the next call with the same list.
 
-kube-scheduler sends an extender the same candidate list call after call (the feasible nodes, in its
-own order). Resolving 5,000 freshly decoded names is 5,000 hash computations and dict lookups
-(~0.3 ms, more than scoring them); comparing the list's JSON array with the last one is one
-memcmp. The node table keeps the last resolutions until a node comes or goes (NodeTable.candidates).
+A list comes again: kube-scheduler sends a prioritize the names that passed the filter before it,
+and a cluster whose every node it sends in the same order gets one list call after call.
+Resolving 5,000 freshly decoded names is 5,000 hash computations and dict lookups (~0.3 ms, more
+than scoring them); comparing the list's JSON array with a kept one is one memcmp. The node table
+keeps the last resolutions until a node comes or goes (NodeTable.candidates).
 """
 
 from __future__ import annotations

@@ -166,6 +166,19 @@ async def test_a_candidate_list_sent_again_is_not_parsed_again(start_extender, m
     assert sum(data.endswith(b'"NodeNames":null}') for data in parsed) == 2
 
 
+async def test_the_names_a_filter_passes_are_not_parsed_again_by_the_prioritize_after_it(
+    start_extender, monkeypatch
+):
+    server = await start_extender(demo_state(), demo_config())
+    status, filtered = await server.post("/extender/filter", args_names(scheduler_pod(), ["node1", "node2"]))
+    assert status == 200 and filtered["nodenames"] == ["node2"]  # node1 is full
+    parsed, loads = [], orjson.loads
+    monkeypatch.setattr(namelists.orjson, "loads", lambda data: parsed.append(bytes(data)) or loads(data))
+    status, scores = await server.post("/extender/prioritize", args_names(scheduler_pod(), ["node2"]))
+    assert (status, scores) == (200, [{"host": "node2", "score": 0}])
+    assert b'["node2"]' not in parsed and any(data.endswith(b'"NodeNames":null}') for data in parsed)
+
+
 async def test_prioritize_with_full_nodes_and_an_unknown_node(start_extender):
     server = await start_extender(demo_state(), demo_config())
     nodes = [scheduler_node("node2"), scheduler_node("node1")]
