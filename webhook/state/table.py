@@ -10,7 +10,6 @@ a burst of bindings, only the ledger's totals). The columns and their exactness 
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from itertools import repeat
 from operator import itemgetter
@@ -23,6 +22,7 @@ from limitguard.core.hints import HOSTNAME_LABEL
 from limitguard.core.pools import DEFAULT, RatioSource
 from limitguard.state.candidates import MOST_KEPT_KEY_BYTES, Candidates, names_key
 from limitguard.state.capacity import SAFE_PRODUCT, Capacity
+from limitguard.state.changelog import ChangeLog
 from limitguard.state.columns import (
     FEW_ROWS,
     Column,
@@ -43,10 +43,6 @@ _MASK_CACHE_SIZE = 256
 _SUM_FIELDS = ("committed", "held", "scoring", "requested")
 _COUNT_FIELDS = ("terminating", "nominated")
 _CANDIDATE_LISTS_KEPT = 4  # a filter's list and its passed names, for a scheduler profile or two
-# The change log (NodeTable.changed_since): versions kept, and the most rows one version may list (a
-# larger change, a relist or a burst of thousands of bindings, is logged as "every row").
-_VERSIONS_LOGGED = 64
-_MOST_LOGGED_ROWS = 1024
 
 
 class NodeTable:
@@ -93,8 +89,7 @@ class NodeTable:
         # Changes whenever any row's node or sums may have changed: answers computed from the table
         # may be remembered under it (a burst of pods created between two bindings shares them).
         self.version = 0
-        # The rows each recent version changed (None: any row, or a column was added), oldest first.
-        self._changes: deque[tuple[int, list[int] | None]] = deque(maxlen=_VERSIONS_LOGGED)
+        self._changes = ChangeLog()  # the rows each recent version changed
 
     # -- rows -------------------------------------------------------------------------------
     def _grow(self) -> None:
@@ -126,29 +121,14 @@ class NodeTable:
         self._changed(None)
 
     def _changed(self, rows: list[int] | None) -> None:
-        """A new version, which changed *rows* (None: any row may have)."""
+        """A new version, which changed *rows* (None: any row may have, or a column was added)."""
         self.version += 1
-        logged = None if rows is None or len(rows) > _MOST_LOGGED_ROWS else rows
-        self._changes.append((self.version, logged))
+        self._changes.record(self.version, rows)
 
     def changed_since(self, version: int) -> list[int] | None:
-        """The rows whose values changed after *version* (a row may be listed twice), or None when
-        that is not known: too long ago, or a change that may have touched any row. An answer
+        """The rows whose values changed after *version*, or None when that is not known: an answer
         computed at *version* is brought up to date by recomputing those rows alone."""
-        if version == self.version:
-            return []
-        if not self._changes or self._changes[0][0] > version + 1:
-            return None
-        changed: list[int] = []
-        for logged_version, rows in reversed(self._changes):
-            if logged_version <= version:
-                break
-            if rows is None:
-                return None
-            changed += rows
-            if len(changed) > _MOST_LOGGED_ROWS:
-                return None
-        return changed
+        return self._changes.since(version, self.version)
 
     def column(self, resource: str) -> Column:
         column = self.columns.get(resource)
