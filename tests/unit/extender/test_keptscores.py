@@ -92,6 +92,10 @@ CONFIG = Config(limit_aware=LimitAwareConfig(default_ratios={"cpu": 200, "memory
 POD = pod("web", phase="Pending", containers=[container("c", limits={"cpu": "2", "memory": "1Gi"})])
 
 
+def names_of(state: ClusterState) -> list[str]:
+    return [record.name for record in state.nodes()]
+
+
 def cluster(nodes: int = 40) -> ClusterState:
     state = synced_state()
     for index in range(nodes):
@@ -117,7 +121,7 @@ def prioritize_around(state: ClusterState, change, names: list[str] | None = Non
     extender = Extender(state, CONFIG, ExtenderConfig(SCORERS_ALL))
     reference = Extender(state, CONFIG, ExtenderConfig(SCORERS_ALL))
     reference.columnar = False
-    args = ExtenderArgs(pod=POD, node_names=names or sorted(state._nodes), nodes=None, names_form=True)
+    args = ExtenderArgs(pod=POD, node_names=names or sorted(names_of(state)), nodes=None, names_form=True)
     scored = ScoredRows()
     with patch.object(keptscores, "scorer_parts", scored):
         extender.prioritize(args)  # the pod's shape seen once: its candidates scored alone
@@ -147,7 +151,7 @@ def test_rows_changed_together_are_rescored_together_in_any_candidate_order(orde
         for index, name in enumerate(bound):
             state.ledger.reserve(name, f"default/b{index}", {"cpu": 6000 - 500 * index, "memory": 2**34})
 
-    names = sorted(state._nodes, reverse=order == "reversed")  # reversed: rows looked up through an index
+    names = sorted(names_of(state), reverse=order == "reversed")  # reversed: rows looked up through an index
     sizes, before, after = prioritize_around(state, bindings, names)
     assert sizes == [40, 40, len(bound)] and after.scores != before.scores
 
@@ -161,7 +165,7 @@ def test_nothing_changed_gives_the_last_answer_and_another_list_reads_the_kept_r
     extender = Extender(state, CONFIG, ExtenderConfig(SCORERS_ALL))
     reference = Extender(state, CONFIG, ExtenderConfig(SCORERS_ALL))
     reference.columnar = False
-    rotated = [*sorted(state._nodes)[25:], *sorted(state._nodes)[:5]]  # where a next search may start
+    rotated = [*sorted(names_of(state))[25:], *sorted(names_of(state))[:5]]  # where a next search may start
     scored = ScoredRows()
     with patch.object(keptscores, "scorer_parts", scored):
         for names_sent in (names, names, rotated, rotated[::-1]):
@@ -177,7 +181,7 @@ def test_many_changed_rows_a_new_resource_or_another_pod_are_scored_afresh():
     state = cluster()
 
     def many() -> None:
-        for index, name in enumerate(sorted(state._nodes)[:12]):
+        for index, name in enumerate(sorted(names_of(state))[:12]):
             state.ledger.reserve(name, f"default/p{index}", {"cpu": 1000})
 
     assert prioritize_around(state, many)[0] == [40, 40, 40]  # 12 of 40 rows: past a quarter
@@ -185,7 +189,7 @@ def test_many_changed_rows_a_new_resource_or_another_pod_are_scored_afresh():
     gpu = node("n05", cpu="9", extra={"nvidia.com/gpu": "4"})  # a column for a new resource
     assert prioritize_around(other_state, lambda: other_state.upsert_node(gpu))[0] == [40, 40, 40]
     table = state.node_table()
-    names = sorted(state._nodes)
+    names = sorted(names_of(state))
     memo = KeptScores(SCORERS_ALL, CONFIG.limit_aware.default_ratios)
     candidates = table.candidates(names)
     for _ in range(2):
