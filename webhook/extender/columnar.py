@@ -317,10 +317,9 @@ def combine(
         if scorer.weight > 0:
             weight_sum += scorer.weight
             term = scores if scorer.weight == 1 else scores * scorer.weight
-            weighted = term.copy() if weighted is None else weighted + term
-    if weighted is None:
-        weighted = np.zeros(len(names), np.int64)
-    totals = weighted // weight_sum if weight_sum else weighted
+            weighted = term if weighted is None else weighted + term  # never written in place
+    # weighted is set exactly when some weight is positive, and the division makes a new array
+    totals = np.zeros(len(names), np.int64) if weighted is None else weighted // weight_sum
     clipped = np.minimum(np.maximum(totals, MIN_NODE_SCORE), MAX_NODE_SCORE)  # ufuncs: no np.clip wrapper
     priorities = clipped // _SCORE_PER_PRIORITY  # = clipped * MAX_EXTENDER_PRIORITY // MAX_NODE_SCORE
     return ColumnScores(names, columns, totals, priorities)
