@@ -7,8 +7,8 @@ one by one before it writes. Admission and extender answers always have one shap
 it (Content-Type, Content-Length, Date from aiohttp's own once-a-second cache, Server) and the
 body with one write on the request's own writer, and answers aiohttp's request handler as a
 response does (`prepare`, `write_eof`, `keep_alive`); docs/benchmarks.md has what it saves. The
-app has no response-prepare hook (limitguard.http.direct relies on that too). A request that is not HTTP/1.1 keep-alive gets
-aiohttp's `web.Response`, whose Connection rules cover every version.
+app has no response-prepare hook (limitguard.http.direct relies on that too). A request that is
+not HTTP/1.1 keep-alive gets aiohttp's `web.Response`, whose Connection rules cover every version.
 """
 
 from __future__ import annotations
