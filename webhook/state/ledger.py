@@ -85,10 +85,18 @@ class BindingLedger:
         The maps are kept, not copied: callers pass maps nobody changes afterwards (a pod record's
         limits, or ones built for this call)."""
         entries = self._entries
-        if pod_key in entries:
-            self.release(pod_key)
         now = self._clock.now()
-        entries[pod_key] = _Entry(node, limits, now + self._ttl, settles_at, now, CALLER.get())
+        entry = _Entry(node, limits, now + self._ttl, settles_at, now, CALLER.get())
+        held = entries.get(pod_key)
+        if held is not None:
+            if held.node == node and held.limits == limits and held.settles_at == settles_at:
+                # The same hold again (a retried binding): a new entry, last in expiry order; the
+                # node's totals, and so the node table's row, stay as they are.
+                entries[pod_key] = entry
+                entries.move_to_end(pod_key)
+                return
+            self.release(pod_key)
+        entries[pod_key] = entry
         count = self._entry_counts.get(node, 0)
         self._entry_counts[node] = count + 1
         totals = self._totals[node] if count else self._totals.setdefault(node, {})

@@ -128,3 +128,22 @@ def test_a_consistent_read_of_the_node_releases_only_the_pods_it_does_not_list()
     assert ledger.release_absent("node2", pending["node2"], set(), fence=89) == []  # read older than fence
     assert ledger.totals("node1") == {"cpu": 9}
     assert ledger.totals("node2") == {"cpu": 4}
+
+
+def test_the_same_hold_again_expires_last_and_leaves_the_totals_untold():
+    changed: list[str] = []
+    clock = FakeClock()
+    ledger = BindingLedger(30.0, clock, on_change=changed.append)
+    ledger.reserve("node1", "ns/a", {"cpu": 1000})
+    ledger.reserve("node1", "ns/b", {"cpu": 2000})
+    clock.advance(20.0)
+    ledger.reserve("node1", "ns/a", {"cpu": 1000})  # retried: its hold starts again
+    assert changed == ["node1", "node1"]  # the totals did not change, so the table is not told
+    assert ledger.totals("node1") == {"cpu": 3000}
+    clock.advance(15.0)  # b's 30 s are up, a's new ones are not
+    assert ledger.expire() == 1
+    assert ledger.totals("node1") == {"cpu": 1000}
+    ledger.reserve("node2", "ns/a", {"cpu": 1000})  # the same pod elsewhere: moved, both nodes told
+    ledger.reserve("node2", "ns/a", {"cpu": 1500})  # other limits: counted anew
+    assert changed[2:] == ["node1", "node1", "node2", "node2", "node2"]
+    assert ledger.totals("node1") == {} and ledger.totals("node2") == {"cpu": 1500}
