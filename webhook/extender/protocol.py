@@ -241,9 +241,11 @@ class PriorityTemplate:
     """The HostPriorityList of a fixed list of hosts with every score 0, and where each score's digit
     sits: the same hosts answered again cost a copy with the digits written in (numpy), not a join of
     10,000 pieces. A list comes again when a prioritize follows a filter that passed every node, or
-    where kube-scheduler sends every node in the same order call after call."""
+    where kube-scheduler sends every node in the same order call after call. The last answer is kept
+    with its scores: the same read-only score array again (the kept scores' answer when nothing
+    changed) is answered with the same bytes."""
 
-    __slots__ = ("_body", "_digits")
+    __slots__ = ("_body", "_digits", "_last")
 
     def __init__(self, host_json: list[bytes]) -> None:
         """*host_json*: the hosts as encode_priority_columns takes them (non-empty)."""
@@ -255,9 +257,19 @@ class PriorityTemplate:
             + np.arange(len(host_json), dtype=np.int64) * len(_ZERO_SEPARATOR)
             + len(_SCORE_KEY)
         )
+        self._last: tuple[np.ndarray, bytes] | None = None
 
     def encode(self, scores: np.ndarray) -> bytes | None:
         """encode_priority_columns(the hosts, *scores*) byte for byte; None for a score not in 0..10."""
+        last = self._last
+        if last is not None and last[0] is scores:
+            return last[1]
+        answer = self._encode(scores)
+        if answer is not None and not scores.flags.writeable and scores.base is None:
+            self._last = (scores, answer)  # read-only and its own memory: its scores cannot change
+        return answer
+
+    def _encode(self, scores: np.ndarray) -> bytes | None:
         if len(scores) != len(self._digits):
             return None
         lowest, highest = int(scores.min()), int(scores.max())

@@ -50,3 +50,23 @@ def test_a_template_refuses_scores_outside_0_to_10_and_other_lengths():
     assert template.encode(np.array([-1, 0])) is None
     assert template.encode(np.array([1])) is None
     assert template.encode(np.array([10, 0])) == encode_priorities([("a", 10), ("b", 0)])
+
+
+def test_the_same_read_only_scores_again_get_the_same_bytes_and_any_other_array_its_own():
+    template = PriorityTemplate([b"a", b"b"])
+    kept = np.array([3, 10])
+    kept.flags.writeable = False  # the kept scores' answer when nothing changed
+    first = template.encode(kept)
+    assert first == encode_priorities([("a", 3), ("b", 10)])
+    assert template.encode(kept) is first  # not encoded again
+    writeable = np.array([4, 5])
+    assert template.encode(writeable) == encode_priorities([("a", 4), ("b", 5)])
+    writeable[0] = 6  # an array that can change is never answered from memory
+    assert template.encode(writeable) == encode_priorities([("a", 6), ("b", 5)])
+    base = np.array([1, 2, 7])
+    view = base[:2]
+    view.flags.writeable = False  # read-only, but its base can still change under it
+    assert template.encode(view) == encode_priorities([("a", 1), ("b", 2)])
+    base[0] = 9
+    assert template.encode(view) == encode_priorities([("a", 9), ("b", 2)])
+    assert template.encode(kept) == first
