@@ -166,6 +166,21 @@ async def test_a_candidate_list_sent_again_is_not_parsed_again(start_extender, m
     assert sum(data.endswith(b'"NodeNames":null}') for data in parsed) == 2
 
 
+async def test_a_repeated_prioritize_gets_the_answer_of_the_state_it_is_asked_in(start_extender):
+    """The same list again, with nothing changed, is answered from what was kept (scores, bytes);
+    once a node's pods change, the answer is the new state's."""
+    state = demo_state()
+    server = await start_extender(state, demo_config())
+    request = args_names(scheduler_pod(), ["node1", "node2"])
+    for _ in range(3):  # the third call is answered from the kept scores and their encoded answer
+        answer = await server.post("/extender/prioritize", request)
+        assert answer == (200, [{"host": "node1", "score": 0}, {"host": "node2", "score": 10}])
+    state.upsert_pod(pod("big", node_name="node2", cpu="8", memory="1Gi"))  # node2: 5 + 8 of 10 cpu
+    for _ in range(2):
+        answer = await server.post("/extender/prioritize", request)
+        assert answer == (200, [{"host": "node1", "score": 10}, {"host": "node2", "score": 0}])
+
+
 async def test_the_names_a_filter_passes_are_not_parsed_again_by_the_prioritize_after_it(
     start_extender, monkeypatch
 ):
