@@ -115,23 +115,26 @@ def admission_endpoint(
         level = logging.INFO if _logged_at_info(response) else logging.DEBUG
         if not log.isEnabledFor(level):
             return
-        log_event(
-            log,
-            level,
-            "admission",
-            {
-                "webhook": name,
-                "uid": review.uid,
-                "resource": review.target,
-                "operation": review.operation,
-                "object": review.describe(),
-                "allowed": response.allowed,
-                "reason": response.reason,
-                "action": response.action,
-                "dryRun": review.dry_run,
-                "ms": round(seconds * 1000, 3),
-            },
-        )
+        fields = {
+            "webhook": name,
+            "uid": review.uid,
+            "resource": review.target,
+            "operation": review.operation,
+            "object": review.describe(),
+            "allowed": response.allowed,
+            "reason": response.reason,
+            "action": response.action,
+            "dryRun": review.dry_run,
+            "ms": round(seconds * 1000, 3),
+        }
+        # What was found, for the answers that say (a denial, a warning, a dry-run finding): a
+        # DryRun rollout's log is otherwise only the reason's word. Texts built from names and
+        # numbers, with any malformed value already cut short: never the object itself.
+        if response.message:
+            fields["detail"] = response.message  # not "message": the LogRecord's own attribute
+        if response.warnings:
+            fields["warnings"] = response.warnings
+        log_event(log, level, "admission", fields)
 
     return Endpoint(
         name=name,

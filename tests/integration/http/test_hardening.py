@@ -11,6 +11,7 @@ import aiohttp
 import orjson
 import pytest
 from limitguard.certs import generate as certs
+from limitguard.core.config import Enforcement
 from limitguard.testing.examples import config, worked_example
 from limitguard.testing.server import client_context
 
@@ -163,6 +164,29 @@ async def test_allowed_admissions_log_at_debug_and_denials_at_info(start_server,
         await server.post("/validate", binding("pod5", "node2", uid="allowed-again", dry_run=True))
     debug = [(r.levelno, r.uid, r.allowed) for r in caplog.records if r.getMessage() == "admission"]
     assert debug == [(logging.DEBUG, "allowed-again", True)]
+
+
+@pytest.mark.parametrize(
+    ("enforcement", "action"),
+    [(Enforcement.DENY, "deny"), (Enforcement.WARN, "warn"), (Enforcement.DRY_RUN, "dryrun")],
+)
+async def test_a_finding_is_logged_with_what_was_found(start_server, caplog, enforcement, action):
+    """A denial, a warning and a dry-run finding carry their text in the line (a DryRun rollout
+    reads its findings there); a plain allow carries none."""
+    server = await start_server(worked_example(), config(enforcement=enforcement))
+    with caplog.at_level(logging.DEBUG):
+        await server.post("/validate", binding("pod5", "node1", uid="over", dry_run=True))  # node1 full
+        await server.post("/validate", binding("pod5", "node2", uid="fits", dry_run=True))
+    found = {r.uid: r for r in caplog.records if r.getMessage() == "admission"}
+    over, fits = found["over"], found["fits"]
+    assert over.action == action and over.reason == "exceeds"
+    assert over.detail.startswith("binding pod default/pod5 to node node1: does not fit")
+    assert 'node "node1": cpu limit 4' in over.detail
+    warnings = getattr(over, "warnings", ())
+    assert [text.startswith("limitguard: node node1 over limit ratio") for text in warnings] == (
+        [True] if action == "warn" else []
+    )
+    assert not hasattr(fits, "detail") and not hasattr(fits, "warnings")
 
 
 async def test_a_pod_with_only_generate_name_is_logged_by_its_prefix_and_told_apart_by_uid(
