@@ -130,7 +130,7 @@ def test_a_consistent_read_of_the_node_releases_only_the_pods_it_does_not_list()
     assert ledger.totals("node2") == {"cpu": 4}
 
 
-def test_the_same_hold_again_expires_last_and_leaves_the_totals_untold():
+def test_the_same_hold_again_expires_last_and_leaves_the_totals_alone():
     changed: list[str] = []
     clock = FakeClock()
     ledger = BindingLedger(30.0, clock, on_change=changed.append)
