@@ -22,11 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from limitguard.state.candidates import MOST_KEPT_KEY_BYTES, checked_names
+from limitguard.state.candidates import MOST_KEPT_KEY_BYTES, KeptLists, checked_names
 
 _KEY = b'"NodeNames":['
 _WITHOUT_NAMES = b'"NodeNames":null}'
-_KEPT_LISTS = 4  # a filter's list and its passed names, for a scheduler profile or two
 # A list is kept only below both bounds: ~4 MB of str objects at most each (a 15,000-node cluster's
 # names are about 0.5 MB of JSON).
 MOST_KEPT_NAMES = 32_768
@@ -47,7 +46,7 @@ class NameLists:
     __slots__ = ("_kept",)
 
     def __init__(self) -> None:
-        self._kept: list[tuple[bytes, list[str]]] = []  # newest last
+        self._kept: KeptLists[list[str]] = KeptLists()
 
     def split(self, body: bytes, most_document_bytes: int) -> SentNames | None:
         """*body* read in two parts, or None when it is not in kube-scheduler's form with the names
@@ -74,14 +73,13 @@ class NameLists:
 
     def keep(self, array: bytes, names: list[str]) -> None:
         """Keep *names*, whose JSON array is *array*, for a call that sends them (never modified)."""
-        if len(array) < MOST_KEPT_KEY_BYTES and len(names) <= MOST_KEPT_NAMES:
-            kept = [(bytes_, names_) for bytes_, names_ in self._kept if bytes_ != array]
-            self._kept = [*kept[-(_KEPT_LISTS - 1) :], (array, names)]
+        if len(names) <= MOST_KEPT_NAMES:
+            self._kept.keep(array, names)
 
     def _names(self, array: bytes) -> list[str] | None:
-        for kept, names in self._kept:
-            if kept == array:  # a length check, then one memcmp
-                return names
+        kept = self._kept.get(array)
+        if kept is not None:
+            return kept
         found = self._parsed(array)
         if found is not None:
             self.keep(array, found)

@@ -9,6 +9,8 @@ keeps the last resolutions until a node comes or goes (NodeTable.candidates).
 
 from __future__ import annotations
 
+from typing import Generic, TypeVar
+
 import numpy as np
 import orjson
 
@@ -31,6 +33,35 @@ def checked_names(names: list[object]) -> bool:
     except TypeError:
         return False
     return True
+
+
+Value = TypeVar("Value")
+_LISTS_KEPT = 4  # a filter's list and its passed names, for a scheduler profile or two
+
+
+class KeptLists(Generic[Value]):
+    """What was made of the candidate lists sent lately, by each list's JSON array (names_key, or
+    the bytes as sent), newest last: a list sent again is found with a length check and a memcmp."""
+
+    __slots__ = ("_kept",)
+
+    def __init__(self) -> None:
+        self._kept: list[tuple[bytes | memoryview, Value]] = []
+
+    def get(self, key: bytes | memoryview) -> Value | None:
+        for kept_key, value in self._kept:
+            if kept_key == key:
+                return value
+        return None
+
+    def keep(self, key: bytes | memoryview, value: Value) -> None:
+        """Keep *value* under *key*, dropping the oldest; a key of MOST_KEPT_KEY_BYTES or more is not kept."""
+        if len(key) < MOST_KEPT_KEY_BYTES:
+            kept = [(k, v) for k, v in self._kept if k != key]
+            self._kept = [*kept[-(_LISTS_KEPT - 1) :], (key, value)]
+
+    def clear(self) -> None:
+        self._kept = []
 
 
 def _as_slice(rows: np.ndarray) -> np.ndarray | slice:

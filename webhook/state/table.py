@@ -20,7 +20,7 @@ import orjson
 from limitguard.core.eligibility import Taint
 from limitguard.core.hints import HOSTNAME_LABEL
 from limitguard.core.pools import DEFAULT, RatioSource
-from limitguard.state.candidates import MOST_KEPT_KEY_BYTES, Candidates, names_key
+from limitguard.state.candidates import Candidates, KeptLists, names_key
 from limitguard.state.capacity import SAFE_PRODUCT, Capacity
 from limitguard.state.changelog import ChangeLog
 from limitguard.state.columns import (
@@ -42,7 +42,6 @@ _MASK_CACHE_MIN_ROWS = 64  # label pairs this common get their boolean mask cach
 _MASK_CACHE_SIZE = 256
 _SUM_FIELDS = ("committed", "held", "scoring", "requested")
 _COUNT_FIELDS = ("terminating", "nominated")
-_CANDIDATE_LISTS_KEPT = 4  # a filter's list and its passed names, for a scheduler profile or two
 
 
 class NodeTable:
@@ -81,7 +80,7 @@ class NodeTable:
         self.taint_sets: list[tuple[Taint, ...]] = [()]
         self._taint_refs: list[int] = [0]
         self._name_rank: np.ndarray | None = None
-        self._candidates: list[tuple[bytes, Candidates]] = []  # the last lists resolved, by key, newest last
+        self._candidates: KeptLists[Candidates] = KeptLists()  # the last lists resolved
         self._capacities: dict[tuple[str, int | None], Capacity] = {}
         # Answers that depend only on which nodes exist and their labels, taints and order (e.g. a
         # placement's eligible rows): kept until a node is added, changed or removed.
@@ -226,7 +225,7 @@ class NodeTable:
     def _nodes_changed(self) -> None:
         """A node came or went: caches of name -> row answers are stale."""
         self._name_rank = None
-        self._candidates = []
+        self._candidates.clear()
 
     # -- limit capacity ---------------------------------------------------------------------
     def capacity(self, resource: str, default: int | None) -> Capacity | None:
@@ -384,9 +383,9 @@ class NodeTable:
         """*names* resolved to rows; a list kept by a recent call (same *key*, which is
         candidates.names_key(names) when given) is answered from it while no node came or went."""
         key = names_key(names) if key is None else key
-        for kept_key, kept in self._candidates:  # a few entries: a length check, then one memcmp
-            if kept_key == key and len(kept.rows) == len(names):
-                return kept
+        kept = self._candidates.get(key)
+        if kept is not None and len(kept.rows) == len(names):
+            return kept
         found = Candidates(self.node_rows(names), self.json_names)
         self.keep_candidates(key, found)
         return found
@@ -394,6 +393,4 @@ class NodeTable:
     def keep_candidates(self, key: bytes | memoryview, candidates: Candidates) -> None:
         """Keep *candidates* (resolved on this table) for the list whose key is *key*: the filter's
         passed names, which kube-scheduler sends to prioritize next."""
-        if len(key) < MOST_KEPT_KEY_BYTES:
-            kept = [(k, c) for k, c in self._candidates if k != key]
-            self._candidates = [*kept[-(_CANDIDATE_LISTS_KEPT - 1) :], (key, candidates)]
+        self._candidates.keep(key, candidates)
