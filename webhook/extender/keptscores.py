@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from limitguard.core.scoring import PodFacts, ScorerConfig
-from limitguard.extender.columnar import ColumnScores, combine, scorer_parts
+from limitguard.extender.columnar import ColumnScores, combine, score_rows, scorer_parts
 from limitguard.state.candidates import Candidates
 from limitguard.state.table import NodeTable
 
@@ -60,11 +60,8 @@ class KeptScores:
         """columnar.score_rows(table, candidates.index, names, pod, ...): *names* are the known
         candidates, in order. None for the reference path."""
         shape = self._current(table, pod)
-        if shape is None:
-            parts = scorer_parts(
-                table, candidates.index, len(names), pod, self._scorers, self._cluster_ratios
-            )
-            return None if parts is None else combine(names, self._scorers, parts)
+        if shape is None:  # its candidates scored alone
+            return score_rows(table, candidates.index, names, pod, self._scorers, self._cluster_ratios)
         if shape.last is not None and shape.last[0] is candidates:
             return shape.last[1]
         index = candidates.index

@@ -10,6 +10,8 @@ and when the kept values are used as they are, rescored or dropped.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from unittest.mock import patch
 
 import pytest
@@ -17,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from limitguard.core.config import Config, LimitAwareConfig
 from limitguard.core.scoring import PodFacts, ScorerConfig
-from limitguard.extender import keptscores
+from limitguard.extender import columnar, keptscores
 from limitguard.extender.config import ExtenderConfig
 from limitguard.extender.keptscores import KeptScores
 from limitguard.extender.protocol import ExtenderArgs
@@ -115,6 +117,14 @@ class ScoredRows:
         return self._score(table, rows, size, *args)
 
 
+@contextmanager
+def counted(scored: ScoredRows) -> Iterator[None]:
+    """*scored* in place of scorer_parts where the kept scores call it: for kept rows, and through
+    columnar.score_rows for a shape scored alone."""
+    with patch.object(keptscores, "scorer_parts", scored), patch.object(columnar, "scorer_parts", scored):
+        yield
+
+
 def prioritize_around(state: ClusterState, change, names: list[str] | None = None):
     """The sizes scored by two prioritize calls, *change* and a third call; the answers before and
     after the change, the one after checked against the reference."""
@@ -123,7 +133,7 @@ def prioritize_around(state: ClusterState, change, names: list[str] | None = Non
     reference.columnar = False
     args = ExtenderArgs(pod=POD, node_names=names or sorted(names_of(state)), nodes=None, names_form=True)
     scored = ScoredRows()
-    with patch.object(keptscores, "scorer_parts", scored):
+    with counted(scored):
         extender.prioritize(args)  # the pod's shape seen once: its candidates scored alone
         before = extender.prioritize(args)  # seen again: every row scored and kept
         change()
@@ -167,7 +177,7 @@ def test_nothing_changed_gives_the_last_answer_and_another_list_reads_the_kept_r
     reference.columnar = False
     rotated = [*sorted(names_of(state))[25:], *sorted(names_of(state))[:5]]  # where a next search may start
     scored = ScoredRows()
-    with patch.object(keptscores, "scorer_parts", scored):
+    with counted(scored):
         for names_sent in (names, names, rotated, rotated[::-1]):
             args = ExtenderArgs(pod=POD, node_names=names_sent, nodes=None, names_form=True)
             outcome = extender.prioritize(args)
@@ -196,7 +206,7 @@ def test_many_changed_rows_a_new_resource_or_another_pod_are_scored_afresh():
         memo.score(table, candidates, names, PodFacts.from_spec(POD["spec"]))
     other = PodFacts.from_spec({"containers": [container("c", limits={"cpu": "1"})]})
     scored = ScoredRows()
-    with patch.object(keptscores, "scorer_parts", scored):
+    with counted(scored):
         for _ in range(3):
             memo.score(table, candidates, names, other)
         memo.score(table, candidates, names, PodFacts.from_spec(POD["spec"]))
