@@ -23,7 +23,7 @@ NO_ROOM = -1  # `room` of a row without a node: no limit fits it (limits are > 0
 
 
 class Capacity:
-    __slots__ = ("cap", "default", "free", "present", "resource", "room")
+    __slots__ = ("_at_largest", "_largest", "cap", "default", "free", "present", "resource", "room")
 
     def __init__(
         self,
@@ -44,6 +44,32 @@ class Capacity:
         # needs one comparison per resource and no mask of live rows
         self.room = np.where(present, free, UNCHECKED_ROOM)
         self.room[~alive] = NO_ROOM
+        self._largest: int | None = None  # max(room), and how many rows have it; None: not known
+        self._at_largest = 0
+
+    def largest_room(self) -> int:
+        """The most room any row has. A limit above it fits no node, eligible or not: a pod that
+        fits nowhere (a full cluster, the case this check exists for) costs one comparison instead
+        of a scan of every row. Kept across row updates; worked out again only after the last row
+        holding it lost room, or after a batch update."""
+        if self._largest is None:
+            largest = int(self.room.max()) if len(self.room) else NO_ROOM
+            self._largest, self._at_largest = largest, int(np.count_nonzero(self.room == largest))
+        return self._largest
+
+    def _set_room(self, row: int, room: int) -> None:
+        largest = self._largest
+        if largest is not None:
+            was = int(self.room[row])
+            if room > largest:
+                self._largest, self._at_largest = room, 1
+            elif room == largest and was != largest:
+                self._at_largest += 1
+            elif was == largest and room != largest:
+                self._at_largest -= 1
+                if not self._at_largest:
+                    self._largest = None
+        self.room[row] = room
 
     @classmethod
     def build(cls, table: NodeTable, column: Column, resource: str, default: int | None) -> Capacity | None:
@@ -68,7 +94,7 @@ class Capacity:
         if not table.alive[row]:
             self.present[row] = False
             self.cap[row] = self.free[row] = 0
-            self.room[row] = NO_ROOM
+            self._set_room(row, NO_ROOM)
             return
         if table.has_override[row]:
             present = int(column.override_pct[row]) >= 0
@@ -79,8 +105,9 @@ class Capacity:
         self.present[row] = present
         self.cap[row] = cap
         self.free[row] = free = cap - int(column.committed[row]) - int(column.held[row])
-        self.room[row] = free if present else UNCHECKED_ROOM
+        self._set_room(row, free if present else UNCHECKED_ROOM)
 
     def update_free(self, column: Column, rows: np.ndarray) -> None:
         self.free[rows] = free = self.cap[rows] - column.committed[rows] - column.held[rows]
         self.room[rows] = np.where(self.present[rows], free, UNCHECKED_ROOM)
+        self._largest = None

@@ -159,6 +159,9 @@ def unbound_verdict(
         found = capacity(table, resource, config.default_ratios) if exact(amount) else None
         if found is None:
             return None
+        if amount > found.largest_room():
+            fits = False  # no node has that much room, eligible or not: nothing to scan
+            break
         fitting = found.room[:rows] >= amount
         taken = fitting if taken is None else taken & fitting  # new arrays: the memo stays as it is
         fits = any_set(taken)

@@ -87,6 +87,8 @@ def assert_table_mirrors_state(state: ClusterState) -> None:
         assert fresh is not None
         for field in ("present", "cap", "free", "room"):
             assert (getattr(kept, field) == getattr(fresh, field)).all(), (resource, default, field)
+        # kept row by row too, once asked for: the unbound scan stops on it without scanning
+        assert kept.largest_room() == int(fresh.room.max()), (resource, default)
 
 
 @PROPERTY_SETTINGS
@@ -248,6 +250,33 @@ def test_the_columnar_scan_answers_a_plain_cluster_itself_with_the_reference_mes
         table, "pod p", {"cpu": 3000}, Placement({}), state.node, state.allocated, config.limit_aware
     )
     assert fits is not None and fits.reason == "fits"
+
+
+def test_the_largest_room_follows_bindings_onto_the_emptiest_nodes():
+    """kube-scheduler binds to the emptiest nodes, the very rows holding the largest room: it
+    stays known while another row still has it, and falls to the next room once none has."""
+    state = synced_state()
+    for index in range(3):
+        state.upsert_node({"metadata": {"name": f"n{index}"}, "status": {"allocatable": {"cpu": "4"}}})
+    cpu = state.node_table().capacity("cpu", 100)
+    assert cpu is not None and cpu.largest_room() == 4000
+    found = []
+    for index in range(3):
+        state.ledger.reserve(f"n{index}", f"default/p{index}", {"cpu": 3000})
+        state.node_table()
+        found.append(cpu.largest_room())
+        assert found[-1] == int(cpu.room.max())
+    assert found == [4000, 4000, 1000]
+    pod = Placement({})
+    config = LimitAwareConfig(default_ratios={"cpu": 100}, unbound_pods=UnboundPolicy.DENY)
+    table = state.node_table()
+    for limit, allowed in ((1000, True), (1001, False)):
+        verdict = unbound_verdict(table, "pod p", {"cpu": limit}, pod, state.node, state.allocated, config)
+        assert verdict == check_unbound("pod p", {"cpu": limit}, pod, state.nodes(), state.allocated, config)
+        assert verdict is not None and verdict.allowed is allowed
+    state.ledger.release("default/p1")  # room comes back on one node: the largest rises with it
+    state.node_table()
+    assert cpu.largest_room() == 4000
 
 
 @PROPERTY_SETTINGS
