@@ -46,13 +46,17 @@ def hint_nodes(
     eligible_mask = eligible.mask[:rows]
     fit = eligible_mask
     capacities = []
+    fits_somewhere = True
     for resource, amount in used:
         found = capacity(table, resource, default_ratios) if exact(amount) else None
         if found is None:
             return "not-exact"  # a value past the table's exact range: no hint rather than a wrong one
-        fit = fit & (found.room[:rows] >= amount)  # a new array: the memoised mask stays as it is
+        if amount > found.largest_room():
+            fits_somewhere = False  # no node has that much room (a full cluster): nothing to scan
+        elif fits_somewhere:
+            fit = fit & (found.room[:rows] >= amount)  # a new array: the memoised mask stays as it is
         capacities.append((found, amount))
-    fitting = int(np.count_nonzero(fit))
+    fitting = int(np.count_nonzero(fit)) if fits_somewhere else 0
     if fitting == 0:
         return "none-fit"
     if fitting == eligible.count:
