@@ -163,7 +163,8 @@ def check_unbound(
 
 
 @functools.lru_cache(maxsize=256)
-def _shortfall_text(
+def _no_room_texts(
+    eligible: int,
     node: str,
     pod_limits: tuple[tuple[str, int], ...],
     allocatable: tuple[tuple[str, int], ...],
@@ -171,14 +172,19 @@ def _shortfall_text(
     ratios: tuple[tuple[str, int], ...],
     sources: tuple[tuple[str, str], ...],
     ratio_source: str,
-) -> str:
-    """The example node's shortfall sentence. Remembered: while nothing lands on the example node,
-    every pod of a shape that fits nowhere gets the same sentence, and building it (a row and five
-    formatted quantities per resource) costs more than the scan that found no room."""
+) -> tuple[str, str]:
+    """The message after the pod's name, with the example node's shortfall, and the warning.
+    Remembered: while nothing lands on the example node, every pod of a shape that fits nowhere
+    gets the same texts, and building them (a row and five formatted quantities per resource)
+    costs more than the scan that found no room."""
     found = shortfalls(
         dict(pod_limits), dict(allocatable), dict(allocated), dict(ratios), dict(sources), ratio_source
     )
-    return describe_node(node, found)
+    message = (
+        f" fits no eligible node's limit-to-allocatable ratio ({eligible} eligible"
+        f" node{'s' if eligible != 1 else ''} checked); for example {describe_node(node, found)}"
+    )
+    return message, f"limitguard: none of {eligible} eligible nodes has room for the pod's limits"
 
 
 def no_room(
@@ -199,7 +205,8 @@ def no_room(
     if example is None:
         # Not a limits question: the scheduler (or a cluster autoscaler) decides what happens next.
         return allowed("no-eligible-node")
-    shortfall = _shortfall_text(
+    after_subject, brief = _no_room_texts(
+        eligible,
         example.traits.name,
         tuple(pod_limits.items()),
         tuple(example.allocatable.items()),
@@ -208,11 +215,7 @@ def no_room(
         tuple(sources.items()) if sources else (),
         example.ratio_source.describe(),
     )
-    message = (
-        f"{subject} fits no eligible node's limit-to-allocatable ratio "
-        f"({eligible} eligible node{'s' if eligible != 1 else ''} checked); for example {shortfall}"
-    )
-    brief = f"limitguard: none of {eligible} eligible nodes has room for the pod's limits"
+    message = subject + after_subject
     if config.unbound_pods is UnboundPolicy.WARN and config.enforcement is not Enforcement.DRY_RUN:
         return warned("no-room", message, brief)
     # DryRun shows nothing, whatever unboundPods says: the finding is logged and counted only.

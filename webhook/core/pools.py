@@ -9,7 +9,7 @@ node's record is built (the node is read or changes), never per request.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from limitguard.core.labelselector import LabelSelector, parse_label_selector
@@ -25,16 +25,19 @@ class RatioSource:
     """Where a node's ratio map came from: `annotation`, `pool:<name>` or `default` (the metric label)."""
 
     label: str
+    # How messages name it: worked out once, as every no-room warning and denial names it.
+    text: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def pool(self) -> str:
-        return self.label.removeprefix("pool:") if self.label.startswith("pool:") else ""
+    def __post_init__(self) -> None:
+        pool = self.label.removeprefix("pool:") if self.label.startswith("pool:") else ""
+        text = (
+            f"pool {pool}" if pool else "node annotation" if self.label == "annotation" else "cluster default"
+        )
+        object.__setattr__(self, "text", text)
 
     def describe(self) -> str:
         """How messages name it: `node annotation`, `pool gpu`, `cluster default`."""
-        if self.pool:
-            return f"pool {self.pool}"
-        return "node annotation" if self.label == "annotation" else "cluster default"
+        return self.text
 
 
 ANNOTATION = RatioSource("annotation")
