@@ -20,6 +20,7 @@ from limitguard.http.eventloop import running_loop
 
 _STANDARD = frozenset(vars(logging.makeLogRecord({})).keys()) | {"message", "asctime"}
 _LEADING = frozenset({"ts", "level", "logger", "msg"})  # the keys every line starts with
+_UTF8 = frozenset({"utf-8", "UTF-8", "utf8", "UTF8"})  # TextIOWrapper.encoding, as the stream was opened
 _MILLIS = [f".{ms:03d}Z" for ms in range(1000)]  # a timestamp's milliseconds, formatted once
 
 
@@ -64,8 +65,8 @@ class JsonLinesHandler(logging.StreamHandler):  # type: ignore[type-arg]
     def __init__(self, stream: TextIO) -> None:
         super().__init__(stream)
         self.formatter: JsonFormatter = JsonFormatter()
-        self._queued: list[bytes] = []
-        self._heads: dict[tuple[int, str, str], bytes] = {}  # (level, logger, msg) -> ',"level":...'
+        self._queued: list[bytes | memoryview] = []  # the queued lines' parts, each line ending in \n
+        self._heads: dict[tuple[int, str, str], bytes] = {}  # (level, logger, msg) -> '","level":...,'
 
     def serves(self, logger: logging.Logger, level: int) -> bool:
         """Only this handler would see the line (no caplog, no filters, no handlers of its own)."""
@@ -82,20 +83,23 @@ class JsonLinesHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
     def queue(self, level: int, logger: str, msg: str, fields: Mapping[str, Any]) -> None:
         ts = self.formatter.clock.timestamp(time.time())
+        queued = self._queued
+        scheduled = bool(queued)
         if fields and _LEADING.isdisjoint(fields):
             # The line's fixed part is encoded once per (level, logger, msg), the fields once each:
-            # no merged dict per line (a third of the line's cost at one line per request).
+            # no merged dict per line (a third of the line's cost at one line per request). The
+            # parts are joined once per write, not per line: a line is copied once on its way.
             head = self._heads.get((level, logger, msg))
-            if head is None:  # ',"level":"info","logger":...,"msg":"admission"'
+            if head is None:  # '","level":"info","logger":...,"msg":"admission",'
                 empty = _line("", logging.getLevelName(level).lower(), logger, msg, {})
-                head = empty[len(b'{"ts":""') : -1]
+                head = empty[len(b'{"ts":"') : -1] + b","
                 if len(self._heads) < 64:  # call sites pass constant messages: a handful
                     self._heads[level, logger, msg] = head
-            line = b'{"ts":"' + ts.encode() + b'"' + head + b"," + orjson.dumps(fields, default=str)[1:]
+            encoded = orjson.dumps(fields, default=str)
+            queued += (b'{"ts":"', ts.encode(), head, memoryview(encoded)[1:], b"\n")
         else:
-            line = _line(ts, logging.getLevelName(level).lower(), logger, msg, fields)
-        self._queued.append(line)
-        if len(self._queued) > 1:
+            queued += (_line(ts, logging.getLevelName(level).lower(), logger, msg, fields), b"\n")
+        if scheduled:
             return  # a write is already scheduled
         try:
             running_loop().call_soon(self.flush)  # no getpid per line, as get_running_loop makes
@@ -106,8 +110,14 @@ class JsonLinesHandler(logging.StreamHandler):  # type: ignore[type-arg]
         if not self._queued:
             return
         with self.lock:  # type: ignore[union-attr]  # created by Handler.__init__
-            lines, self._queued = self._queued, []
-            self.stream.write(b"\n".join(lines).decode() + self.terminator)
+            parts, self._queued = self._queued, []
+            text = b"".join(parts)
+            binary = getattr(self.stream, "buffer", None)
+            if binary is None or getattr(self.stream, "encoding", None) not in _UTF8:
+                self.stream.write(text.decode())  # a text-only stream (a test's StringIO), or not UTF-8
+                return
+            self.stream.flush()  # text written to the stream before stays before
+            binary.write(text)  # orjson's bytes are UTF-8 already: no decode and encode again
 
     def emit(self, record: logging.LogRecord) -> None:
         self._write_queued()

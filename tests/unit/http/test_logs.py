@@ -138,3 +138,41 @@ def test_timestamps_carry_the_milliseconds_of_the_event() -> None:
     assert clock.timestamp(1763883343.0469) == "2025-11-23T07:35:43.046Z"
     assert clock.timestamp(1763883343.9999) == "2025-11-23T07:35:43.999Z"
     assert clock.timestamp(1763883344.5) == "2025-11-23T07:35:44.500Z"
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "ascii"])
+def test_lines_go_to_a_utf8_streams_bytes_after_the_text_written_before(monkeypatch, encoding) -> None:
+    """On a UTF-8 stream the queued bytes are written under the text layer, once that layer has
+    written what it holds (text without a newline stays there until then); any other encoding
+    gets text, so the stream's own error handling applies."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding=encoding, errors="backslashreplace", line_buffering=True)
+    monkeypatch.setattr(sys, "stderr", stream)
+    logs.configure("info")
+    log = logging.getLogger("limitguard.http.app")
+    try:
+        stream.write("before, no newline yet;")  # held by the text layer
+
+        async def log_two() -> None:
+            logs.log_event(log, logging.INFO, "admission", {"uid": "a", "object": "default/caf\u00e9"})
+            logs.log_event(log, logging.INFO, "admission", {"uid": "b"})
+            await asyncio.sleep(0)
+
+        with alone():
+            asyncio.run(log_two())
+            logs._installed.flush()
+        written = raw.getvalue()
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
+        monkeypatch.setattr(logs, "_installed", None)
+    first, second, rest = written.split(b"\n")
+    assert first.startswith(b'before, no newline yet;{"ts":"') and rest == b""
+    assert json.loads(second)["uid"] == "b"
+    if encoding == "utf-8":
+        line = json.loads(first.removeprefix(b"before, no newline yet;"))
+        assert (line["uid"], line["object"]) == ("a", "default/caf\u00e9")
+    else:
+        assert b'"uid":"a","object":"default/caf\\xe9"' in first  # the text layer's backslashreplace
