@@ -23,7 +23,7 @@ BESIDE_MS = 5.0
 # bench/wrk_bench.py's scenario names (the extender's go on with the count of names)
 SCENARIO_NAMES = {
     "binding": "binding that fits",
-    "unbound": "unbound pod, no room (full scan)",
+    "unbound": "unbound pod, no room",
     "mutate": "mutate a best-effort pod",
     "prioritize": "extender prioritize",
 }

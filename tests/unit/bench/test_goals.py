@@ -86,7 +86,7 @@ def make_bench_result(nodes: int, binding_share: float) -> dict[str, Any]:
         "load": {"state_seconds": 2.63, "state_rss_mb": 96.0},
         "scenarios": {
             "binding that fits": scenario(binding_share, 3.5),
-            "unbound pod, no room (full scan)": scenario(0.65, 4.0),
+            "unbound pod, no room": scenario(0.65, 4.0),
             "mutate a best-effort pod": scenario(0.95, 3.1),
             f"extender prioritize, {names} names": scenario(0.41, 4.4),
             f"extender filter, {names} names": scenario(0.5, 4.0),
