@@ -58,3 +58,25 @@ def test_the_example_sentence_follows_the_node_its_sums_its_ratios_and_the_pod()
     assert (
         "exceeds remaining 2 (allocated 1 of" in first and "exceeds remaining 500m (allocated 2500m" in landed
     )
+
+
+def test_the_remembered_texts_follow_the_eligible_count_and_the_pod_name() -> None:
+    node = Node(NodeTraits("n0", {}), {"cpu": 2000}, ratio_source=RatioSource("pool:gpu"))
+    warn = LimitAwareConfig(default_ratios={"cpu": 150}, unbound_pods=UnboundPolicy.WARN)
+    answers = [
+        no_room(f"pod {name}", {"cpu": 4000}, eligible, node, lambda _: {"cpu": 1000}, warn)
+        for name, eligible in (("a", 1), ("b", 3), ("c", 1))
+    ]
+    shortfall = sentence({"cpu": 4000}, node, {"cpu": 1000})
+    assert "pool gpu" in shortfall
+    assert [(answer.message, answer.warnings) for answer in answers] == [
+        (
+            f"pod {name} fits no eligible node's limit-to-allocatable ratio ({checked}); for example {shortfall}",
+            (f"limitguard: none of {eligible} eligible nodes has room for the pod's limits",),
+        )
+        for name, eligible, checked in (
+            ("a", 1, "1 eligible node checked"),
+            ("b", 3, "3 eligible nodes checked"),
+            ("c", 1, "1 eligible node checked"),
+        )
+    ]

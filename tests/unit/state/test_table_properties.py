@@ -277,6 +277,14 @@ def test_the_largest_room_follows_bindings_onto_the_emptiest_nodes():
     state.ledger.release("default/p1")  # room comes back on one node: the largest rises with it
     state.node_table()
     assert cpu.largest_room() == 4000
+    for index in range(3, 9):  # nodes emptier than any, then a burst copied in one batch
+        state.upsert_node({"metadata": {"name": f"n{index}"}, "status": {"allocatable": {"cpu": "8"}}})
+    cpu = state.node_table().capacity("cpu", 100)
+    assert cpu is not None and cpu.largest_room() == 8000
+    for index in range(3, 9):
+        state.ledger.reserve(f"n{index}", f"default/p{index}", {"cpu": 7000})
+    state.node_table()
+    assert cpu.largest_room() == int(cpu.room.max()) == 4000
 
 
 @PROPERTY_SETTINGS
