@@ -25,6 +25,7 @@ from limitguard.errors import LimitguardError
 EVENT_LOOPS = ("auto", "uvloop", "asyncio")
 
 LoopFactory = Callable[[], asyncio.AbstractEventLoop]
+CallLater = Callable[[float, Callable[[], None]], asyncio.TimerHandle]  # a loop's, or a test's timer
 
 
 class EventLoopError(LimitguardError):

@@ -36,6 +36,7 @@ from aiohttp.web_protocol import RequestHandler
 from limitguard.errors import StatusError
 from limitguard.http import heap
 from limitguard.http.direct import answer_posts_directly
+from limitguard.http.eventloop import CallLater
 from limitguard.http.heap import LARGE_BLOCK_BYTES, release_freed_memory_soon
 from limitguard.http.reads import BufferedReads, SharedReadBuffer
 from limitguard.http.refusals import Refusals
@@ -48,8 +49,6 @@ HEADERS_END = b"\r\n\r\n"
 # this long before closing, so that the client, still sending, gets the answer rather than a reset.
 # Each such connection holds a few hundred KB of TLS and stream buffers meanwhile (aiohttp: 10 s).
 LINGER_SECONDS = 2.0
-
-CallLater = Callable[[float, Callable[[], None]], asyncio.TimerHandle]
 
 # After this many connections closed, or a body this large returned, freed memory is handed back.
 TRIM_EVERY_CLOSED = 512

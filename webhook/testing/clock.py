@@ -1,6 +1,6 @@
 """Clocks for tests and benchmarks: time moves only when the test says so (see limitguard.clock).
 
-Both satisfy the `limitguard.clock.Clock` protocol. `FakeClock.advance` is synchronous: sleeps that
+The clocks satisfy the `limitguard.clock.Clock` protocol; `Timers` stands in for a loop's call_later. `FakeClock.advance` is synchronous: sleeps that
 fall due resume when the test next yields. `ManualClock.advance` is a coroutine that, after each
 wake-up, waits until every woken task sleeps again or ends - the election tests step leases period
 by period with it and see each period's effect before the next begins.
@@ -153,3 +153,27 @@ class ManualClock:
         while not all(settled(task) for task in tasks):
             assert time.monotonic() < deadline, "a woken task neither slept again nor finished"
             await asyncio.sleep(0.001)
+
+
+class Timers:
+    """call_later that only records: the test fires the callbacks when it chooses."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[Callable[[], None], asyncio.TimerHandle]] = []
+        self.delays: list[float] = []  # every delay asked for, in order
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> asyncio.TimerHandle:
+        handle = asyncio.get_running_loop().call_later(3600, lambda: None)  # a real, cancellable handle
+        self.pending.append((callback, handle))
+        self.delays.append(delay)
+        return handle
+
+    def fire(self) -> int:
+        fired = 0
+        pending, self.pending = self.pending, []
+        for callback, handle in pending:
+            if not handle.cancelled():
+                handle.cancel()
+                callback()
+                fired += 1
+        return fired

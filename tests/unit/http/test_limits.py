@@ -13,7 +13,7 @@ import asyncio
 import ssl
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,32 +24,11 @@ from limitguard.http.endpoint import Endpoint, add_endpoint
 from limitguard.http.limits import BodyBudget, BodyError, BoundedRequestHandler, LimitedSite, ServingLimits
 from limitguard.http.refusals import RefusalCollector, Refusals
 from limitguard.http.tls import server_context
+from limitguard.testing.clock import Timers
 from limitguard.testing.tlsclient import connect_from
 from prometheus_client import CollectorRegistry, generate_latest
 
 HANG_GUARD = 60.0  # ends a stuck run; never decides an outcome
-
-
-@dataclass
-class Timers:
-    """call_later that only records: the test fires deadlines when it chooses."""
-
-    pending: list[tuple[Callable[[], None], asyncio.TimerHandle]] = field(default_factory=list)
-
-    def call_later(self, delay: float, callback: Callable[[], None]) -> asyncio.TimerHandle:
-        handle = asyncio.get_running_loop().call_later(3600, lambda: None)  # a real, cancellable handle
-        self.pending.append((callback, handle))
-        return handle
-
-    def fire(self) -> int:
-        fired = 0
-        for callback, handle in self.pending:
-            if not handle.cancelled():
-                handle.cancel()
-                callback()
-                fired += 1
-        self.pending.clear()
-        return fired
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""log_event: per-request lines queued and written once per loop turn, in order, never lost."""
+"""log_event: per-request lines queued and written together (after a delay, or once enough are
+queued), in order, never lost."""
 
 from __future__ import annotations
 
@@ -12,16 +13,23 @@ from collections.abc import Iterator
 
 import pytest
 from limitguard.http import logs
+from limitguard.testing.clock import Timers
 
 
 @pytest.fixture
-def stderr(monkeypatch: pytest.MonkeyPatch) -> Iterator[io.StringIO]:
-    """limitguard's logging configured onto a captured stderr; the root logger restored after."""
+def timers() -> Timers:
+    return Timers()
+
+
+@pytest.fixture
+def stderr(monkeypatch: pytest.MonkeyPatch, timers: Timers) -> Iterator[io.StringIO]:
+    """limitguard's logging configured onto a captured stderr, its writes timed by *timers*; the
+    root logger restored after."""
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
     captured = io.StringIO()
     monkeypatch.setattr(sys, "stderr", captured)
-    logs.configure("info")
+    logs.configure("info", timers.call_later)
     yield captured
     root.handlers[:] = handlers
     root.setLevel(level)
@@ -45,7 +53,7 @@ def lines(captured: io.StringIO) -> list[dict]:
     return [json.loads(line) for line in captured.getvalue().splitlines()]
 
 
-def test_lines_wait_for_the_loop_turn_and_keep_their_order_with_other_records(stderr) -> None:
+def test_queued_lines_keep_their_order_with_records_written_at_once(stderr) -> None:
     log = logging.getLogger("limitguard.http.app")
 
     async def answer_two() -> list[dict]:
@@ -59,7 +67,7 @@ def test_lines_wait_for_the_loop_turn_and_keep_their_order_with_other_records(st
 
     with alone():
         written_in_turn = asyncio.run(answer_two())
-    assert written_in_turn == []  # nothing written while the turn was under way
+    assert written_in_turn == []  # nothing written until the record
     written = lines(stderr)
     assert [(line["uid"], line["msg"], line["level"]) for line in written] == [
         ("a", "admission", "info"),
@@ -68,6 +76,70 @@ def test_lines_wait_for_the_loop_turn_and_keep_their_order_with_other_records(st
     ]
     assert written[0]["logger"] == "limitguard.http.app" and written[0]["allowed"] is False
     assert written[0]["ts"].endswith("Z") and written[0]["ts"] <= written[2]["ts"]
+
+
+def test_queued_lines_wait_for_one_timed_write(stderr, timers) -> None:
+    log = logging.getLogger("limitguard.http.app")
+
+    async def log_three() -> list[list[str]]:
+        seen = []
+        logs.log_event(log, logging.INFO, "admission", {"uid": "a"})
+        logs.log_event(log, logging.INFO, "admission", {"uid": "b"})
+        for _ in range(3):
+            await asyncio.sleep(0)  # loop turns pass: the lines wait for their timer
+        seen.append([line["uid"] for line in lines(stderr)])
+        assert timers.fire() == 1  # one write for both lines
+        seen.append([line["uid"] for line in lines(stderr)])
+        logs.log_event(log, logging.INFO, "admission", {"uid": "c"})  # a new write is scheduled
+        assert timers.fire() == 1
+        seen.append([line["uid"] for line in lines(stderr)])
+        return seen
+
+    with alone():
+        seen = asyncio.run(log_three())
+    assert seen == [[], ["a", "b"], ["a", "b", "c"]]
+    assert timers.delays == [logs.WRITE_AFTER_SECONDS] * 2
+
+
+def test_a_full_queue_is_written_without_waiting(stderr, timers) -> None:
+    """Memory stays bounded under a flood of lines: WRITE_FROM_BYTES queued are written at once."""
+    log = logging.getLogger("limitguard.http.app")
+    field = "x" * 10_000
+    count = logs.WRITE_FROM_BYTES // len(field) + 5  # more than the bound holds
+
+    async def flood() -> list[int]:
+        written = []
+        for n in range(count):
+            logs.log_event(log, logging.INFO, "admission", {"n": n, "object": field})
+            written.append(len(lines(stderr)))
+        return written
+
+    with alone():
+        written = asyncio.run(flood())
+    line_bytes = len(stderr.getvalue().splitlines()[0]) + 1
+    first = next(index for index, seen in enumerate(written) if seen)  # the line that filled the queue
+    assert first * line_bytes < logs.WRITE_FROM_BYTES <= (first + 1) * line_bytes
+    assert written == [0] * first + [first + 1] * (count - first)  # the rest wait for the timer
+    assert len(timers.delays) == 1 and timers.fire() == 1
+    assert [line["n"] for line in lines(stderr)] == list(range(count))
+
+
+def test_a_write_scheduled_on_a_closed_loop_does_not_strand_later_lines(stderr, timers) -> None:
+    """A loop closed with the write still pending never runs it; the next loop schedules its own."""
+    log = logging.getLogger("limitguard.http.app")
+
+    async def log_one(uid: str) -> None:
+        logs.log_event(log, logging.INFO, "admission", {"uid": uid})
+
+    with alone():
+        asyncio.run(log_one("first"))  # its loop closes with the write pending
+        stranded = timers.pending[:]
+        asyncio.run(log_one("second"))
+    assert len(timers.delays) == 2  # a write scheduled on each loop
+    assert lines(stderr) == []
+    timers.pending = timers.pending[len(stranded) :]  # as the closed loop would: never run its timer
+    assert timers.fire() == 1
+    assert [line["uid"] for line in lines(stderr)] == ["first", "second"]
 
 
 def test_a_line_outside_an_event_loop_is_written_at_once_and_shutdown_loses_nothing(stderr) -> None:
