@@ -232,6 +232,13 @@ class BoundedRequestHandler(RequestHandler):
             self._tail = seen[-3:]
         super().data_received(data)
 
+    def resume_reading(self, resume_parser: bool = True) -> None:
+        """Only when reading was paused: aiohttp's StreamReader asks after every body read (3.14
+        streams.py), and the base method then feeds the parser nothing and resumes an unpaused
+        transport, both through the TLS layer. The parser pauses only with reading."""
+        if self._reading_paused:
+            super().resume_reading(resume_parser)
+
     def close_without_lingering(self) -> None:
         """After this answer, close at once: nobody waits for it (a stalled or refused body)."""
         self._lingering_time = 0.0

@@ -57,9 +57,14 @@ def _echo_endpoint(limit: int) -> Endpoint[Any, Any]:
 
 @asynccontextmanager
 async def served(
-    cert_dir: Path, limits: ServingLimits, timers: Timers | None = None, body_timeout: float = HANG_GUARD
+    cert_dir: Path,
+    limits: ServingLimits,
+    timers: Timers | None = None,
+    body_timeout: float = HANG_GUARD,
+    app: web.Application | None = None,
 ) -> AsyncIterator[Served]:
-    app = web.Application()
+    """*app* (with /echo added), or an app of /echo alone, on a LimitedSite."""
+    app = app or web.Application()
     refusals = Refusals()
     budget = BodyBudget(limits, refusals)
     add_endpoint(app, "/echo", _echo_endpoint(1 << 20), body_timeout, budget)
@@ -386,6 +391,46 @@ def test_budget_accounting_returns_to_zero():
     for reservation in (first, second, small, small):
         budget.close(reservation)
     assert (budget.total, budget.by_peer, budget.held_by_peer) == (0, {}, {})
+
+
+async def test_a_body_read_resumes_reading_only_after_a_pause(cert_dir, monkeypatch):
+    """aiohttp asks the protocol to resume after every body read: a body that arrived whole
+    resumes nothing; a body its handler leaves unread past aiohttp's high-water mark pauses
+    reading, and reading it resumes (a resume skipped there would hang the request)."""
+    calls = {"pause": 0, "resume": 0}
+    pause, resume = BoundedRequestHandler.pause_reading, BoundedRequestHandler._resume_transport_reading
+
+    def counted(name: str, method: Callable[[Any], None]) -> Callable[[Any], None]:
+        def call(self: Any) -> None:
+            calls[name] += 1
+            method(self)
+
+        return call
+
+    monkeypatch.setattr(BoundedRequestHandler, "pause_reading", counted("pause", pause))
+    monkeypatch.setattr(BoundedRequestHandler, "_resume_transport_reading", counted("resume", resume))
+    release = asyncio.Event()
+
+    async def read_later(request: web.Request) -> web.Response:
+        await release.wait()
+        return web.Response(text=str(len(await request.read())))
+
+    app = web.Application()
+    app.router.add_post("/later", read_later)
+    async with served(cert_dir, ServingLimits(), app=app) as server:
+        reader, writer = await server.connect()
+        for body in (b"a", b"bc"):
+            writer.write(request(body))
+            assert await response_of(reader) == (200, b'{"size":%d}' % len(body))
+        assert calls == {"pause": 0, "resume": 0}
+        large = b"x" * (900 * 1024)
+        writer.write(b"POST /later HTTP/1.1\r\nHost: localhost\r\nContent-Length: %d\r\n\r\n" % len(large))
+        writer.write(large)
+        await until(lambda: calls["pause"] > 0)  # the unread body filled aiohttp's buffer
+        release.set()
+        assert await response_of(reader) == (200, str(len(large)).encode())
+        assert calls["resume"] > 0
+        writer.close()
 
 
 def test_the_connection_protocol_is_aiohttps_with_its_request_loop_state():
