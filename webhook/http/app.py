@@ -86,6 +86,12 @@ class Services:
 SERVICES = web.AppKey("services", Services)
 
 
+def _milliseconds(seconds: float) -> float:
+    """Milliseconds to the microsecond for the log line, as round(ms, 3) but for exact ties:
+    that spelling formats through a string, at twice the cost, on every logged answer."""
+    return round(seconds * 1_000_000) / 1000
+
+
 def _logged_at_info(response: Response) -> bool:
     """Denials, warnings, dry-run findings, errors and fail-open answers are worth a line each;
     a plain allow is not (as Gatekeeper logs denies only): at thousands of admissions a second
@@ -125,7 +131,7 @@ def admission_endpoint(
             "reason": response.reason,
             "action": response.action,
             "dryRun": review.dry_run,
-            "ms": round(seconds * 1000, 3),
+            "ms": _milliseconds(seconds),
         }
         # What was found, for the answers that say (a denial, a warning, a dry-run finding): a
         # DryRun rollout's log is otherwise only the reason's word. Texts built from names and
@@ -172,7 +178,7 @@ def extender_endpoint(verb: str, extender: Extender, services: Services) -> Endp
                     "pod": args.describe_pod(),
                     "candidates": len(args.node_names),
                     "outcome": reply.outcome,
-                    "ms": round(seconds * 1000, 3),
+                    "ms": _milliseconds(seconds),
                 },
             )
 

@@ -8,11 +8,12 @@ import contextlib
 import io
 import json
 import logging
+import random
 import sys
 from collections.abc import Iterator
 
 import pytest
-from limitguard.http import logs
+from limitguard.http import app, logs
 from limitguard.testing.clock import Timers
 
 
@@ -248,3 +249,14 @@ def test_lines_go_to_a_utf8_streams_bytes_after_the_text_written_before(monkeypa
         assert (line["uid"], line["object"]) == ("a", "default/caf\u00e9")
     else:
         assert b'"uid":"a","object":"default/caf\\xe9"' in first  # the text layer's backslashreplace
+
+
+def test_a_lines_milliseconds_are_rounded_to_the_microsecond() -> None:
+    """The admission line's `ms`: the number round(ms, 3) gives, over durations from a microsecond
+    to a minute (a truncating or coarser spelling fails); an exact half microsecond may go
+    either way."""
+    rng = random.Random(38)
+    for seconds in [rng.random() * 10.0**exponent for exponent in range(-6, 2) for _ in range(2000)]:
+        assert app._milliseconds(seconds) == round(seconds * 1000, 3), seconds
+    assert app._milliseconds(0.0000005) in (0.0, 0.001)
+    assert app._milliseconds(0.0) == 0.0 and app._milliseconds(1.0) == 1000.0
