@@ -1,9 +1,10 @@
 """Clocks for tests and benchmarks: time moves only when the test says so (see limitguard.clock).
 
-The clocks satisfy the `limitguard.clock.Clock` protocol; `Timers` stands in for a loop's call_later. `FakeClock.advance` is synchronous: sleeps that
-fall due resume when the test next yields. `ManualClock.advance` is a coroutine that, after each
-wake-up, waits until every woken task sleeps again or ends - the election tests step leases period
-by period with it and see each period's effect before the next begins.
+Both clocks satisfy the `limitguard.clock.Clock` protocol. `FakeClock.advance` is synchronous:
+sleeps that fall due resume when the test next yields. `ManualClock.advance` is a coroutine that,
+after each wake-up, waits until every woken task sleeps again or ends - the election tests step
+leases period by period with it and see each period's effect before the next begins. `Timers`
+stands in for a loop's call_later: callbacks run when the test fires them.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ async def served(
     app: web.Application | None = None,
 ) -> AsyncIterator[Served]:
     """*app* (with /echo added), or an app of /echo alone, on a LimitedSite."""
-    app = app or web.Application()
+    app = web.Application() if app is None else app
     refusals = Refusals()
     budget = BodyBudget(limits, refusals)
     add_endpoint(app, "/echo", _echo_endpoint(1 << 20), body_timeout, budget)
