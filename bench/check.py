@@ -3,11 +3,12 @@
 Runs `limitguard serve` (default settings: log level info, event loop auto) and the floor
 (bench/floor_server.py on asyncio's loop) over the 5,000-node cluster of bench/wrk_bench.py, and
 drives each scenario with `wrk -t1 -c16` in alternating rounds, limitguard then the floor. The goals
-(bench/goals.py) are judged on the median of the rounds' ratios. Then the same with client
-authentication on: wrk presents no client certificate, so a local haproxy terminates wrk's TLS and
-connects to each server presenting one (serve with --client-ca-file and the client's name on every
-route, the floor asking for the same certificate), both behind the same proxy. Without haproxy that
-part is skipped, and said so.
+(bench/goals.py) are judged on the median of the rounds' ratios. Prioritize's rounds have a third
+run, the floor sending the protocol's answer pre-built (its floor answers `[]`), printed beside the
+goals and not judged. Then the same with client authentication on: wrk presents no client
+certificate, so a local haproxy terminates wrk's TLS and connects to each server presenting one
+(serve with --client-ca-file and the client's name on every route, the floor asking for the same
+certificate), both behind the same proxy. Without haproxy that part is skipped, and said so.
 
     python -m bench.check                 # 3 rounds of 5 s per side and scenario
     python -m bench.check --rounds 5 --no-client-auth
@@ -31,7 +32,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID
 from limitguard.certs import generate as certs
 from limitguard.testing.clientcerts import client_pair
 
-from bench.goals import LEAST_SHARE, Goal, Round, judge_all, missed, print_goals
+from bench.goals import LEAST_SHARE, Goal, Round, judge_all, medians, missed, print_goals
 from bench.harness import free_ports, start_floor, stop
 from bench.wrk_bench import Workload, bench_workdir, prepare, serve_workload
 from bench.wrk_runner import wrk
@@ -50,6 +51,9 @@ BODIES = {"binding": "binding", "unbound": "unbound", "mutate": "mutate", "prior
 # full nodes would give it one).
 ORDER = ("mutate", "binding", "unbound", "prioritize")
 assert set(ORDER) == set(LEAST_SHARE), "every goal's scenario is measured, once"
+# The prioritize floor answers `[]` where limitguard sends every candidate's score (160 KB at 5,000
+# names): a third run a round sends that answer pre-built, so a run shows what the answer alone costs.
+PREBUILT = {"prioritize": "/extender-prebuilt/prioritize"}
 
 HAPROXY = """global
     nbthread 1
@@ -75,9 +79,12 @@ backend floor
 
 def measure(
     workload: Workload, serve_port: int, floor_port: int, rounds: int, seconds: int
-) -> dict[str, list[Round]]:
-    """Each scenario's alternating rounds, limitguard on *serve_port* and the floor on *floor_port*."""
+) -> tuple[dict[str, list[Round]], dict[str, list[Round]]]:
+    """Each scenario's alternating rounds, limitguard on *serve_port* and the floor on *floor_port*;
+    and for PREBUILT's scenarios, a third run a round: the floor sending the answer pre-built, as a
+    Round against the floor's own run."""
     found: dict[str, list[Round]] = {}
+    prebuilt: dict[str, list[Round]] = {}
     for scenario in ORDER:
         path, bodies = PATHS[scenario], workload.bodies[BODIES[scenario]]
         found[scenario] = []
@@ -85,15 +92,33 @@ def measure(
             ours = wrk(f"https://localhost:{serve_port}{path}", bodies, seconds)
             floor = wrk(f"https://localhost:{floor_port}{path}", bodies, seconds)
             found[scenario].append(Round(ours.rps, floor.rps, ours.p99_ms, floor.p99_ms, ours.errors))
+            if scenario in PREBUILT:
+                sent = wrk(f"https://localhost:{floor_port}{PREBUILT[scenario]}", bodies, seconds)
+                prebuilt.setdefault(scenario, []).append(
+                    Round(sent.rps, floor.rps, sent.p99_ms, floor.p99_ms, sent.errors)
+                )
+        print(f"  {scenario:<11} " + _figures(found[scenario]), flush=True)
+        if scenario in prebuilt:
+            print(f"  {'  prebuilt':<11} " + _figures(prebuilt[scenario]), flush=True)
+    return found, prebuilt
+
+
+def _figures(rounds: Sequence[Round]) -> str:
+    return "  ".join(
+        f"{run.rps:,.0f}/{run.floor_rps:,.0f} p99 {run.p99_ms:.1f}/{run.floor_p99_ms:.1f}" for run in rounds
+    )
+
+
+def print_prebuilt(found: Mapping[str, Sequence[Round]], prebuilt: Mapping[str, Sequence[Round]]) -> None:
+    """Where the goals' floor sends less than the protocol's answer: what the answer alone costs,
+    next to limitguard's figures (for reading those goals; not judged)."""
+    for scenario, sent in prebuilt.items():
+        sent_share, sent_p99 = medians(sent)
+        share, p99 = medians(found[scenario])
         print(
-            f"  {scenario:<11} "
-            + "  ".join(
-                f"{run.rps:,.0f}/{run.floor_rps:,.0f} p99 {run.p99_ms:.1f}/{run.floor_p99_ms:.1f}"
-                for run in found[scenario]
-            ),
-            flush=True,
+            f"  {scenario}: the floor sending the answer pre-built did {sent_share:.0%} of the floor's rate, "
+            f"p99 {sent_p99:.2f}x the floor's (limitguard: {share:.0%}, {p99:.2f}x); not a goal"
         )
-    return found
 
 
 @dataclass(frozen=True)
@@ -168,12 +193,18 @@ def judged(setup: Setup, client_auth: bool) -> list[Goal]:
         floor = proxy = None
         try:
             floor = start_floor(
-                work / "certs", floor_port, setup.context, client_ca_file=options[1] if options else ""
+                work / "certs",
+                floor_port,
+                setup.context,
+                client_ca_file=options[1] if options else "",
+                prioritize_answer_for=setup.workload.bodies[BODIES["prioritize"]],
             )
             if client_auth:
                 proxy = start_haproxy(work)
             ports = (proxy_serve, proxy_floor) if client_auth else (serve, floor_port)
-            return judge_all(measure(setup.workload, *ports, setup.rounds, setup.seconds))
+            found, prebuilt = measure(setup.workload, *ports, setup.rounds, setup.seconds)
+            print_prebuilt(found, prebuilt)
+            return judge_all(found)
         finally:
             stop(proxy, server, floor)
 

@@ -6,13 +6,17 @@ used to decode with limitguard's `decode_review`). The issue's floor runs on asy
 loop (the default here); `--event-loop uvloop` puts the floor on the loop `limitguard serve` picks
 by default, so the policy's own share can be read apart from what the loop gives both. The
 extender routes decode the same ExtenderArgs body with orjson and answer without scoring or
-filtering. `--client-ca-file` asks clients for a certificate as `limitguard serve` does with it
-(bench/check.py puts both behind a proxy that presents one).
+filtering. With `--prioritize-answer-for FILE`, `/extender-prebuilt/prioritize` reads the body,
+decodes nothing and sends the HostPriorityList of every candidate of FILE's first ExtenderArgs,
+built at start: what sending the protocol's answer costs, with no work at all. `--client-ca-file`
+asks clients for a certificate as `limitguard serve` does with it (bench/check.py puts both behind
+a proxy that presents one).
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import orjson
@@ -49,12 +53,35 @@ async def extender_answer(request: web.Request) -> web.Response:
     return web.Response(body=body, content_type="application/json")
 
 
+def prebuilt(answer: bytes) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """A handler that reads the body and sends *answer*, whatever the body says."""
+
+    async def send(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(body=answer, content_type="application/json")
+
+    return send
+
+
+def priority_list(extender_args_file: Path) -> bytes:
+    """The HostPriorityList of every candidate of the file's first ExtenderArgs, every score 0: one
+    digit, as every score of 0-10 but 10 is, so it is as long as limitguard's answer."""
+    with extender_args_file.open("rb") as lines:
+        names = orjson.loads(lines.readline()).get("NodeNames") or []
+    return orjson.dumps([{"host": name, "score": 0} for name in names])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cert-dir", required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--event-loop", default="asyncio", choices=EVENT_LOOPS)
     parser.add_argument("--client-ca-file", help="ask clients for a certificate from this CA, as serve does")
+    parser.add_argument(
+        "--prioritize-answer-for",
+        type=Path,
+        help="serve /extender-prebuilt/prioritize with the answer to this file's first ExtenderArgs",
+    )
     args = parser.parse_args()
     app = web.Application()
     for path in ("/validate", "/mutate"):
@@ -62,6 +89,10 @@ def main() -> None:
     for verb in ("filter", "prioritize"):
         app.router.add_post(f"/extender/{verb}", extender)
         app.router.add_post(f"/extender-answer/{verb}", extender_answer)
+    if args.prioritize_answer_for:
+        app.router.add_post(
+            "/extender-prebuilt/prioritize", prebuilt(priority_list(args.prioritize_answer_for))
+        )
     app.router.add_get("/readyz", lambda request: web.Response(text="ok"))
     cert_dir = Path(args.cert_dir)
     client_cas = [Path(args.client_ca_file)] if args.client_ca_file else []

@@ -51,11 +51,17 @@ def _ratio(value: float, floor: float) -> float:
     return value / floor if floor else float("inf")
 
 
+def medians(rounds: Sequence[Round]) -> tuple[float, float]:
+    """The median of the rounds' shares of the floor's rate, and of their p99s as multiples of the floor's."""
+    share = statistics.median(_ratio(run.rps, run.floor_rps) if run.floor_rps else 0.0 for run in rounds)
+    p99 = statistics.median(_ratio(run.p99_ms, run.floor_p99_ms) for run in rounds)
+    return share, p99
+
+
 def judge(scenario: str, rounds: Sequence[Round]) -> list[Goal]:
     """The share and p99 goals of *scenario* (a LEAST_SHARE key) over its rounds."""
     least = LEAST_SHARE[scenario]
-    share = statistics.median(_ratio(run.rps, run.floor_rps) if run.floor_rps else 0.0 for run in rounds)
-    p99 = statistics.median(_ratio(run.p99_ms, run.floor_p99_ms) for run in rounds)
+    share, p99 = medians(rounds)
     found = [
         Goal(f"{scenario} >= {least:.0%} of the floor", f"{share:.0%}", share >= least),
         Goal(f"{scenario} p99 <= {P99_WITHIN:g}x the floor's", f"{p99:.2f}x", p99 <= P99_WITHIN),

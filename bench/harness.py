@@ -83,15 +83,22 @@ def start(
 
 
 def start_floor(
-    cert_dir: Path, port: int, context: ssl.SSLContext, event_loop: str = "asyncio", client_ca_file: str = ""
+    cert_dir: Path,
+    port: int,
+    context: ssl.SSLContext,
+    event_loop: str = "asyncio",
+    client_ca_file: str = "",
+    prioritize_answer_for: Path | None = None,
 ) -> subprocess.Popen:
     """The floor (bench/floor_server.py) on *port*, with the certificates in *cert_dir*, on
     *event_loop* (asyncio's own: the issue's floor), asking clients for a certificate from
-    *client_ca_file* when given."""
+    *client_ca_file* when given, sending the answer to *prioritize_answer_for*'s candidates
+    pre-built on /extender-prebuilt/prioritize when given."""
     command = [
         *(sys.executable, "-m", "bench.floor_server", "--cert-dir", str(cert_dir), "--port", str(port)),
         *("--event-loop", event_loop),
         *(("--client-ca-file", client_ca_file) if client_ca_file else ()),
+        *(("--prioritize-answer-for", str(prioritize_answer_for)) if prioritize_answer_for else ()),
     ]
     return start(command, f"https://localhost:{port}/readyz", context)
 
