@@ -6,9 +6,11 @@ drives each scenario with `wrk -t1 -c16` in alternating rounds, limitguard then 
 (bench/goals.py) are judged on the median of the rounds' ratios. Prioritize's rounds have a third
 run, the floor sending the protocol's answer pre-built (its floor answers `[]`), printed beside the
 goals and not judged. Then the same with client authentication on: wrk presents no client
-certificate, so a local haproxy terminates wrk's TLS and connects to each server presenting one
-(serve with --client-ca-file and the client's name on every route, the floor asking for the same
-certificate), both behind the same proxy. Without haproxy that part is skipped, and said so.
+certificate, so a local haproxy takes wrk's requests in plain HTTP and connects to each server over
+TLS presenting one (serve with --client-ca-file and the client's name on every route, the floor
+asking for the same certificate), both behind the same proxy: a request crosses one TLS connection,
+the server's, as the apiserver's and kube-scheduler's do (`--tls-front`: wrk speaks TLS to haproxy
+too, as the runs up to 2026-11-27 were measured). Without haproxy that part is skipped, and said so.
 
     python -m bench.check                 # 3 rounds of 5 s per side and scenario
     python -m bench.check --rounds 5 --no-client-auth
@@ -65,10 +67,10 @@ defaults
     timeout server 30s
     http-reuse always
 frontend limitguard
-    bind 127.0.0.1:{proxy_serve} ssl crt {frontend}
+    bind 127.0.0.1:{proxy_serve}{front_tls}
     default_backend limitguard
 frontend floor
-    bind 127.0.0.1:{proxy_floor} ssl crt {frontend}
+    bind 127.0.0.1:{proxy_floor}{front_tls}
     default_backend floor
 backend limitguard
     server serve 127.0.0.1:{serve} ssl crt {client} ca-file {ca} verify required verifyhost localhost
@@ -78,9 +80,9 @@ backend floor
 
 
 def measure(
-    workload: Workload, serve_port: int, floor_port: int, rounds: int, seconds: int
+    workload: Workload, serve_url: str, floor_url: str, rounds: int, seconds: int
 ) -> tuple[dict[str, list[Round]], dict[str, list[Round]]]:
-    """Each scenario's alternating rounds, limitguard on *serve_port* and the floor on *floor_port*;
+    """Each scenario's alternating rounds, limitguard at *serve_url* and the floor at *floor_url*;
     and for PREBUILT's scenarios, a third run a round: the floor sending the answer pre-built, as a
     Round against the floor's own run."""
     found: dict[str, list[Round]] = {}
@@ -89,11 +91,11 @@ def measure(
         path, bodies = PATHS[scenario], workload.bodies[BODIES[scenario]]
         found[scenario] = []
         for _ in range(rounds):
-            ours = wrk(f"https://localhost:{serve_port}{path}", bodies, seconds)
-            floor = wrk(f"https://localhost:{floor_port}{path}", bodies, seconds)
+            ours = wrk(serve_url + path, bodies, seconds)
+            floor = wrk(floor_url + path, bodies, seconds)
             found[scenario].append(Round(ours.rps, floor.rps, ours.p99_ms, floor.p99_ms, ours.errors))
             if scenario in PREBUILT:
-                sent = wrk(f"https://localhost:{floor_port}{PREBUILT[scenario]}", bodies, seconds)
+                sent = wrk(floor_url + PREBUILT[scenario], bodies, seconds)
                 prebuilt.setdefault(scenario, []).append(
                     Round(sent.rps, floor.rps, sent.p99_ms, floor.p99_ms, sent.errors)
                 )
@@ -129,27 +131,29 @@ class Setup:
     rounds: int
     seconds: int
     env: Mapping[str, str] | None  # the server's environment: PYTHONPATH for --server-path
+    tls_front: bool  # wrk speaks TLS to haproxy too: two TLS legs a request, as measured up to 2026-11-27
 
 
 def client_auth_files(
-    work: Path, serve: int, floor: int, proxy_serve: int, proxy_floor: int
+    work: Path, serve: int, floor: int, proxy_serve: int, proxy_floor: int, tls_front: bool = False
 ) -> tuple[str, ...]:
-    """A client CA, a client pair for haproxy and haproxy's configuration (from the proxy's ports to
-    the servers'); serve's options for them."""
+    """A client CA, a client pair for haproxy and haproxy's configuration (from the proxy's ports,
+    plain HTTP unless *tls_front*, to the servers'); serve's options for them."""
     certs.write(certs.generate(["client-ca"]), work / "client-ca")
     pair = client_pair(work, "client", work / "client-ca", CLIENT_NAME, [], [ExtendedKeyUsageOID.CLIENT_AUTH])
     (work / "client.pem").write_bytes(pair[0].read_bytes() + pair[1].read_bytes())
     server_dir = work / "certs"
-    (work / "frontend.pem").write_bytes(
-        (server_dir / certs.TLS_CERT).read_bytes() + (server_dir / certs.TLS_KEY).read_bytes()
-    )
+    if tls_front:
+        (work / "frontend.pem").write_bytes(
+            (server_dir / certs.TLS_CERT).read_bytes() + (server_dir / certs.TLS_KEY).read_bytes()
+        )
     (work / "haproxy.cfg").write_text(
         HAPROXY.format(
             proxy_serve=proxy_serve,
             proxy_floor=proxy_floor,
             serve=serve,
             floor=floor,
-            frontend=work / "frontend.pem",
+            front_tls=f" ssl crt {work / 'frontend.pem'}" if tls_front else "",
             client=work / "client.pem",
             ca=server_dir / certs.CA_CERT,
         )
@@ -177,10 +181,16 @@ def judged(setup: Setup, client_auth: bool) -> list[Goal]:
     """Serve and the floor started, measured (through haproxy with *client_auth*), judged, stopped."""
     work = setup.work
     serve, floor_port, proxy_serve, proxy_floor = free_ports(4)
-    options = client_auth_files(work, serve, floor_port, proxy_serve, proxy_floor) if client_auth else ()
+    options = (
+        client_auth_files(work, serve, floor_port, proxy_serve, proxy_floor, setup.tls_front)
+        if client_auth
+        else ()
+    )
+    front = "TLS" if setup.tls_front else "HTTP"
     if client_auth:
         print(
-            "\nwith client authentication: wrk -> haproxy (presents a client certificate) -> limitguard or the floor:"
+            f"\nwith client authentication: wrk -({front})-> haproxy -(TLS, presenting a client certificate)->"
+            " limitguard or the floor:"
         )
     else:
         print(
@@ -201,8 +211,11 @@ def judged(setup: Setup, client_auth: bool) -> list[Goal]:
             )
             if client_auth:
                 proxy = start_haproxy(work)
-            ports = (proxy_serve, proxy_floor) if client_auth else (serve, floor_port)
-            found, prebuilt = measure(setup.workload, *ports, setup.rounds, setup.seconds)
+                scheme = "https" if setup.tls_front else "http"
+                urls = (f"{scheme}://localhost:{proxy_serve}", f"{scheme}://localhost:{proxy_floor}")
+            else:
+                urls = (f"https://localhost:{serve}", f"https://localhost:{floor_port}")
+            found, prebuilt = measure(setup.workload, *urls, setup.rounds, setup.seconds)
             print_prebuilt(found, prebuilt)
             return judge_all(found)
         finally:
@@ -217,6 +230,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=int, default=5, help="duration of each wrk run")
     parser.add_argument("--no-client-auth", action="store_true", help="skip the runs behind haproxy")
     parser.add_argument(
+        "--tls-front",
+        action="store_true",
+        help="wrk speaks TLS to haproxy too: two TLS legs a request, as the runs up to 2026-11-27 were measured",
+    )
+    parser.add_argument(
         "--server-path",
         help="serve limitguard from this folder (PYTHONPATH): the other side of a before/after",
     )
@@ -228,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "wrk, the servers (and haproxy) share this machine, so a loaded machine moves the figures"
         )
         env = {**os.environ, "PYTHONPATH": args.server_path} if args.server_path else None
-        setup = Setup(workload, work, context, args.rounds, args.seconds, env)
+        setup = Setup(workload, work, context, args.rounds, args.seconds, env, args.tls_front)
         columns = {"direct": judged(setup, client_auth=False)}
         if args.no_client_auth:
             print("\nclient authentication: skipped (--no-client-auth)")
