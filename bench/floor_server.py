@@ -40,12 +40,21 @@ async def extender(request: web.Request) -> web.Response:
     return web.Response(body=body, content_type="application/json")
 
 
+def _candidates(extender_args: bytes) -> list[str]:
+    return orjson.loads(extender_args).get("NodeNames") or []
+
+
+def _zero_scores(names: list[str]) -> bytes:
+    """The HostPriorityList of *names*, every score 0."""
+    return orjson.dumps([{"host": name, "score": 0} for name in names])
+
+
 async def extender_answer(request: web.Request) -> web.Response:
     """Decode the ExtenderArgs and answer every candidate (score 0, all pass): the protocol's own
     cost, since an answer naming 5,000 hosts is 100 KB to encode, encrypt and parse."""
-    names = orjson.loads(await request.read()).get("NodeNames") or []
+    names = _candidates(await request.read())
     if request.path.endswith("prioritize"):
-        body = orjson.dumps([{"host": name, "score": 0} for name in names])
+        body = _zero_scores(names)
     else:
         body = orjson.dumps(
             {"NodeNames": names, "FailedNodes": {}, "FailedAndUnresolvableNodes": {}, "Error": ""}
@@ -67,8 +76,7 @@ def priority_list(extender_args_file: Path) -> bytes:
     """The HostPriorityList of every candidate of the file's first ExtenderArgs, every score 0: one
     digit, as every score of 0-10 but 10 is, so it is as long as limitguard's answer."""
     with extender_args_file.open("rb") as lines:
-        names = orjson.loads(lines.readline()).get("NodeNames") or []
-    return orjson.dumps([{"host": name, "score": 0} for name in names])
+        return _zero_scores(_candidates(lines.readline()))
 
 
 def main() -> None:
