@@ -34,7 +34,9 @@ def server_context(cert_file: Path, key_file: Path, client_cas: Sequence[Path] =
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.set_ciphers(TLS12_CIPHERS)
-    context.options |= ssl.OP_NO_COMPRESSION | ssl.OP_CIPHER_SERVER_PREFERENCE
+    # No renegotiation: a TLS 1.2 client could otherwise make the server run a handshake again and
+    # again on one connection (OpenSSL 3 refuses client-initiated ones by default, 1.1.1 does not).
+    context.options |= ssl.OP_NO_COMPRESSION | ssl.OP_CIPHER_SERVER_PREFERENCE | ssl.OP_NO_RENEGOTIATION
     context.load_cert_chain(cert_file, key_file)
     if client_cas:
         for ca_file in client_cas:
