@@ -26,6 +26,7 @@ from limitguard.core.defaults import (
     patch_shape,
     skips_defaults,
 )
+from limitguard.core.memokeys import small_key
 from limitguard.core.objects import is_object, object_or_empty
 from limitguard.core.response import Response, allowed, patched, warning
 from limitguard.core.text import clip
@@ -34,7 +35,7 @@ from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
 
-# Bounded; past the bound, new shapes are computed and not kept. Pods of one workload share a shape,
+# Bounded; past the bound, new shapes are computed and not kept (so are shapes too large to keep). Pods of one workload share a shape,
 # so a ReplicaSet's scale-up computes its patch once.
 MAX_REMEMBERED_SHAPES = 4096
 
@@ -140,6 +141,6 @@ class Mutator:
         if answer is None:
             patch = best_effort_patch(pod, defaults)
             answer = patched("defaulted", patch) if patch else allowed("not-best-effort")
-            if shape is not None and len(self._answers) < MAX_REMEMBERED_SHAPES:
+            if shape is not None and len(self._answers) < MAX_REMEMBERED_SHAPES and small_key(shape):
                 self._answers[shape] = answer
         return answer

@@ -21,7 +21,7 @@ from limitguard.core.quantity import format_units
 from limitguard.core.ratios import ACCEPTED_FORMS, RATIO_ANNOTATION
 from limitguard.core.response import BAD_REQUEST, FORBIDDEN, Response, allowed, errored
 from limitguard.state.records import NodeRecord, PodRecord, controller_of, is_mirror_pod, node_ratio_override
-from limitguard.state.scan import unbound_verdict
+from limitguard.state.scan import UnboundVerdicts
 from limitguard.state.store import ClusterState
 
 ConfigMapCheck = Callable[[Mapping[str, Any]], Response | None]
@@ -48,6 +48,7 @@ class Validator:
         self._configmap_slot = asyncio.Semaphore(1)
         # limitAware.namespaceEnforcement: each listed namespace's configuration, built once
         self._in_namespace = config.limit_aware.per_namespace()
+        self._unbound = UnboundVerdicts()  # a burst of one workload's pods shares one verdict
         # (group, resource, subresource, operation): the request's own fields, no string built per call
         self._routes: dict[tuple[str, str, str, str], Callable[[AdmissionRequest], Response]] = {
             ("", "pods", "binding", "CREATE"): self.binding,
@@ -235,7 +236,7 @@ class Validator:
             )
         subject = f"pod {namespace}/{name}"
         if self.columnar:
-            verdict = unbound_verdict(
+            verdict = self._unbound.verdict(
                 self.state.node_table(),
                 subject,
                 limits,
@@ -243,8 +244,7 @@ class Validator:
                 self.state.node,
                 self.state.allocated,
                 self._limit_aware(namespace),
-                exempt=exempt is not None,
-                exempt_reason=exempt or "",
+                exempt_reason=exempt,
                 sources=amounts.sources,
             )
             if verdict is not None:

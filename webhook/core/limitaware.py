@@ -13,6 +13,7 @@ from typing import Protocol
 from limitguard.core.config import Enforcement, LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import NodeTraits, Placement
 from limitguard.core.fit import LimitRow, describe_node, fits, shortfalls
+from limitguard.core.memokeys import small_key
 from limitguard.core.pools import RatioSource
 from limitguard.core.ratios import RATIO_ANNOTATION
 from limitguard.core.response import Response, allowed, enforce, warned
@@ -205,7 +206,7 @@ def no_room(
     if example is None:
         # Not a limits question: the scheduler (or a cluster autoscaler) decides what happens next.
         return allowed("no-eligible-node")
-    after_subject, brief = _no_room_texts(
+    texts = (
         eligible,
         example.traits.name,
         tuple(pod_limits.items()),
@@ -215,6 +216,8 @@ def no_room(
         tuple(sources.items()) if sources else (),
         example.ratio_source.describe(),
     )
+    # a pod of thousands of resources: its texts are built again, not kept (core.memokeys)
+    after_subject, brief = (_no_room_texts if small_key(texts) else _no_room_texts.__wrapped__)(*texts)
     message = subject + after_subject
     if config.unbound_pods is UnboundPolicy.WARN and config.enforcement is not Enforcement.DRY_RUN:
         return warned("no-room", message, brief)

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from limitguard.core.memokeys import small_key
 from limitguard.core.podresources import (
     NON_ZERO_DEFAULTS,
     PodSpecError,
@@ -117,7 +118,7 @@ def _sources(model: Any, rules: PodRules, limits: ResourceAmounts) -> Mapping[st
     return found or _FROM_LIMITS
 
 
-# Bounded; past the bound, new shapes are computed and not kept. The dicts handed out are shared
+# Bounded; past the bound, new shapes are computed and not kept (so are shapes too large to keep). The dicts handed out are shared
 # between pods, so callers must never mutate them.
 _AMOUNTS: dict[tuple[Any, ...], PodAmounts] = {}
 _MAX_AMOUNTS = 4096
@@ -223,6 +224,6 @@ def pod_amounts(
         limits if scoring_limits == limits else scoring_limits,
         _sources(model, rules, limits),
     )
-    if key is not None and len(_AMOUNTS) < _MAX_AMOUNTS:
+    if key is not None and len(_AMOUNTS) < _MAX_AMOUNTS and small_key(key):
         _AMOUNTS[key] = amounts
     return amounts

@@ -14,13 +14,15 @@ import numpy as np
 from limitguard.core.config import LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import UNSCHEDULABLE_TAINT, Placement, Requirement
 from limitguard.core.limitaware import NodeLike, effective_ratios, no_room
-from limitguard.core.response import Response, allowed
+from limitguard.core.memokeys import small_key
+from limitguard.core.response import MAX_MESSAGE_LENGTH, Response, allowed, retold
 from limitguard.state.capacity import Capacity
 from limitguard.state.columns import exact
 from limitguard.state.store import ClusterState
 from limitguard.state.table import NodeTable
 
 LAYOUT_MEMO_LIMIT = 256  # distinct placements remembered between node changes
+VERDICTS_KEPT = 256  # distinct pod shapes whose unbound verdict is remembered, per node-table version
 
 
 def _requirement_mask(table: NodeTable, requirement: Requirement) -> np.ndarray:
@@ -99,9 +101,10 @@ def eligible_rows(table: NodeTable, placement: Placement) -> Eligible:
             order = table.name_rank() if placement.selector else table.seq
             example = int(rows[np.argmin(order[rows])])
         found = Eligible(mask, len(rows), example, len(rows) == len(table.rows))
-        if len(table.layout_memo) >= LAYOUT_MEMO_LIMIT:
-            table.layout_memo.clear()
-        table.layout_memo[key] = found
+        if small_key(key):  # a selector as large as the body: worked out each time, never kept
+            if len(table.layout_memo) >= LAYOUT_MEMO_LIMIT:
+                table.layout_memo.clear()
+            table.layout_memo[key] = found
     return found
 
 
@@ -181,6 +184,83 @@ def unbound_verdict(
         exempt_reason=exempt_reason,
         sources=sources,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """A remembered verdict, and what its key names by identity (kept alive, so no other object
+    can take its id while the entry lasts)."""
+
+    pod_limits: Mapping[str, int]
+    sources: Mapping[str, str] | None
+    config: LimitAwareConfig
+    verdict: Response
+    told: str | None  # the message after the pod's subject; None: the message names no pod
+
+
+class UnboundVerdicts:
+    """unbound_verdict, remembered per pod shape until the node table changes.
+
+    The pods of a workload created between two changes of the node table ask one question: a
+    scale-up on a full cluster (the case this check exists for) sends the same limits and
+    placement, only the name differs, and the answer differs only in naming it. The shape is the
+    placement's key and the pod's limits and sources as pod_amounts' memo hands them out (one
+    mapping per shape), with the exemption and the namespace's configuration; the version of the
+    node table stands for everything else the verdict reads (sums, bindings held, nodes).
+    """
+
+    __slots__ = ("_kept", "_version")
+
+    def __init__(self) -> None:
+        self._version = -1
+        self._kept: dict[tuple[object, ...], _Kept] = {}
+
+    def verdict(
+        self,
+        table: NodeTable,
+        subject: str,
+        pod_limits: Mapping[str, int],
+        placement: Placement,
+        record_of: Callable[[str], NodeLike | None],
+        allocated_of: Callable[[str], Mapping[str, int]],
+        config: LimitAwareConfig,
+        *,
+        exempt_reason: str | None = None,
+        sources: Mapping[str, str] | None = None,
+    ) -> Response | None:
+        """unbound_verdict's answer (*exempt_reason*: the pod's exemption, None: not exempt)."""
+        if table.version != self._version:
+            self._kept.clear()
+            self._version = table.version
+        key = (placement.key, id(pod_limits), id(sources), id(config), exempt_reason)
+        kept = self._kept.get(key)
+        if kept is not None:
+            return kept.verdict if kept.told is None else retold(kept.verdict, subject + kept.told)
+        verdict = unbound_verdict(
+            table,
+            subject,
+            pod_limits,
+            placement,
+            record_of,
+            allocated_of,
+            config,
+            exempt=exempt_reason is not None,
+            exempt_reason=exempt_reason or "",
+            sources=sources,
+        )
+        message = verdict.message if verdict is not None else ""
+        # Kept unless clipped (another name would be clipped elsewhere) or too large to keep.
+        if verdict is None or len(message) >= MAX_MESSAGE_LENGTH:
+            return verdict
+        if message and not message.startswith(subject):
+            return verdict
+        shape = (placement.key, tuple(pod_limits.items()), tuple(sources.items()) if sources else ())
+        if small_key(shape):
+            if len(self._kept) >= VERDICTS_KEPT:
+                self._kept.clear()
+            told = message[len(subject) :] if message else None
+            self._kept[key] = _Kept(pod_limits, sources, config, verdict, told)
+        return verdict
 
 
 def over_ratio_names(table: NodeTable, default_ratios: Mapping[str, int]) -> list[str] | None:

@@ -1,0 +1,36 @@
+"""Whether a memo key made from a request is small enough to keep.
+
+Answers are remembered by the shape of the pod they were worked out for (its resources, its
+placement), since the pods of one workload share it. The shape comes from the request, and anyone
+on the pod network can send a review as large as a body may be (4 MiB): a 1 MiB nodeSelector or
+limits map makes a key of ~12 MiB of Python objects, and a memo of a few hundred of them would hold
+gigabytes until the process is killed. Real pods' shapes are small (a few resources per container,
+a few selector terms and tolerations: a pod of three containers with requests and limits is ~4 KiB
+by this measure), so a key past MAX_KEPT_KEY_SIZE
+is not kept and its answer is worked out again each time it is asked. Only a memo's miss measures
+its key; a hit pays nothing.
+"""
+
+from __future__ import annotations
+
+OBJECT_SIZE = 64  # bytes: about what CPython takes for a small tuple, str or int
+MAX_KEPT_KEY_SIZE = 8 * 1024  # bytes, as OBJECT_SIZE per object plus each string's characters
+
+
+def small_key(key: object, limit: int = MAX_KEPT_KEY_SIZE) -> bool:
+    """Whether *key* (tuples and frozensets of strings, numbers and slotted records such as
+    eligibility.Requirement, to any depth) takes at most *limit* bytes; it stops counting there."""
+    size = 0
+    pending = [key]
+    while pending:
+        item = pending.pop()
+        size += OBJECT_SIZE
+        if type(item) is str:
+            size += len(item)
+        elif isinstance(item, (tuple, frozenset)):  # NamedTuples (Toleration) too
+            pending.extend(item)
+        else:  # a number, None, or a record whose fields are its __slots__
+            pending.extend(getattr(item, name) for name in getattr(type(item), "__slots__", ()))
+        if size > limit:
+            return False
+    return True
