@@ -26,10 +26,14 @@ from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
 
-# Distinct pod specs remembered, and the largest remembered (a spec as JSON, with its status and the
-# defaults patch): at most 4 MiB of keys.
+# Distinct pod shapes remembered, and the largest remembered (what the hint reads of a pod, as JSON,
+# with the defaults patch): at most 4 MiB of keys.
 MAX_REMEMBERED_SPECS = 256
 MAX_REMEMBERED_KEY_BYTES = 16 * 1024
+# What the hint reads of a pod's spec (its limits, its placement, where its term goes) and of each
+# container (its limits, a sidecar's restartPolicy, the name its resize status is found by).
+_SPEC_READ = ("nodeSelector", "affinity", "tolerations", "overhead", "resources")
+_CONTAINER_READ = ("name", "resources", "restartPolicy")
 # Hinted patches remembered per spec and node-table version, by the pod's annotations (pods of one
 # workload usually share theirs), and their bytes in all, keys included: a term may name 5,000
 # hostnames (330 KB), and a pod's annotations take up to 256 KiB.
@@ -73,6 +77,25 @@ def _patch_key(pod: Mapping[str, Any]) -> bytes | None:
         return None
 
 
+def _shape_key(pod: Mapping[str, Any]) -> bytes:
+    """What the hint reads of *pod*'s spec and status, as JSON: pods of one workload share it. Not
+    the whole spec: the apiserver's ServiceAccount admission names every pod's token volume
+    `kube-api-access-` and five random characters, in spec.volumes and each container's
+    volumeMounts, so no two pods of a workload have the same spec."""
+    spec = object_or_empty(pod.get("spec"))
+    parts: list[Any] = [spec.get(member) for member in _SPEC_READ]
+    for member in ("containers", "initContainers"):
+        containers = spec.get(member)
+        if type(containers) is list:
+            containers = [
+                {name: item.get(name) for name in _CONTAINER_READ} if type(item) is dict else item
+                for item in containers
+            ]
+        parts.append(containers)
+    parts.append(pod.get("status"))
+    return orjson.dumps(parts)
+
+
 def _size(key: bytes, found: tuple[JsonPatch | None, str]) -> int:
     return len(key) + (len(found[0].encoded) if found[0] is not None else 0)
 
@@ -84,7 +107,7 @@ class Hinter:
         self.state = state
         self.config = config
         self.count = count or _ignore
-        # pod spec (as JSON, with its status and the defaults patch) -> what the hint needs of it
+        # a pod's shape (_shape_key, and the defaults patch) -> what the hint needs of it
         self._remembered: dict[bytes, _Remembered] = {}
         self._patch_bytes = 0  # of every remembered entry's patches
 
@@ -123,7 +146,7 @@ class Hinter:
         assert nodes is not None  # found by _remembered_for
         if isinstance(nodes, str):
             return None, nodes
-        key = _patch_key(pod)
+        key = _patch_key(pod)  # with the shape's key, all that hint_patch reads
         found = kept.patches.get(key) if key is not None else None
         if found is None:
             found = self._patch(
@@ -153,12 +176,12 @@ class Hinter:
 
     def _remembered_for(self, pod: Mapping[str, Any], patch: JsonPatch | None) -> _Remembered:
         """What *pod*'s spec (as *patch* leaves it) needs, its nodes (hint_nodes) found on the node
-        table as it is now. The pods of one workload have one spec: its limits and placement are
+        table as it is now. The pods of one workload have one shape: its limits and placement are
         parsed once, and its nodes found once per version of the node table (a burst of pods
         created between two bindings shares them, and their patches)."""
         table = self.state.node_table()
         try:
-            key: bytes | None = orjson.dumps(pod.get("spec")) + orjson.dumps(pod.get("status"))
+            key: bytes | None = _shape_key(pod)
             if patch is not None:
                 key += patch.encoded
         except TypeError:  # not JSON (only a test can build such a pod): not worth remembering

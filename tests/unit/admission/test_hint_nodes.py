@@ -126,6 +126,31 @@ def test_a_burst_shares_the_remembered_nodes_until_the_table_changes():
     assert term["preference"]["matchExpressions"][0]["values"] == ["node-3", "node-4"]
 
 
+def with_token_volume(pod_object: dict, suffix: str) -> dict:
+    """*pod_object* as the apiserver's ServiceAccount admission leaves it: a token volume named
+    `kube-api-access-` and five random characters, mounted in every container."""
+    volume = f"kube-api-access-{suffix}"
+    pod_object["spec"]["volumes"] = [
+        {"name": volume, "projected": {"sources": [{"serviceAccountToken": {}}]}}
+    ]
+    for item in pod_object["spec"]["containers"]:
+        item["volumeMounts"] = [{"name": volume, "readOnly": True, "mountPath": "/var/run/secrets/x"}]
+    return pod_object
+
+
+def test_pods_of_one_workload_share_the_remembered_hint_whatever_their_token_volume():
+    mutator = Mutator(cluster(), settings(), defaults=False)
+    answers = [
+        mutator(decode_review(orjson.dumps(pod_create(with_token_volume(limited(name), suffix)))))
+        for name, suffix in (("web-1", "bhn9b"), ("web-2", "x7k2q"))
+    ]
+    assert answers[0].patch is answers[1].patch  # one patch, found once
+    assert len(mutator.hinter._remembered) == 1
+    other_limits = with_token_volume(limited("web-3", cpu="1"), "zz2q4")
+    assert mutator(decode_review(orjson.dumps(pod_create(other_limits)))).patch is not answers[0].patch
+    assert len(mutator.hinter._remembered) == 2
+
+
 @pytest.mark.parametrize(
     "affinity",
     [
