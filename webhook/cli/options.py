@@ -47,12 +47,21 @@ def port_number(text: str) -> int:
 
 def positive_int(text: str) -> int:
     """argparse type of a count or a size that must be at least 1."""
+    return _at_least(text, 1)
+
+
+def count(text: str) -> int:
+    """argparse type of a count that may be 0."""
+    return _at_least(text, 0)
+
+
+def _at_least(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is too small: use 1 or more")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{value} is too small: use {least} or more")
     return value
 
 

@@ -21,7 +21,7 @@ from limitguard.certs import generate as certs
 from limitguard.certs.peers import PeerCAError
 from limitguard.cli.configfile import load_config
 from limitguard.cli.mounts import MountError, check_config_file, ensure_certificates, reissue_for_host
-from limitguard.cli.options import add_cluster_options, add_config_option, port_number, positive_int
+from limitguard.cli.options import add_cluster_options, add_config_option, count, port_number, positive_int
 from limitguard.cli.replicas import Replica, identity_from_env, join_replica_set, peer_address
 from limitguard.clock import Clock
 from limitguard.core.config import Config, ConfigError
@@ -31,6 +31,7 @@ from limitguard.core.podlimits import use_release
 from limitguard.http.app import ServerSettings, Services, create_app
 from limitguard.http.eventloop import EVENT_LOOPS, EventLoopError, loop_factory
 from limitguard.http.limits import LimitedSite, ServingLimits
+from limitguard.http.logs import SAMPLE_INITIAL, SAMPLE_THEREAFTER, Sampler
 from limitguard.http.logs import configure as configure_logging
 from limitguard.http.metrics import Metrics
 from limitguard.http.metrics_http import create_metrics_app
@@ -71,6 +72,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"], help="log level"
+    )
+    parser.add_argument(
+        "--log-sample-initial",
+        type=count,
+        default=SAMPLE_INITIAL,
+        help="per-request log lines of one level and message written each second before sampling; 0: every line",
+    )
+    parser.add_argument(
+        "--log-sample-thereafter",
+        type=count,
+        default=SAMPLE_THEREAFTER,
+        help="past those, every Nth line is written; 0: none",
     )
     parser.add_argument(
         "--metrics-port",
@@ -375,7 +388,7 @@ async def serve(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    configure_logging(args.log_level)
+    configure_logging(args.log_level, sampler=Sampler(args.log_sample_initial, args.log_sample_thereafter))
     try:
         loop_name, new_loop = loop_factory(args.event_loop)
         log.info("event loop: " + loop_name, extra={"eventLoop": loop_name})

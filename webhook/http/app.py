@@ -33,7 +33,7 @@ from limitguard.extender.verbs import (
 )
 from limitguard.http.endpoint import Endpoint, answer_unrouted_in_json, endpoint_handler
 from limitguard.http.limits import BodyBudget, ServingLimits
-from limitguard.http.logs import log_event
+from limitguard.http.logs import log_event, wanted
 from limitguard.http.metrics import FAIL_OPEN_REASONS, Metrics
 from limitguard.http.peers import PeerGate, guarded
 from limitguard.http.refusals import Refusals
@@ -119,7 +119,7 @@ def admission_endpoint(
         answers.inc(key)  # an AnswerKey
         latency.observe(seconds)
         level = logging.INFO if _logged_at_info(response) else logging.DEBUG
-        if not log.isEnabledFor(level):
+        if not wanted(log, level, "admission"):
             return
         fields = {
             "webhook": name,
@@ -168,7 +168,7 @@ def extender_endpoint(verb: str, extender: Extender, services: Services) -> Endp
             metrics.extender_filtered_nodes.inc(reply.filtered)
         if reply.unknown:
             metrics.extender_unknown_nodes.inc(reply.unknown)
-        if log.isEnabledFor(logging.DEBUG):
+        if wanted(log, logging.DEBUG, "extender"):
             log_event(
                 log,
                 logging.DEBUG,

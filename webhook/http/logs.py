@@ -1,7 +1,10 @@
 """Structured JSON logs: one object per line, the fields an operator filters on.
 
-Per-request lines (denials, warnings) go through `log_event`. When the only handler is the one
-`configure` installed, it writes the line itself: no LogRecord, no handler lock, and one write
+Per-request lines (denials, warnings) are sampled as controller-runtime's production logger samples
+them (zap's sampler: each second, the first 100 lines of one level and message, then every 100th),
+so a burst of thousands of answers a second writes a few hundred lines, not thousands; the metrics
+count every answer. A caller asks `wanted` before it builds a line's fields, then `log_event`.
+When the only handler is the one `configure` installed, `log_event` writes the line itself: no LogRecord, no handler lock, and one write
 every WRITE_AFTER_SECONDS (or WRITE_FROM_BYTES) instead of a flushed write per line. A stdlib
 LogRecord costs about 15 us a line, more than a binding's whole policy check. With any other
 handler present (pytest's caplog, an embedding program's own) it is a plain `logger.log` call, so
@@ -14,7 +17,7 @@ import asyncio
 import logging
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
 import orjson
@@ -28,6 +31,9 @@ _UTF8 = frozenset({"utf-8", "UTF-8", "utf8", "UTF8"})  # TextIOWrapper.encoding,
 # anything logged with logger.warning and the like) are written at once, after the queued lines.
 WRITE_AFTER_SECONDS = 0.1
 WRITE_FROM_BYTES = 256 * 1024
+# controller-runtime's (pkg/log/zap, production mode): zapcore.NewSamplerWithOptions(core, time.Second, 100, 100)
+SAMPLE_INITIAL = 100
+SAMPLE_THEREAFTER = 100
 _MILLIS = [f".{ms:03d}Z" for ms in range(1000)]  # a timestamp's milliseconds, formatted once
 _MILLIS_CLOSED = [f'{millis}"'.encode() for millis in _MILLIS]  # the same, closing the "ts" string
 
@@ -166,8 +172,45 @@ class JsonLinesHandler(logging.StreamHandler):  # type: ignore[type-arg]
         super().flush()
 
 
+class Sampler:
+    """Each second (of *clock*), the first *initial* lines of one (level, message) pass, then every
+    *thereafter*-th (none past the first *initial* when it is 0); *initial* 0 passes every line."""
+
+    __slots__ = ("_clock", "_counts", "_second", "initial", "thereafter")
+
+    def __init__(self, initial: int, thereafter: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.initial = initial
+        self.thereafter = thereafter
+        self._clock = clock
+        self._second = -1
+        self._counts: dict[tuple[int, str], int] = {}  # this second's lines by (level, message)
+
+    def admits(self, level: int, msg: str) -> bool:
+        if not self.initial:
+            return True
+        second = int(self._clock())
+        if second != self._second:
+            self._second = second
+            self._counts.clear()
+        key = (level, msg)
+        count = self._counts.get(key, 0) + 1
+        self._counts[key] = count
+        if count <= self.initial:
+            return True
+        return self.thereafter > 0 and (count - self.initial) % self.thereafter == 0
+
+
+_EVERY_LINE = Sampler(0, 0)
+
+
+def wanted(logger: logging.Logger, level: int, msg: str) -> bool:
+    """Whether a per-request line is to be written: its level is enabled and the sampler admits it
+    (asked before the line's fields are built, and once per line: it counts the lines)."""
+    return logger.isEnabledFor(level) and _sampler.admits(level, msg)
+
+
 def log_event(logger: logging.Logger, level: int, msg: str, fields: Mapping[str, Any]) -> None:
-    """`logger.log(level, msg, extra=fields)`, cheap enough for a line per request."""
+    """`logger.log(level, msg, extra=fields)`, cheap enough for a line per request (after `wanted`)."""
     if not logger.isEnabledFor(level):
         return
     handler = _installed
@@ -178,11 +221,17 @@ def log_event(logger: logging.Logger, level: int, msg: str, fields: Mapping[str,
 
 
 _installed: JsonLinesHandler | None = None
+_sampler: Sampler = _EVERY_LINE  # until `configure` says otherwise: tests and embedders see every line
 
 
-def configure(level: str = "info", call_later: CallLater | None = None) -> None:
-    """JSON lines on stderr at *level*; *call_later* times the queued lines' writes (tests drive it)."""
-    global _installed
+def configure(
+    level: str = "info", call_later: CallLater | None = None, sampler: Sampler = _EVERY_LINE
+) -> None:
+    """JSON lines on stderr at *level*, per-request lines sampled by *sampler* (`serve` passes
+    SAMPLE_INITIAL and SAMPLE_THEREAFTER unless told); *call_later* times the queued lines' writes
+    (tests drive it)."""
+    global _installed, _sampler
+    _sampler = sampler
     # The JSON line never shows the caller, thread or process: do not compute them per record
     # (finding the caller walks the stack). Documented switches of the logging module.
     logging._srcfile = None  # type: ignore[attr-defined]

@@ -24,6 +24,7 @@ DEMO_CLUSTER = str(REPO / "webhook" / "demo" / "cluster.yaml")
         (["--port", "https"], "argument --port: 'https' is not a port number: use 1-65535"),
         (["--metrics-port", "65536"], "argument --metrics-port: 65536 is not a port number: use 1-65535"),
         (["--max-body-bytes", "0"], "argument --max-body-bytes: 0 is too small: use 1 or more"),
+        (["--log-sample-initial", "-1"], "argument --log-sample-initial: -1 is too small: use 0 or more"),
     ],
 )
 def test_serve_refuses_a_port_or_size_out_of_range(

@@ -1,5 +1,5 @@
 """log_event: per-request lines queued and written together (after a delay, or once enough are
-queued), in order, never lost."""
+queued), in order, never lost; `wanted`: sampled as controller-runtime's production logger does."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ import random
 import sys
 from collections.abc import Iterator
 
+import orjson
 import pytest
 from limitguard.http import app, logs
 from limitguard.testing.clock import Timers
+from prometheus_client import generate_latest
 
 
 @pytest.fixture
@@ -30,6 +32,7 @@ def stderr(monkeypatch: pytest.MonkeyPatch, timers: Timers) -> Iterator[io.Strin
     handlers, level = root.handlers[:], root.level
     captured = io.StringIO()
     monkeypatch.setattr(sys, "stderr", captured)
+    monkeypatch.setattr(logs, "_sampler", logs._sampler)  # restored after, whatever the test configures
     logs.configure("info", timers.call_later)
     yield captured
     root.handlers[:] = handlers
@@ -260,3 +263,70 @@ def test_a_lines_milliseconds_are_rounded_to_the_microsecond() -> None:
         assert app._milliseconds(seconds) == round(seconds * 1000, 3), seconds
     assert app._milliseconds(0.0000005) in (0.0, 0.001)
     assert app._milliseconds(0.0) == 0.0 and app._milliseconds(1.0) == 1000.0
+
+
+class Seconds:
+    """A monotonic clock the test sets."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def admitted(
+    sampler: logs.Sampler, count: int, level: int = logging.INFO, msg: str = "admission"
+) -> list[int]:
+    """Which of *count* lines (numbered from 1) the sampler lets through."""
+    return [number for number in range(1, count + 1) if sampler.admits(level, msg)]
+
+
+def test_each_second_the_first_lines_pass_then_every_nth() -> None:
+    clock = Seconds()
+    sampler = logs.Sampler(3, 4, clock)
+    assert admitted(sampler, 16) == [1, 2, 3, 7, 11, 15]
+    clock.now += 0.5  # the same second
+    assert admitted(sampler, 4) == [3]  # lines 17-20: the 19th passes
+    clock.now += 0.5  # a new second counts again
+    assert admitted(sampler, 5) == [1, 2, 3]
+
+
+def test_each_level_and_message_is_sampled_on_its_own() -> None:
+    sampler = logs.Sampler(1, 0, Seconds())
+    assert admitted(sampler, 3) == [1]  # thereafter 0: nothing past the first
+    assert admitted(sampler, 2, msg="extender") == [1]
+    assert admitted(sampler, 2, level=logging.DEBUG) == [1]
+
+
+def test_initial_zero_passes_every_line() -> None:
+    assert admitted(logs.Sampler(0, 100, Seconds()), 500) == list(range(1, 501))
+
+
+def test_the_answers_lines_are_sampled_and_every_answer_counted(stderr, monkeypatch) -> None:
+    """Through the admission endpoint's observer: 250 warned answers in one second write the first
+    100 and every 100th after (the 200th), and all 250 are counted."""
+    from limitguard.admission.review import decode_review
+    from limitguard.core.response import warned
+    from limitguard.http.metrics import Metrics
+    from limitguard.state.store import ClusterState
+
+    from tests.support import pod, pod_create
+
+    monkeypatch.setattr(sys, "stderr", stderr)  # pytest swapped its own in for the test body
+    logs.configure("info", sampler=logs.Sampler(logs.SAMPLE_INITIAL, logs.SAMPLE_THEREAFTER, Seconds()))
+    state, config = ClusterState(), app.Config()
+    metrics = Metrics(state, config)
+    answer = warned("no-room", "pod default/p fits no eligible node", "limitguard: no room")
+    services = app.Services(state, config, {"validate": lambda review: answer}, metrics)
+    endpoint = app.admission_endpoint("validate", services.handlers["validate"], services)
+    review = decode_review(orjson.dumps(pod_create(pod("p", cpu="1"))))
+    with alone():
+        for _ in range(250):
+            endpoint.observe(review, answer, 0.001)
+        logging.getLogger().handlers[0].flush()
+    assert len(lines(stderr)) == 101
+    exposed = generate_latest(metrics.registry).decode().splitlines()
+    assert (
+        'limitguard_decisions_total{decision="allowed",reason="no-room",webhook="validate"} 250.0' in exposed
+    )
