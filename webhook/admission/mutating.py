@@ -35,8 +35,8 @@ from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
 
-# Bounded; past the bound, new shapes are computed and not kept (so are shapes too large to keep). Pods of one workload share a shape,
-# so a ReplicaSet's scale-up computes its patch once.
+# Bounded; past the bound, new shapes are computed and not kept (so are shapes too large to keep,
+# core.memokeys). Pods of one workload share a shape, so a ReplicaSet's scale-up computes its patch once.
 MAX_REMEMBERED_SHAPES = 4096
 
 

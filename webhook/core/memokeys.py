@@ -6,9 +6,8 @@ on the pod network can send a review as large as a body may be (4 MiB): a 1 MiB 
 limits map makes a key of ~12 MiB of Python objects, and a memo of a few hundred of them would hold
 gigabytes until the process is killed. Real pods' shapes are small (a few resources per container,
 a few selector terms and tolerations: a pod of three containers with requests and limits is ~4 KiB
-by this measure), so a key past MAX_KEPT_KEY_SIZE
-is not kept and its answer is worked out again each time it is asked. Only a memo's miss measures
-its key; a hit pays nothing.
+by this measure), so a key past MAX_KEPT_KEY_SIZE is not kept and its answer is worked out again
+each time it is asked. Only a memo's miss measures its key; a hit pays nothing.
 """
 
 from __future__ import annotations

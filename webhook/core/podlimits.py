@@ -118,8 +118,8 @@ def _sources(model: Any, rules: PodRules, limits: ResourceAmounts) -> Mapping[st
     return found or _FROM_LIMITS
 
 
-# Bounded; past the bound, new shapes are computed and not kept (so are shapes too large to keep). The dicts handed out are shared
-# between pods, so callers must never mutate them.
+# Bounded; past the bound, new shapes are computed and not kept (so are shapes too large to keep,
+# core.memokeys). The dicts handed out are shared between pods, so callers must never mutate them.
 _AMOUNTS: dict[tuple[Any, ...], PodAmounts] = {}
 _MAX_AMOUNTS = 4096
 

@@ -4,11 +4,11 @@ Per-request lines (denials, warnings) are sampled as controller-runtime's produc
 them (zap's sampler: each second, the first 100 lines of one level and message, then every 100th),
 so a burst of thousands of answers a second writes a few hundred lines, not thousands; the metrics
 count every answer. A caller asks `wanted` before it builds a line's fields, then `log_event`.
-When the only handler is the one `configure` installed, `log_event` writes the line itself: no LogRecord, no handler lock, and one write
-every WRITE_AFTER_SECONDS (or WRITE_FROM_BYTES) instead of a flushed write per line. A stdlib
-LogRecord costs about 15 us a line, more than a binding's whole policy check. With any other
-handler present (pytest's caplog, an embedding program's own) it is a plain `logger.log` call, so
-nothing is lost or reordered.
+When the only handler is the one `configure` installed, `log_event` writes the line itself: no
+LogRecord, no handler lock, and one write every WRITE_AFTER_SECONDS (or WRITE_FROM_BYTES) instead
+of a flushed write per line. A stdlib LogRecord costs about 15 us a line, more than a binding's
+whole policy check. With any other handler present (pytest's caplog, an embedding program's own) it
+is a plain `logger.log` call, so nothing is lost or reordered.
 """
 
 from __future__ import annotations
