@@ -12,7 +12,7 @@ from limitguard.core.response import MAX_MESSAGE_LENGTH
 from limitguard.state import scan
 from limitguard.testing.examples import config, worked_example
 
-from tests.support import container, node, pod, pod_create
+from tests.support import binding, container, node, pod, pod_create
 
 HUGE = MAX_KEPT_KEY_SIZE  # entries: far past the limit whatever each one measures
 
@@ -59,21 +59,7 @@ def test_a_binding_held_in_the_ledger_is_seen_by_the_next_pod():
     validator = Validator(state, settings)
     assert ask(validator, pod_create(pod("web-1", cpu="5"))).reason == "fits"  # node2: 5 of 10 left
     state.upsert_pod(pod("other", cpu="1", phase="Pending"))
-    binding = {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "b",
-            "kind": {"group": "", "version": "v1", "kind": "Binding"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "subResource": "binding",
-            "namespace": "default",
-            "name": "other",
-            "operation": "CREATE",
-            "object": {"metadata": {"name": "other"}, "target": {"kind": "Node", "name": "node2"}},
-        },
-    }
-    assert ask(validator, binding).allowed  # node2 holds 1 more: 4 left
+    assert ask(validator, binding("other", "node2")).allowed  # node2 holds 1 more: 4 left
     assert not ask(validator, pod_create(pod("web-2", cpu="5"))).allowed
 
 
