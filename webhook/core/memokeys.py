@@ -3,7 +3,7 @@
 Answers are remembered by the shape of the pod they were worked out for (its resources, its
 placement), since the pods of one workload share it. The shape comes from the request, and anyone
 on the pod network can send a review as large as a body may be (4 MiB): a 1 MiB nodeSelector or
-limits map makes a key of ~12 MiB of Python objects, and a memo of a few hundred of them would hold
+limits map makes a key of ~10 MiB of Python objects, and a memo of a few hundred of them would hold
 gigabytes until the process is killed. Real pods' shapes are small (a few resources per container,
 a few selector terms and tolerations: a pod of three containers with requests and limits is ~4 KiB
 by this measure), so a key past MAX_KEPT_KEY_SIZE is not kept and its answer is worked out again
