@@ -248,11 +248,12 @@ class UnboundVerdicts:
             exempt_reason=exempt_reason or "",
             sources=sources,
         )
-        message = verdict.message if verdict is not None else ""
-        # Kept unless clipped (another name would be clipped elsewhere) or too large to keep.
-        if verdict is None or len(message) >= MAX_MESSAGE_LENGTH:
-            return verdict
-        if message and not message.startswith(subject):
+        if verdict is None:
+            return None
+        message = verdict.message
+        # Kept unless clipped (another name would be clipped elsewhere), naming the pod otherwise
+        # than first, or too large to keep.
+        if len(message) >= MAX_MESSAGE_LENGTH or (message and not message.startswith(subject)):
             return verdict
         shape = (placement.key, tuple(pod_limits.items()), tuple(sources.items()) if sources else ())
         if small_key(shape):
