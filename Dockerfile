@@ -20,8 +20,6 @@ ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /src
 COPY pyproject.toml README.md LICENSE constraints.txt ./
-# webhook/_schemas is a symlink to ../schemas: both directories are needed to build the wheel.
-COPY schemas ./schemas
 COPY webhook ./webhook
 # A machine behind a TLS-inspecting proxy passes its CA bundle as the build secret `pipcert`
 # (scripts/build-image.sh does when pip is configured with one). Pruned afterwards: the kubernetes

@@ -22,7 +22,7 @@ $(VENV)/.test-deps: $(BIN)/limitguard
 	$(PIP) install -q -e '.[test]'
 	@touch $@
 
-DEMO := webhook/demo
+DEMO := webhook/limitguard/demo
 
 run: $(BIN)/limitguard
 	@echo "Demo cluster: $(DEMO)/cluster.yaml (the worked example of the design documents). In another shell, try a denied binding:"

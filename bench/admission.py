@@ -25,12 +25,12 @@ from pathlib import Path
 
 import aiohttp
 import orjson
-from limitguard.certs import generate as certs
-from limitguard.testing.builders import binding
 
 from bench.harness import peak_rss_mb, percentile_ms, serve_command, start, start_floor, stop
 from bench.state_load import measure_state_load
 from bench.synthetic import ZONES, write_cluster
+from limitguard.certs import generate as certs
+from limitguard.testing.builders import binding
 
 CONFIG = """apiVersion: limitguard.io/v1alpha1
 kind: LimitGuardConfiguration

@@ -31,13 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography.x509.oid import ExtendedKeyUsageOID
-from limitguard.certs import generate as certs
-from limitguard.testing.clientcerts import client_pair
 
 from bench.goals import LEAST_SHARE, Goal, Round, judge_all, medians, missed, print_goals
 from bench.harness import free_ports, start_floor, stop
 from bench.wrk_bench import Workload, bench_workdir, prepare, serve_workload
 from bench.wrk_runner import wrk
+from limitguard.certs import generate as certs
+from limitguard.testing.clientcerts import client_pair
 
 NODES = 5000
 CLIENT_NAME = "limitguard-apiserver"

@@ -26,11 +26,11 @@ from pathlib import Path
 import aiohttp
 import orjson
 from cryptography.x509.oid import ExtendedKeyUsageOID
+
+from bench.harness import REPO, free_port, percentile_ms, serve_command, start, stop
 from limitguard.certs import generate as certs
 from limitguard.testing.builders import binding
 from limitguard.testing.clientcerts import client_context, client_pair
-
-from bench.harness import REPO, free_port, percentile_ms, serve_command, start, stop
 
 CLIENT_NAME = "limitguard-apiserver"
 
@@ -70,7 +70,7 @@ def main() -> None:
             root, "client", root / "client-ca", CLIENT_NAME, [], [ExtendedKeyUsageOID.CLIENT_AUTH]
         )
         context = client_context(root / "tls", pair)
-        cluster = str(REPO / "webhook" / "demo" / "cluster.yaml")
+        cluster = str(REPO / "webhook" / "limitguard" / "demo" / "cluster.yaml")
         common = ("--cluster", cluster, "--cert-dir", str(root / "tls"))
         authenticated = (
             "--client-ca-file",

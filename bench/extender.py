@@ -23,11 +23,11 @@ from pathlib import Path
 
 import aiohttp
 import orjson
-from limitguard.certs import generate as certs
 
 from bench.admission import CONFIG
 from bench.harness import REPO, percentile_ms, stop
 from bench.synthetic import make_cluster
+from limitguard.certs import generate as certs
 
 # Every scorer counted: the heaviest prioritize.
 EXTENDER_CONFIG = {
@@ -68,8 +68,9 @@ def body(nodes: int, cpu: str = "2") -> bytes:
 # -- server subprocess ----------------------------------------------------------------------------
 def serve(cluster: str, config: str, cert_dir: str, port: int) -> None:
     from aiohttp import web
+
     from limitguard.cli.configfile import load_config
-    from limitguard.cli.serve import build_services
+    from limitguard.cli.startup import build_services
     from limitguard.extender import extender_config_from_mapping
     from limitguard.extender.protocol import decode_extender_args, encode_filter_result, encode_priorities
     from limitguard.http.app import create_app

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import orjson
 from aiohttp import web
+
 from limitguard.certs import generate as certs
 from limitguard.http.eventloop import EVENT_LOOPS, loop_factory
 from limitguard.http.tls import server_context

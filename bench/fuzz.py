@@ -27,6 +27,8 @@ from pathlib import Path
 
 import orjson
 import yaml
+
+from bench.harness import REPO
 from limitguard.certs import generate as certs
 from limitguard.testing.examples import config, worked_example
 from limitguard.testing.hostile import (
@@ -38,8 +40,6 @@ from limitguard.testing.hostile import (
     write_fifty_megabytes,
 )
 from limitguard.testing.threaded import Client, running
-
-from bench.harness import REPO
 
 
 def fixture(name: str) -> object:

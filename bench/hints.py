@@ -22,15 +22,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.admission import CONFIG, pod_body
+from bench.synthetic import write_cluster
 from limitguard.admission.mutating import Mutator
 from limitguard.admission.review import decode_review
 from limitguard.cli.configfile import load_config
 from limitguard.core.hints import HINT_ANNOTATION
 from limitguard.kube.filefeed import load_cluster_file
 from limitguard.state.store import ClusterState
-
-from bench.admission import CONFIG, pod_body
-from bench.synthetic import write_cluster
 
 # cpu limits: 6 fits most nodes, 8 about half, 9 a quarter (each past maxNodes: the capped In)
 POD_CPUS = ("6", "8", "9")

@@ -23,30 +23,13 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import orjson
 
+from bench.poolconfig import POOL_LABEL
+from bench.state_load import measure
+
 REPO = Path(__file__).resolve().parents[1]
-POOL_LABEL = "karpenter.sh/nodepool"
-
-
-def node_pools(count: int) -> tuple[Any, ...]:
-    """*count* pools over the bench nodes' pool label, parsed as limitguard parses its configuration."""
-    from limitguard.core.pools import parse_node_pools
-
-    raw = []
-    for index in range(count):
-        name = f"p{index}"
-        selector: dict[str, Any] = (
-            {"matchLabels": {POOL_LABEL: name}}
-            if index % 2 == 0
-            else {"matchExpressions": [{"key": POOL_LABEL, "operator": "In", "values": [name]}]}
-        )
-        raw.append({"name": name, "nodeSelector": selector, "limitToAllocatableRatio": {"cpu": 100 + index}})
-    pools, problems = parse_node_pools(raw)
-    assert not problems, problems
-    return pools
 
 
 def write_cluster(path: Path, nodes: int, pods: int, pending: int, pools: int) -> list[tuple[str, str]]:
@@ -71,7 +54,7 @@ BINDING_CHILD = """
 import random, sys, time
 import orjson
 from bench.admission import binding_body
-from bench.pools import node_pools
+from bench.poolconfig import node_pools
 from limitguard.admission.review import decode_review
 from limitguard.admission.validating import Validator
 from limitguard.core.config import Config, LimitAwareConfig
@@ -138,7 +121,6 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--bindings", type=int, default=2000, help="binding reviews per round and side")
     args = parser.parse_args()
-    from bench.state_load import measure
 
     with tempfile.TemporaryDirectory(prefix="limitguard-pools-") as work:
         path = Path(work) / "cluster.json"

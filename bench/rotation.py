@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import aiohttp
-from limitguard.certs import generate as certs
 
 from bench.admission import pod_body
 from bench.harness import REPO, serve_command, start, stop
+from limitguard.certs import generate as certs
 
 
 @dataclass
@@ -119,7 +119,9 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="limitguard-rotation-"))
     cert_dir = work / "certs"
     certs.write(certs.generate(["localhost", "127.0.0.1"]), cert_dir)
-    (work / "cluster.yaml").write_text((REPO / "webhook" / "demo" / "cluster.yaml").read_text())
+    (work / "cluster.yaml").write_text(
+        (REPO / "webhook" / "limitguard" / "demo" / "cluster.yaml").read_text()
+    )
     context = ssl.create_default_context(cafile=str(cert_dir / certs.CA_CERT))
     url = f"https://localhost:{args.port}/validate"
     server = start(

@@ -25,11 +25,11 @@ import time
 from pathlib import Path
 
 import aiohttp
-from limitguard.certs import generate as certs
-from limitguard.testing.kubeconfig import write_kubeconfig
 
 from bench.admission import CONFIG, binding_body, configmap_body, pod_body
 from bench.harness import percentile_ms, serve_command, start, start_fake_apiserver, stop
+from limitguard.certs import generate as certs
+from limitguard.testing.kubeconfig import write_kubeconfig
 
 TOKEN = "soak-token"
 

@@ -83,7 +83,7 @@ def _child(mode: str, path: str) -> None:
 
 
 def _bench_pools(count: int) -> tuple[Any, ...]:
-    from bench.pools import node_pools
+    from bench.poolconfig import node_pools
 
     return node_pools(count)
 

@@ -30,6 +30,8 @@ from typing import Any
 import aiohttp
 import orjson
 from aiohttp import web
+
+from bench.harness import REPO, percentile_ms, start_fake_apiserver
 from limitguard.admission.validating import Validator
 from limitguard.core.config import config_from_mapping
 from limitguard.http.app import Services, create_app
@@ -38,8 +40,6 @@ from limitguard.kube.livefeed import ACTIVE_PODS_SELECTOR, start_live_feed
 from limitguard.state.store import ClusterState
 from limitguard.testing.builders import binding
 from limitguard.testing.kubeconfig import write_kubeconfig
-
-from bench.harness import REPO, percentile_ms, start_fake_apiserver
 
 TOKEN = "bench-token"
 PATHS = {"nodes": "/api/v1/nodes", "pods": "/api/v1/pods", "namespaces": "/api/v1/namespaces"}

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
 from limitguard.testing.builders import container, namespace, node, pod
 
 ZONES = [f"zone-{index}" for index in range(10)]

@@ -24,12 +24,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from limitguard.certs import generate as certs
-
 from bench.harness import free_port, stop
 from bench.memory import extender_args
 from bench.wrk_bench import prepare, serve_workload
 from bench.wrk_runner import wrk
+from limitguard.certs import generate as certs
 
 SCENARIOS = {  # name: (path, body file key)
     "binding": ("/validate", "binding"),

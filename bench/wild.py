@@ -26,13 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+
+from bench.harness import REPO, serve_command, start, stop
 from limitguard.certs import generate as certs
 from limitguard.testing.server import client_context
 
-from bench.harness import REPO, serve_command, start, stop
-
 DEFAULT_DIR = REPO.parent / "shared" / "fixtures" / "wild"
-DEMO = REPO / "webhook" / "demo"
+DEMO = REPO / "webhook" / "limitguard" / "demo"
 ADMISSION_ROUTES = ("/validate", "/mutate")
 EXTENDER_ROUTES = ("/extender/filter", "/extender/prioritize")
 

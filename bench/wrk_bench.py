@@ -31,8 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from limitguard.certs import generate as certs
-from limitguard.http.eventloop import loop_factory
 
 from bench.admission import CONFIG as ADMISSION_CONFIG
 from bench.admission import binding_body, pod_body
@@ -43,6 +41,8 @@ from bench.harness import free_ports, peak_rss_mb, start, start_floor, stop
 from bench.state_load import measure_state_load
 from bench.synthetic import write_cluster
 from bench.wrk_runner import Run, handler_totals, median_run, wrk, wrk_beside
+from limitguard.certs import generate as certs
+from limitguard.http.eventloop import loop_factory
 
 REPO = Path(__file__).resolve().parents[1]
 PODS_PER_NODE = 30

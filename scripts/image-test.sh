@@ -36,7 +36,7 @@ trap cleanup EXIT
 "$LIMITGUARD" certs --service limitguard --namespace default --out "$WORK/certs" >/dev/null
 chmod 0755 "$WORK" "$WORK/certs"
 if [ "$(id -u)" = 0 ]; then chown -R 65532:65532 "$WORK/certs"; else chmod a+r "$WORK/certs/tls.key"; fi
-cp "$ROOT/webhook/demo/config.yaml" "$ROOT/webhook/demo/cluster.yaml" "$WORK/"
+cp "$ROOT/webhook/limitguard/demo/config.yaml" "$ROOT/webhook/limitguard/demo/cluster.yaml" "$WORK/"
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 mounts=(-v "$WORK/config.yaml:/etc/limitguard/config.yaml:ro" -v "$WORK/certs:/etc/limitguard/tls:ro"
         -v "$WORK/cluster.yaml:/demo/cluster.yaml:ro")
@@ -81,7 +81,7 @@ health="$(curl "${curl_args[@]}" "https://limitguard.default.svc:$port/healthz")
     || { cat "$WORK/serve.log" >&2; fail "/healthz did not answer"; }
 echo "image-test: /healthz: $health"
 answer="$(curl "${curl_args[@]}" -H 'Content-Type: application/json' \
-    --data @"$ROOT/webhook/demo/binding-pod5-node1.json" "https://limitguard.default.svc:$port/validate")"
+    --data @"$ROOT/webhook/limitguard/demo/binding-pod5-node1.json" "https://limitguard.default.svc:$port/validate")"
 python3 - "$answer" <<'PY' || fail "the demo binding was not denied: $answer"
 import json, sys
 response = json.loads(sys.argv[1])["response"]

@@ -12,6 +12,7 @@ import aiohttp
 import orjson
 import pytest
 from hypothesis import HealthCheck, settings
+
 from limitguard.certs import generate as certs
 from limitguard.core.config import Config
 from limitguard.core.kubeversion import DEFAULT_MINOR

@@ -7,6 +7,7 @@ from typing import Any
 import orjson
 from hypothesis import HealthCheck, assume, settings
 from hypothesis import strategies as st
+
 from limitguard.core.hints import HINT_ANNOTATION, PREFERRED
 
 

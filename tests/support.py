@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
 from limitguard.http.eventloop import EventLoopError, loop_factory
 from limitguard.testing.builders import (
     binding,

@@ -17,12 +17,12 @@ from typing import Any
 import aiohttp
 import jsonpatch
 import orjson
-from limitguard.certs import generate as certs
-from limitguard.testing.builders import binding, pod_create
-from limitguard.testing.kubeconfig import write_kubeconfig
 
 from bench.harness import REPO, serve_command, start, start_fake_apiserver, stop
 from bench.placement.scenarios import RATIO, Scenario, namespace
+from limitguard.certs import generate as certs
+from limitguard.testing.builders import binding, pod_create
+from limitguard.testing.kubeconfig import write_kubeconfig
 
 TOKEN = "placement-bench"
 HINTS_KEY = "placementHints"
@@ -31,7 +31,9 @@ ADDED = re.compile(r'^limitguard_watch_events_total\{kind="pods",type="ADDED"\} 
 
 def supports_hints() -> bool:
     """Whether this limitguard knows the placementHints setting (its configuration schema says)."""
-    schema = orjson.loads((REPO / "schemas" / "limitguard-config.schema.json").read_bytes())
+    schema = orjson.loads(
+        (REPO / "webhook" / "limitguard" / "schemas" / "limitguard-config.schema.json").read_bytes()
+    )
     return HINTS_KEY in schema.get("properties", {})
 
 

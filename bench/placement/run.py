@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from limitguard.core.quantity import to_units
 
 from bench.harness import percentile_ms
 from bench.placement.columns import Columns
@@ -19,6 +18,7 @@ from bench.placement.live import Live
 from bench.placement.model import Resources
 from bench.placement.scenarios import RATIO, Scenario
 from bench.placement.scheduler import NodeState, PodState, SchedulingQueue, profile_weights
+from limitguard.core.quantity import to_units
 
 MODES = ("admission", "hints", "extender")
 HINT_ANNOTATION = "limitguard.io/placement-hint"

@@ -13,12 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.placement import model
+from bench.placement.model import Resources
 from limitguard.core.quantity import to_units
 from limitguard.schedcfg.rules.plugin_tables import default_plugins
 from limitguard.schedcfg.rules.releases import Release
-
-from bench.placement import model
-from bench.placement.model import Resources
 
 
 def profile_weights(release: Release | None = None) -> dict[str, int]:

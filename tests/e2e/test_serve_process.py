@@ -13,11 +13,11 @@ import time
 import aiohttp
 import orjson
 import pytest
-from limitguard.testing.server import client_context
 
+from limitguard.testing.server import client_context
 from tests.support import HANG_GUARD_SECONDS, REPO, SERVING_LOOPS
 
-DEMO = REPO / "webhook" / "demo"
+DEMO = REPO / "webhook" / "limitguard" / "demo"
 
 
 def free_port() -> int:

@@ -17,10 +17,10 @@ from typing import Any
 
 import orjson
 import pytest
+
 from limitguard.core.ratios import RATIO_ANNOTATION
 from limitguard.extender.nodelist import policy_view
 from limitguard.extender.protocol import ExtenderProtocolError, decode_extender_args, encode_filter_result
-
 from tests.integration.extender.shapes import scheduler_pod
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"

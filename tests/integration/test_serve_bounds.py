@@ -8,14 +8,16 @@ import contextlib
 import ssl
 from pathlib import Path
 
-from limitguard.certs import generate as certs
-from limitguard.cli.serve import add_arguments, serving_limits, start_serve
-from limitguard.http.app import DEFAULT_MAX_BODY_BYTES
-from limitguard.http.limits import LimitedSite, ServingLimits
 from prometheus_client import generate_latest
 
+from limitguard.certs import generate as certs
+from limitguard.cli.serve import add_arguments
+from limitguard.cli.startup import serving_limits, start_serve
+from limitguard.http.app import DEFAULT_MAX_BODY_BYTES
+from limitguard.http.limits import LimitedSite, ServingLimits
+
 REPO = Path(__file__).resolve().parents[2]
-DEMO_CLUSTER = REPO / "webhook" / "demo" / "cluster.yaml"
+DEMO_CLUSTER = REPO / "webhook" / "limitguard" / "demo" / "cluster.yaml"
 HANG_GUARD = 60.0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from limitguard.clock import SystemClock
 from limitguard.testing.clock import FakeClock
 

@@ -14,8 +14,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from limitguard.cli.main import SUBCOMMANDS, build_parser
 
+from limitguard.cli.main import SUBCOMMANDS, build_parser
 from tests.support import REPO
 
 PAGES = sorted(
@@ -24,6 +24,7 @@ PAGES = sorted(
         REPO / "CHANGELOG.md",
         *(REPO / "docs").rglob("*.md"),
         *(REPO / "charts").rglob("README.md"),
+        REPO / "schemas" / "README.md",
     ]
 )
 FENCE = re.compile(r"^\s*(```|~~~)")

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 import yaml
-from limitguard.certs import generate as certs
 
+from limitguard.certs import generate as certs
 from tests.support import HANG_GUARD_SECONDS, REPO, LoopFactories, serving_loops_for
 
 CHART = REPO / "charts" / "limitguard"

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 import yaml
+
 from limitguard.cli.configfile import parse_config
 from limitguard.core.config import Config
-
 from tests.e2e.chart.conftest import FULLNAME, find, one
 
 Render = Callable[..., list[dict[str, Any]]]

@@ -12,10 +12,10 @@ import base64
 from pathlib import Path
 
 import pytest
+
 from limitguard.certs import generate as certs
 from limitguard.certs.cluster import secret_manifest
 from limitguard.cli.serve import add_arguments
-
 from tests.e2e.chart.conftest import FULLNAME, NAMESPACE, Helm, find, one
 from tests.e2e.chart.rendered import Render, server_container
 from tests.e2e.chart.test_chart_certs import FakeAPI, fake_api, run_certs  # noqa: F401 (fake_api: fixture)

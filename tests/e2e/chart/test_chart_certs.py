@@ -19,9 +19,9 @@ from typing import Any
 import jsonpatch
 import pytest
 from cryptography import x509
+
 from limitguard.certs import generate as certs
 from limitguard.cli import certs as certs_command
-
 from tests.e2e.chart.conftest import CHART, FULLNAME, NAMESPACE
 from tests.e2e.chart.server import serve
 from tests.support import HANG_GUARD_SECONDS

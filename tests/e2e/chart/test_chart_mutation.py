@@ -15,11 +15,11 @@ from typing import Any
 
 import orjson
 import pytest
+
 from limitguard.admission.mutating import Mutator
 from limitguard.admission.review import decode_review
 from limitguard.core.hints import skip_reason
 from limitguard.state.store import ClusterState
-
 from tests.e2e.chart.conftest import CHART, NAMESPACE, Helm
 from tests.e2e.chart.rendered import Render, _config, webhooks
 from tests.support import namespace, pod, pod_create

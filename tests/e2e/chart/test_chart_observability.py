@@ -15,8 +15,8 @@ from typing import Any
 import kubernetes_validate
 import pytest
 from kubernetes_validate.utils import SchemaNotFoundError
-from limitguard.cli.serve import add_arguments as serve_arguments
 
+from limitguard.cli.serve import add_arguments as serve_arguments
 from tests.e2e.chart.conftest import CHART, FULLNAME, NAMESPACE, Helm, find, one
 
 Render = Callable[..., list[dict[str, Any]]]
@@ -205,12 +205,11 @@ def test_network_policy_opens_the_webhook_port_to_all_and_metrics_to_monitoring(
 # -- dashboard ----------------------------------------------------------------------------------------
 def exposed_metric_names() -> set[str]:
     """Every sample name a real server's registry can expose (with the extender routes registered)."""
-    from limitguard.cli.serve import build_services
+    from limitguard.cli.startup import build_services
     from limitguard.core.config import Config, LimitAwareConfig
     from limitguard.http.app import create_app
     from limitguard.kube.replica_metrics import ReplicaMetrics
     from limitguard.state.store import ClusterState
-
     from tests.support import node, pod
 
     state = ClusterState()

@@ -25,8 +25,8 @@ import orjson
 import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
-from limitguard.certs import generate as certs
 
+from limitguard.certs import generate as certs
 from tests.e2e.chart.server import ReloaderTicks, serve
 from tests.support import HANG_GUARD_SECONDS
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 import yaml
-from limitguard.core.usescheduler import USE_SCHEDULER_LABEL, USE_SCHEDULER_VALUE
 
+from limitguard.core.usescheduler import USE_SCHEDULER_LABEL, USE_SCHEDULER_VALUE
 from tests.e2e.chart.conftest import CHART, FULLNAME, NAMESPACE, RELEASE, Helm, find, one
 from tests.e2e.chart.rendered import Render, _config, webhooks
 from tests.support import HANG_GUARD_SECONDS

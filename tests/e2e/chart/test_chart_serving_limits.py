@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 import yaml
-from limitguard.cli.serve import add_arguments, serving_limits
-from limitguard.http.limits import ServingLimits
 
+from limitguard.cli.serve import add_arguments
+from limitguard.cli.startup import serving_limits
+from limitguard.http.limits import ServingLimits
 from tests.e2e.chart.conftest import CHART, NAMESPACE, RELEASE, Helm
 from tests.e2e.chart.rendered import Render, server_container
 

@@ -10,8 +10,8 @@ from typing import Any
 import jsonschema
 import pytest
 import yaml
-from limitguard.core.config import Enforcement
 
+from limitguard.core.config import Enforcement
 from tests.e2e.chart.conftest import CHART, FULLNAME, MODES, NAMESPACE, Helm, find, one
 from tests.e2e.chart.rendered import (
     Render,
@@ -202,7 +202,11 @@ def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
 def test_chart_defaults_match_the_configuration_schema_defaults() -> None:
     """values.yaml's config block must not drift from limitguard's own defaults."""
     values = yaml.safe_load((CHART / "values.yaml").read_text())["config"]
-    schema = json.loads((Path(CHART).parents[1] / "schemas" / "limitguard-config.schema.json").read_text())
+    schema = json.loads(
+        (
+            Path(CHART).parents[1] / "webhook" / "limitguard" / "schemas" / "limitguard-config.schema.json"
+        ).read_text()
+    )
     limit_aware = schema["properties"]["limitAware"]["properties"]
     for key, spec in limit_aware.items():
         assert values["limitAware"][key] == spec["default"], key

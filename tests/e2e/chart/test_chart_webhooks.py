@@ -7,6 +7,7 @@ from inspect import iscoroutine
 from typing import Any
 
 import pytest
+
 from limitguard.admission.review import AdmissionRequest
 from limitguard.admission.validating import Validator
 from limitguard.core.config import Config
@@ -14,7 +15,6 @@ from limitguard.core.response import Response, allowed
 from limitguard.http.app import Services, create_app
 from limitguard.http.metrics import Metrics
 from limitguard.state.store import ClusterState
-
 from tests.e2e.chart.conftest import FULLNAME, MODES, NAMESPACE, find, one
 from tests.e2e.chart.rendered import (
     Render,

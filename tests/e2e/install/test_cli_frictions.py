@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 from cryptography import x509
+
 from limitguard.cli import audit as audit_command
 from limitguard.cli import explain as explain_command
 from limitguard.cli import main as cli
-
 from tests.support import REPO, node, pod
 
 HOOKS = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())

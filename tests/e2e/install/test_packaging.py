@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
+import zipfile
 from importlib import metadata
 from pathlib import Path
 
 from limitguard.cli import main as cli
-
 from tests.support import REPO
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
@@ -120,13 +121,28 @@ def test_image_carries_oci_labels_from_build_arguments() -> None:
     assert "/etc/limitguard/config.yaml" in text and "/etc/limitguard/tls" in text
 
 
-def test_every_folder_under_webhook_is_a_declared_package() -> None:
-    """A folder left out of `packages` is missing from the wheel (a data folder also makes setuptools
-    warn at every build); a name listed without its folder fails the build."""
-    source = REPO / "webhook"
-    folders = {
-        ".".join(("limitguard", *Path(root).relative_to(source).parts))
-        for root, _dirs, files in os.walk(source, followlinks=True)  # webhook/_schemas is a symlink
-        if files and Path(root).name != "__pycache__" and Path(root).name.isidentifier()
+def test_the_wheel_holds_every_module_and_the_package_data(tmp_path: Path) -> None:
+    """setuptools finds the packages under webhook/ by itself: a built wheel holds every module, the
+    JSON Schemas and the demo cluster, at the paths the source tree has under webhook/."""
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(REPO / name, source / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    shutil.copytree(REPO / "webhook", source / "webhook", ignore=ignore)
+    tree = {
+        path.relative_to(source / "webhook").as_posix()
+        for path in (source / "webhook").rglob("*")
+        if path.is_file()
     }
-    assert set(PYPROJECT["tool"]["setuptools"]["packages"]) == folders
+    build = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
+    subprocess.run(
+        [*build, "-w", str(tmp_path), "."],
+        cwd=source,
+        check=True,
+        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+    )
+    (wheel,) = tmp_path.glob("kube_limitguard-*.whl")
+    packed = set(zipfile.ZipFile(wheel).namelist())
+    assert {"limitguard/schemas/limitguard-config.schema.json", "limitguard/demo/cluster.yaml"} <= tree
+    assert tree - packed == set()

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
 from limitguard.core.config import Config, LimitAwareConfig
 from limitguard.core.oversubscription import node_limit_ratios
 from limitguard.http.metrics import Metrics
 from limitguard.state.store import ClusterState
 from limitguard.testing.examples import config, worked_example
-from prometheus_client.parser import text_string_to_metric_families
-
 from tests.e2e.test_serve_process import DEMO, free_port, serve_once
 from tests.support import HANG_GUARD_SECONDS, REPO, binding, node, pod
 
@@ -42,7 +42,7 @@ def test_unwritable_tls_directory_names_the_mount_instead_of_a_temporary_file(tm
         [
             sys.executable,
             "-m",
-            "webhook",
+            "limitguard",
             "serve",
             "--cluster",
             str(DEMO / "cluster.yaml"),
@@ -190,7 +190,7 @@ async def test_metrics_port_serves_only_metrics_over_plain_http(tmp_path: Path) 
         [
             sys.executable,
             "-m",
-            "webhook",
+            "limitguard",
             "serve",
             "--config",
             str(DEMO / "config.yaml"),

@@ -2,8 +2,8 @@
 chooses: the same bad file under each tabled build of koord-scheduler and of scheduler-plugins."""
 
 import yaml
-from limitguard.state.store import ClusterState
 
+from limitguard.state.store import ClusterState
 from tests.integration.admission.test_configmap_domain import configmap, post, typo
 from tests.unit.schedcfg.test_build_named import KOORD_BUILDS, SIGS_BUILDS
 

@@ -3,8 +3,8 @@ misread (a typo'd type, a negative weight, an invalid resource name), naming the
 admitted with a warning, and the corrected user-manual example is admitted clean."""
 
 import yaml
-from limitguard.state.store import ClusterState
 
+from limitguard.state.store import ClusterState
 from tests.integration.admission.test_configmap_http import configmap_request
 from tests.support import FIXTURES
 

@@ -6,13 +6,13 @@ import json
 import threading
 from pathlib import Path
 
-import limitguard
 import yaml
+
+import limitguard
 from limitguard.admission import configmaps
 from limitguard.kube.filefeed import load_cluster_file
 from limitguard.state.store import ClusterState
 from limitguard.testing.server import HANG_GUARD_SECONDS
-
 from tests.support import FIXTURES, fixture, review
 
 DEMO = Path(limitguard.__file__).parent / "demo"

@@ -1,5 +1,5 @@
-"""The demo's AdmissionReviews (webhook/demo/*.json) are answered exactly as README.md and
-docs/webhooks.md show: each `$ curl ... --data @webhook/demo/FILE https://localhost:8443/PATH`
+"""The demo's AdmissionReviews (webhook/limitguard/demo/*.json) are answered exactly as README.md and
+docs/webhooks.md show: each `$ curl ... --data @webhook/limitguard/demo/FILE https://localhost:8443/PATH`
 in their console blocks is sent to `limitguard serve` on the demo, as `make run` starts it, and
 the printed answer (wrapped lines joined) must be the server's."""
 
@@ -13,16 +13,17 @@ from pathlib import Path
 
 import aiohttp
 import orjson
-from limitguard.certs import generate as certs
-from limitguard.cli.serve import add_arguments, start_serve
 
+from limitguard.certs import generate as certs
+from limitguard.cli.serve import add_arguments
+from limitguard.cli.startup import start_serve
 from tests.support import REPO
 
-DEMO = REPO / "webhook" / "demo"
+DEMO = REPO / "webhook" / "limitguard" / "demo"
 PAGES = [REPO / "README.md", REPO / "docs" / "webhooks.md"]
 COMMAND = re.compile(
     r"curl -s --cacert certs/ca\.crt -H 'Content-Type: application/json' "
-    r"--data @(webhook/demo/[\w.-]+\.json) https://localhost:8443(/\w+)( \| jq -r \.response\.patch \| base64 -d)?"
+    r"--data @(webhook/limitguard/demo/[\w.-]+\.json) https://localhost:8443(/\w+)( \| jq -r \.response\.patch \| base64 -d)?"
 )
 
 
@@ -37,7 +38,7 @@ def shown_exchanges() -> list[tuple[str, str, bool, str]]:
                     more, _, shown = shown.partition("\n")
                     typed = typed[:-1].rstrip() + " " + more.strip()
                 match = COMMAND.fullmatch(typed)
-                if "webhook/demo/" in typed:
+                if "webhook/limitguard/demo/" in typed:
                     assert match, f"{page.name}: a demo command this test cannot run: {typed}"
                     found.append((match[1], match[2], bool(match[3]), shown))
     return found
@@ -51,7 +52,9 @@ def joined(text: str) -> str:
 async def test_the_demo_reviews_are_answered_as_the_docs_show(tmp_path: Path) -> None:
     exchanges = shown_exchanges()
     files = {file for file, *_ in exchanges}
-    assert files == {f"webhook/demo/{path.name}" for path in DEMO.glob("*.json")}  # every demo file shown
+    assert files == {
+        f"webhook/limitguard/demo/{path.name}" for path in DEMO.glob("*.json")
+    }  # every demo file shown
     cert_dir = tmp_path / "certs"
     certs.write(certs.generate(["localhost", "127.0.0.1"]), cert_dir)
     parser = argparse.ArgumentParser()

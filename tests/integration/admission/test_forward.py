@@ -6,6 +6,8 @@ from typing import Any
 
 import orjson
 import pytest
+from prometheus_client import CollectorRegistry
+
 from limitguard.admission.forward import (
     LeaderRouted,
     LedgerRequest,
@@ -18,8 +20,6 @@ from limitguard.admission.review import decode_review
 from limitguard.core.config import NoLeaderPolicy
 from limitguard.core.response import Response, allowed
 from limitguard.kube.replica_metrics import ReplicaMetrics
-from prometheus_client import CollectorRegistry
-
 from tests.support import binding, container, node_write, pod, pod_create, resize
 
 

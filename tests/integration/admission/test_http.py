@@ -5,9 +5,9 @@ import ssl
 
 import orjson
 import pytest
+
 from limitguard.state.store import ClusterState
 from limitguard.testing.examples import config, worked_example
-
 from tests.support import binding, fixture, pod, pod_create, review
 
 

@@ -5,11 +5,11 @@ import copy
 
 import jsonpatch
 import orjson
+
 from limitguard.core.config import BestEffortDefaults, Config
 from limitguard.core.defaults import DEFAULTED_ANNOTATION, OPT_IN_LABEL, OPT_IN_VALUE, SKIP_ANNOTATION
 from limitguard.core.podlimits import pod_limits
 from limitguard.state.store import ClusterState
-
 from tests.support import fixture, namespace, pod, pod_create, review
 
 REAL_BEST_EFFORT = (

@@ -25,11 +25,12 @@ import jsonpatch
 import orjson
 import pytest
 import yaml
-from limitguard.cli.serve import RunningServe, add_arguments, start_serve
+
+from limitguard.cli.serve import add_arguments
+from limitguard.cli.startup import RunningServe, start_serve
 from limitguard.core.defaults import OPT_IN_LABEL, OPT_IN_VALUE
 from limitguard.core.hints import HINT_ANNOTATION, HOSTNAME_LABEL, PREFERRED
 from limitguard.core.usescheduler import USE_SCHEDULER_LABEL, USE_SCHEDULER_VALUE
-
 from tests.integration.http.certificates import CLIENT, certificate_dir, client_context, client_pair
 from tests.support import fixture, namespace, node, pod, review
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+
 from limitguard.cli.configfile import parse_config
 from limitguard.core.config import ConfigError, Enforcement, UnboundPolicy
 from limitguard.testing.examples import config, worked_example
-
 from tests.integration.extender.shapes import args_names, scheduler_pod
 from tests.support import pod, pod_create
 

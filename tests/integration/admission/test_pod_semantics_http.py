@@ -12,11 +12,11 @@ import copy
 
 import jsonpatch
 import orjson
+
 from limitguard.core.config import Config, LimitAwareConfig, config_from_mapping
 from limitguard.core.defaults import DEFAULTED_ANNOTATION
 from limitguard.core.podvalidation import pod_resource_errors
 from limitguard.testing.examples import config, worked_example
-
 from tests.support import binding, container, pod, pod_create, resize
 
 MIRROR = {"kubernetes.io/config.mirror": "6d5f1c1b0b1e4d0c"}

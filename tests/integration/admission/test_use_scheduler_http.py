@@ -6,12 +6,12 @@ import copy
 import jsonpatch
 import orjson
 import pytest
+
 from limitguard.cli.configfile import parse_config
 from limitguard.core.config import Config, ConfigError
 from limitguard.core.defaults import OPT_IN_LABEL, OPT_IN_VALUE
 from limitguard.core.usescheduler import USE_SCHEDULER_LABEL, USE_SCHEDULER_VALUE
 from limitguard.state.store import ClusterState
-
 from tests.support import fixture, namespace, pod, pod_create, review
 
 OURS = "limitguard-scheduler"

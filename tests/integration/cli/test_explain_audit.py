@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+
 from limitguard.cli import audit as audit_command
 from limitguard.cli import explain as explain_command
-
 from tests.support import run_command as run
 
 HERE = Path(__file__).resolve().parent

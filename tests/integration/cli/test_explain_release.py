@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from limitguard.cli import audit as audit_command
 from limitguard.cli import explain as explain_command
 from limitguard.core.podlimits import rules_in_effect
-
 from tests.support import resizing_pod
 from tests.support import run_command as run
 

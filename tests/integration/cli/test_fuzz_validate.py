@@ -23,9 +23,9 @@ from contextlib import redirect_stderr, redirect_stdout
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from limitguard.cli import validate as cli
 from limitguard.testing.hostile import FIFTY_MEGABYTES_OF_STDIN, billion_laughs, write_fifty_megabytes
-
 from tests.support import HANG_GUARD_SECONDS, REPO
 
 RANDOM_DOCUMENTS = 300

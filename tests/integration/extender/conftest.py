@@ -6,9 +6,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from limitguard.core.config import Config
 from limitguard.state.store import ClusterState
-
 from tests.conftest import RunningServer
 
 

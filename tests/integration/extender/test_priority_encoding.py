@@ -4,6 +4,7 @@ import numpy as np
 import orjson
 from hypothesis import given
 from hypothesis import strategies as st
+
 from limitguard.extender.protocol import PriorityTemplate, encode_priorities, encode_priority_columns
 
 

@@ -4,6 +4,7 @@ import re
 
 import orjson
 import pytest
+
 from limitguard.cli.configfile import load_config
 from limitguard.core.config import Config, Enforcement, LimitAwareConfig, NotReadyPolicy
 from limitguard.extender import namelists
@@ -11,11 +12,10 @@ from limitguard.extender.namelists import NameLists
 from limitguard.extender.protocol import ExtenderProtocolError, decode_extender_args, encode_filter_result
 from limitguard.kube.filefeed import load_cluster_file
 from limitguard.state.store import ClusterState
-
 from tests.integration.extender.shapes import args_names, args_nodes, scheduler_node, scheduler_pod
 from tests.support import REPO, node, pod
 
-DEMO = REPO / "webhook" / "demo"
+DEMO = REPO / "webhook" / "limitguard" / "demo"
 CPU_REASON = "limit-to-allocatable ratio exceeded (cpu; cluster default)"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cryptography.x509.oid import ExtendedKeyUsageOID
+
 from limitguard.certs import generate as certs
 from limitguard.testing.clientcerts import client_context, client_pair
 

@@ -12,8 +12,8 @@ from email.utils import parsedate_to_datetime
 
 import orjson
 from aiohttp.http import SERVER_SOFTWARE
-from limitguard.testing.examples import config, worked_example
 
+from limitguard.testing.examples import config, worked_example
 from tests.integration.http.wire import open_tls, read_answer
 from tests.support import HANG_GUARD_SECONDS, binding
 

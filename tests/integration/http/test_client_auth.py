@@ -20,8 +20,9 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
-from limitguard.cli.serve import add_arguments, start_serve
 
+from limitguard.cli.serve import add_arguments
+from limitguard.cli.startup import start_serve
 from tests.integration.http.certificates import (
     CLIENT,
     SERVER_ONLY,
@@ -31,7 +32,7 @@ from tests.integration.http.certificates import (
 )
 from tests.support import REPO, binding, pod, pod_create
 
-DEMO = REPO / "webhook" / "demo" / "cluster.yaml"
+DEMO = REPO / "webhook" / "limitguard" / "demo" / "cluster.yaml"
 
 
 async def post(url: str, context: ssl.SSLContext, body: Any) -> int:

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from limitguard.http.heap import LARGE_BLOCK_BYTES
 
+from limitguard.http.heap import LARGE_BLOCK_BYTES
 from tests.support import HANG_GUARD_SECONDS
 
 CONNECTIONS = 32

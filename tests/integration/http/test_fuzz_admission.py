@@ -15,10 +15,10 @@ import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from limitguard.testing.examples import config, worked_example
 from limitguard.testing.hostile import base_reviews, mutate, paths
 from limitguard.testing.threaded import Client, running
-
 from tests.strategies import fuzz_settings, json_values
 from tests.support import binding, fixture
 

@@ -11,8 +11,8 @@ import jsonpatch
 import orjson
 import pytest
 from hypothesis import given
-from limitguard.testing.threaded import Client, running
 
+from limitguard.testing.threaded import Client, running
 from tests.strategies import DEEP_PLACES, create_review, deep_pod_create, fuzz_settings, hostile_pods
 from tests.unit.admission.hint_cluster import limited, with_scheduler_namespace
 

@@ -10,11 +10,11 @@ import stat
 import aiohttp
 import orjson
 import pytest
+
 from limitguard.certs import generate as certs
 from limitguard.core.config import Enforcement
 from limitguard.testing.examples import config, worked_example
 from limitguard.testing.server import client_context
-
 from tests.support import HANG_GUARD_SECONDS, binding, container, pod, pod_create
 
 

@@ -4,7 +4,6 @@ import asyncio
 
 from limitguard.core.config import Config, LimitAwareConfig
 from limitguard.state.store import ClusterState
-
 from tests.support import LEDGER_NEVER_EXPIRES, binding, node, pod
 
 PODS = 500

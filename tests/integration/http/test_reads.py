@@ -12,9 +12,9 @@ import asyncio
 
 import orjson
 import pytest
+
 from limitguard.http.reads import READ_BUFFER_BYTES, BufferedReads
 from limitguard.testing.examples import config, worked_example
-
 from tests.integration.http.wire import open_tls, read_answer
 from tests.support import binding
 

@@ -21,6 +21,7 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
+
 from limitguard.admission.forward import Forwarder, LeaderRouted
 from limitguard.certs import generate as certs
 from limitguard.core.config import Config, LimitAwareConfig, NoLeaderPolicy
@@ -28,7 +29,6 @@ from limitguard.http.app import Services
 from limitguard.kube.replica_metrics import ReplicaMetrics
 from limitguard.state.store import ClusterState
 from limitguard.testing.server import Serving, app_services, serving
-
 from tests.integration.http.certificates import (
     CLIENT,
     PEER_NAME,

@@ -9,12 +9,13 @@ import ssl
 from pathlib import Path
 
 import aiohttp
-from limitguard.certs import generate as certs
-from limitguard.cli.serve import add_arguments, start_serve
 
+from limitguard.certs import generate as certs
+from limitguard.cli.serve import add_arguments
+from limitguard.cli.startup import start_serve
 from tests.support import REPO
 
-DEMO = REPO / "webhook" / "demo" / "cluster.yaml"
+DEMO = REPO / "webhook" / "limitguard" / "demo" / "cluster.yaml"
 
 
 async def test_serve_on_another_host_names_it_in_the_certificate(tmp_path: Path) -> None:

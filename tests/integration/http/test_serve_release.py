@@ -9,13 +9,14 @@ import logging
 from pathlib import Path
 
 import pytest
-from limitguard.cli.serve import add_arguments, start_serve
+
+from limitguard.cli.serve import add_arguments
+from limitguard.cli.startup import start_serve
 from limitguard.core.kubeversion import DEFAULT_MINOR
 from limitguard.core.podlimits import rules_in_effect, use_release
-
 from tests.support import REPO
 
-DEMO = REPO / "webhook" / "demo" / "cluster.yaml"
+DEMO = REPO / "webhook" / "limitguard" / "demo" / "cluster.yaml"
 HEADER = "apiVersion: limitguard.io/v1alpha1\nkind: LimitGuardConfiguration\n"
 
 

@@ -6,8 +6,8 @@ import asyncio
 from pathlib import Path
 
 import orjson
-from limitguard.testing.server import client_context
 
+from limitguard.testing.server import client_context
 from tests.support import HANG_GUARD_SECONDS
 
 

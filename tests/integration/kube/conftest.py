@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+
 from limitguard.core.config import Config
 from limitguard.http.metrics import Metrics
 from limitguard.kube.livefeed import LiveFeed, start_live_feed
@@ -13,7 +14,6 @@ from limitguard.kube.reflector import ReflectorSettings
 from limitguard.state.store import ClusterState
 from limitguard.testing.clock import FakeClock, ManualClock
 from limitguard.testing.fakeapi import FakeApiServer
-
 from tests.integration.kube.helpers import FAST, TOKEN, Connected, eventually, write_kubeconfig
 from tests.integration.kube.replicaset import ReplicaSet
 from tests.support import SERVING_LOOPS, LoopFactories

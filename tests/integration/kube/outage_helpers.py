@@ -13,7 +13,6 @@ from limitguard.kube.unwritten import UnwrittenSettings
 from limitguard.state.store import ClusterState
 from limitguard.testing.clock import FakeClock
 from limitguard.testing.fakeapi import FakeApiServer
-
 from tests.integration.kube.helpers import Connected, eventually, write_kubeconfig
 
 # Real watch timeouts (15-20 s, asked of the server) with fast retries: no stream ends by itself

@@ -18,12 +18,13 @@ from typing import Any
 import aiohttp
 import orjson
 import yaml
-from limitguard.cli.serve import RunningServe, add_arguments, start_serve
+
+from limitguard.cli.serve import add_arguments
+from limitguard.cli.startup import RunningServe, start_serve
 from limitguard.testing.builders import make_namespace, make_node, make_pod
 from limitguard.testing.clock import ManualClock
 from limitguard.testing.fakeapi import FakeApiServer
 from limitguard.testing.server import client_context
-
 from tests.integration.kube.helpers import eventually, write_kubeconfig
 from tests.integration.kube.tcpproxy import TcpProxy
 from tests.support import binding

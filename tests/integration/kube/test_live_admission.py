@@ -6,16 +6,16 @@ import copy
 from typing import Any
 
 import orjson
+
 from limitguard.admission.validating import Validator
 from limitguard.core.config import config_from_mapping
 from limitguard.http.app import Services, create_app
 from limitguard.testing.builders import make_namespace, make_node, make_pod
 from limitguard.testing.fakeapi import FakeApiServer
-
 from tests.integration.kube.helpers import all_watching, eventually, within_hang_guard
 from tests.support import REPO
 
-DEMO_BINDING = REPO / "webhook" / "demo" / "binding-pod5-node1.json"
+DEMO_BINDING = REPO / "webhook" / "limitguard" / "demo" / "binding-pod5-node1.json"
 CONFIG = config_from_mapping({"limitAware": {"defaultLimitToAllocatableRatio": {"cpu": 125}}})
 
 

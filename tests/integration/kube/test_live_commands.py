@@ -9,7 +9,6 @@ import json
 from limitguard.cli import audit as audit_command
 from limitguard.cli import explain as explain_command
 from limitguard.testing.builders import make_namespace, make_node, make_pod
-
 from tests.integration.kube.helpers import TOKEN, write_kubeconfig
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from kubernetes.config import incluster_config
+
 from limitguard.certs import generate as certs
 from limitguard.http.tls import server_context
 from limitguard.kube.client import KubeConfigError, load_configuration, tls_context
@@ -15,7 +16,6 @@ from limitguard.kube.livefeed import start_live_feed
 from limitguard.state.store import ClusterState
 from limitguard.testing.builders import make_node
 from limitguard.testing.clock import FakeClock
-
 from tests.integration.kube.helpers import FAST, Connected, all_watching, eventually, write_kubeconfig
 from tests.integration.kube.test_live_sync import small_cluster
 

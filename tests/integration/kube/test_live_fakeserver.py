@@ -6,6 +6,7 @@ import asyncio
 
 import aiohttp
 import orjson
+
 from limitguard.kube.livefeed import ACTIVE_PODS_SELECTOR
 from limitguard.testing.builders import make_pod
 from limitguard.testing.fakeapi import FakeApiServer

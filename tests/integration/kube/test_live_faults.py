@@ -7,7 +7,6 @@ import dataclasses
 from limitguard.clock import Clock
 from limitguard.testing.builders import make_node, make_pod
 from limitguard.testing.fakeapi import FakeApiServer
-
 from tests.integration.kube.helpers import FAST, all_watching, eventually, within_hang_guard
 from tests.integration.kube.test_live_sync import small_cluster
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import aiohttp
 import orjson
 import pytest
+
 from limitguard.kube.catchup import pods_caught_up
 from limitguard.kube.client import ApiError, KubeClient, load_configuration
 from limitguard.kube.leader import Elector, LeaseRecord, lease_object
 from limitguard.testing.builders import make_pod
 from limitguard.testing.clock import ManualClock
 from limitguard.testing.fakeapi import FakeApiServer
-
 from tests.integration.kube.helpers import eventually, lease_elector, write_kubeconfig
 
 NS, NAME = "limitguard-system", "limitguard"

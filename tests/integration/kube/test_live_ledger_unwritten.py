@@ -13,12 +13,12 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+
 from limitguard.admission.validating import Validator
 from limitguard.http.app import Services, create_app
 from limitguard.kube.client import ApiError
 from limitguard.testing.builders import make_namespace, make_pod, pod_create
 from limitguard.testing.fakeapi import FakeApiServer
-
 from tests.integration.kube.helpers import TOKEN, all_watching, eventually
 from tests.integration.kube.outage_helpers import connect_driven
 from tests.integration.kube.test_live_admission import worked_example

@@ -9,7 +9,6 @@ from limitguard.admission.validating import Validator
 from limitguard.cli.configfile import parse_config
 from limitguard.http.app import Services, create_app
 from limitguard.testing.builders import make_namespace, make_pod, node
-
 from tests.integration.kube.test_live_admission import bind
 
 GPU = {"karpenter.sh/nodepool": "gpu"}

@@ -4,12 +4,12 @@ to be incomplete, and why an apiserver outage never makes it over-admit."""
 from __future__ import annotations
 
 import pytest
+
 from limitguard.admission.validating import Validator
 from limitguard.core.config import config_from_mapping
 from limitguard.http.app import Services, create_app
 from limitguard.state.ledger import BindingLedger
 from limitguard.testing.builders import make_pod
-
 from tests.integration.kube.helpers import all_watching, eventually
 from tests.integration.kube.test_live_admission import worked_example
 from tests.support import binding

@@ -15,12 +15,12 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+
 from limitguard.kube.livefeed import reflector_task_name
 from limitguard.kube.reflector import Backoff, ReflectorSettings
 from limitguard.testing.builders import make_node, make_pod
 from limitguard.testing.clock import FakeClock
 from limitguard.testing.fakeapi import FakeApiServer
-
 from tests.integration.kube.helpers import all_watching, eventually
 from tests.integration.kube.outage_helpers import connect_driven
 

@@ -14,13 +14,13 @@ import socket
 from pathlib import Path
 
 import pytest
+
 from limitguard.kube.client import ApiError
 from limitguard.kube.livefeed import start_live_feed
 from limitguard.kube.reflector import what_to_check
 from limitguard.state.store import ClusterState
 from limitguard.testing.clock import FakeClock
 from limitguard.testing.fakeapi import FakeApiServer
-
 from tests.integration.kube.helpers import FAST, eventually, write_kubeconfig
 
 PROBLEM = "list/watch problem, retrying"

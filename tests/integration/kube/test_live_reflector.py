@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 import orjson
 import pytest
+
 from limitguard.kube.reflector import Backoff, KindSink, Reflector, ReflectorSettings, WatchEnd
 from limitguard.testing.clock import FakeClock
 

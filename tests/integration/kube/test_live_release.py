@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
 from limitguard.core.kubeversion import DEFAULT_MINOR
 from limitguard.core.podlimits import rules_in_effect, use_release
 from limitguard.kube.livefeed import start_live_feed
@@ -14,7 +15,6 @@ from limitguard.state.store import ClusterState
 from limitguard.testing.builders import make_namespace, make_node, make_pod
 from limitguard.testing.clock import FakeClock
 from limitguard.testing.fakeapi import FakeApiServer
-
 from tests.integration.kube.helpers import FAST, eventually, write_kubeconfig
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import aiohttp
 import orjson
-from limitguard.certs import generate as certs
 
+from limitguard.certs import generate as certs
 from tests.integration.kube.replicaset import ReplicaSet, cluster
 from tests.support import binding
 

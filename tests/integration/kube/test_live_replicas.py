@@ -12,9 +12,10 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from limitguard.admission.validating import Validator
-from limitguard.cli.serve import add_arguments, start_serve
 
+from limitguard.admission.validating import Validator
+from limitguard.cli.serve import add_arguments
+from limitguard.cli.startup import start_serve
 from tests.integration.kube.helpers import write_kubeconfig
 from tests.integration.kube.replicaset import LEASE, NAMESPACE, ReplicaSet, cluster
 from tests.support import REPO
@@ -94,7 +95,7 @@ async def test_without_identity_or_with_a_cluster_file_one_process_decides_alone
     source = (
         ["--kubeconfig", write_kubeconfig(tmp_path, url)]
         if mode.startswith("live")
-        else ["--cluster", str(REPO / "webhook" / "demo" / "cluster.yaml")]
+        else ["--cluster", str(REPO / "webhook" / "limitguard" / "demo" / "cluster.yaml")]
     )
     args = parser.parse_args(
         [*source, "--cert-dir", str(tmp_path / "certs"), "--host", "127.0.0.1", "--port", "0"]

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from prometheus_client import CollectorRegistry
+
 from limitguard.admission.forward import LeaderRouted, decode_for_leader
 from limitguard.admission.validating import Validator
 from limitguard.core.config import NoLeaderPolicy
@@ -24,8 +26,6 @@ from limitguard.kube.replica_metrics import ReplicaMetrics
 from limitguard.testing.clock import ManualClock
 from limitguard.testing.examples import config, worked_example
 from limitguard.testing.fakeapi import FakeApiServer
-from prometheus_client import CollectorRegistry
-
 from tests.integration.kube.helpers import eventually, lease_elector, write_kubeconfig
 from tests.support import binding
 

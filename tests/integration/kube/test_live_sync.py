@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import orjson
+
 from limitguard.kube.filefeed import load_cluster_file
 from limitguard.kube.livefeed import ACTIVE_PODS_SELECTOR
 from limitguard.state.store import ClusterState
 from limitguard.testing.builders import make_namespace, make_node, make_pod
 from limitguard.testing.fakeapi import FakeApiServer
-
 from tests.integration.kube.helpers import eventually
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import jsonpatch
 import orjson
+
 from limitguard.admission.mutating import Mutator
 from limitguard.admission.review import decode_review
 from limitguard.core.config import Config, Enforcement, HintMode, LimitAwareConfig, PlacementHints
@@ -22,7 +23,6 @@ from limitguard.core.hints import HOSTNAME_LABEL, PREFERRED
 from limitguard.core.response import JsonPatch
 from limitguard.core.usescheduler import USE_SCHEDULER_LABEL, USE_SCHEDULER_VALUE
 from limitguard.state.store import ClusterState
-
 from tests.support import LEDGER_NEVER_EXPIRES, namespace, node, pod, pod_create
 
 FULL = ("node-0", "node-1")  # 8 cpu x 125% = 10 cpu of limit capacity, 9 of it taken

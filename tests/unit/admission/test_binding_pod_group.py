@@ -5,10 +5,10 @@ core/v1 types.go at v0.36.0 and v0.37.0-beta.0), so the members bound before it 
 from __future__ import annotations
 
 import orjson
+
 from limitguard.admission.review import decode_review
 from limitguard.admission.validating import Validator
 from limitguard.testing.examples import config, worked_example
-
 from tests.support import binding, pod
 
 

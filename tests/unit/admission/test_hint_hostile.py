@@ -10,10 +10,10 @@ from typing import Any
 import jsonpatch
 import pytest
 from hypothesis import given, settings
+
 from limitguard.admission.mutating import Mutator
 from limitguard.admission.review import decode_review
 from limitguard.core.hints import HINT_ANNOTATION
-
 from tests.strategies import (
     DEEP_PLACES,
     HINT_PATHS,

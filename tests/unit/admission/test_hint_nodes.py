@@ -6,10 +6,10 @@ import json
 
 import orjson
 import pytest
+
 from limitguard.admission.mutating import Mutator
 from limitguard.admission.review import decode_review
 from limitguard.core.hints import HINT_ANNOTATION, HOSTNAME_LABEL, PREFERRED
-
 from tests.support import pod, pod_create
 from tests.unit.admission.hint_cluster import (
     cluster,
@@ -99,8 +99,9 @@ def test_within_max_nodes_every_fitting_node_is_named():
 
 # -- metrics ---------------------------------------------------------------------------------------
 def test_hints_given_and_skipped_are_counted_by_reason_on_every_mutating_route():
-    from limitguard.cli.serve import build_services
     from prometheus_client import generate_latest
+
+    from limitguard.cli.startup import build_services
 
     services = build_services(settings(), cluster())
     request = decode_review(orjson.dumps(pod_create(limited())))

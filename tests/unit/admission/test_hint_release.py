@@ -7,10 +7,10 @@ from __future__ import annotations
 import jsonpatch
 import orjson
 import pytest
+
 from limitguard.admission.mutating import Mutator
 from limitguard.admission.review import decode_review
 from limitguard.core.podlimits import pod_limits, rules_for, use_release
-
 from tests.support import pod, pod_create, resizing_pod
 from tests.unit.admission.hint_cluster import cluster, our_expression, settings
 

@@ -9,12 +9,12 @@ import json
 
 import orjson
 import pytest
+
 from limitguard.admission import hints as hints_module
 from limitguard.admission.mutating import Mutator
 from limitguard.admission.review import decode_review
 from limitguard.core.config import Config, Enforcement, HintMode
 from limitguard.core.hints import HINT_ANNOTATION, HOSTNAME_LABEL, PREFERRED
-
 from tests.support import container, node, pod, pod_create
 from tests.unit.admission.hint_cluster import (
     applied,
@@ -203,7 +203,6 @@ def test_a_pod_sent_to_limitguards_scheduler_gets_the_swap_and_no_hint():
     from dataclasses import replace
 
     from limitguard.core.usescheduler import USE_SCHEDULER_LABEL, USE_SCHEDULER_VALUE
-
     from tests.support import namespace
 
     state = cluster()

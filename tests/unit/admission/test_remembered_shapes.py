@@ -2,6 +2,7 @@
 fill memory (a selector or limits map as large as the body)."""
 
 import orjson
+
 from limitguard.admission.mutating import Mutator
 from limitguard.admission.review import decode_review
 from limitguard.admission.validating import Validator
@@ -11,7 +12,6 @@ from limitguard.core.memokeys import MAX_KEPT_KEY_SIZE
 from limitguard.core.response import MAX_MESSAGE_LENGTH
 from limitguard.state import scan
 from limitguard.testing.examples import config, worked_example
-
 from tests.support import binding, container, node, pod, pod_create
 
 HUGE = MAX_KEPT_KEY_SIZE  # entries: far past the limit whatever each one measures

@@ -7,6 +7,7 @@ from typing import Any
 
 import orjson
 import pytest
+
 from limitguard.admission.review import AdmissionRequest, ReviewError, decode_review, encode_response
 from limitguard.core.response import patched
 

@@ -4,13 +4,13 @@ import copy
 
 import orjson
 import pytest
+
 from limitguard.admission.review import decode_review
 from limitguard.admission.validating import Validator
 from limitguard.core.config import Config, Enforcement, LimitAwareConfig, NotReadyPolicy, UnboundPolicy
 from limitguard.core.ratios import MAX_RATIO_RESOURCES, RATIO_ANNOTATION
 from limitguard.state.store import ClusterState
 from limitguard.testing.examples import config, worked_example
-
 from tests.support import (
     binding,
     container,

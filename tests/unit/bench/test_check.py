@@ -10,9 +10,9 @@ import re
 from pathlib import Path
 
 import pytest
-from limitguard.certs import generate as certs
 
 from bench.check import CLIENT_NAME, client_auth_files
+from limitguard.certs import generate as certs
 
 
 @pytest.fixture

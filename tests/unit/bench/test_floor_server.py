@@ -10,9 +10,9 @@ from pathlib import Path
 
 import orjson
 from aiohttp import web
-from limitguard.extender.protocol import encode_priority_columns
 
 from bench.floor_server import prebuilt, priority_list
+from limitguard.extender.protocol import encode_priority_columns
 
 NAMES = ["node-00000", "node-00001", 'odd "name"', "node-03"]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 
 import pytest
-from limitguard.testing.builders import container, pod
 
 from bench.placement import model
 from bench.placement.columns import Columns
@@ -20,6 +19,7 @@ from bench.placement.scheduler import (
     stranded,
     totals,
 )
+from limitguard.testing.builders import container, pod
 
 S = model.NANOSECONDS
 MI = 1024 * 1024

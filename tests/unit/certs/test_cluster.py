@@ -10,9 +10,9 @@ from typing import Any
 import jsonpatch
 import pytest
 from cryptography import x509
+
 from limitguard.certs import cluster as certs_cluster
 from limitguard.certs import generate as certs
-
 from tests.unit.certs.webhook_configurations import NS, SERVICE, bundle_of, configuration
 
 HOSTS = certs.service_hostnames(SERVICE, NS)

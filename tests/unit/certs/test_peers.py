@@ -9,6 +9,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
 from cryptography.x509.oid import ExtendedKeyUsageOID
+
 from limitguard.certs import generate as certs
 from limitguard.certs.peers import (
     PeerCAError,

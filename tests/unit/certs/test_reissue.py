@@ -6,6 +6,7 @@ from __future__ import annotations
 import stat
 
 from cryptography import x509
+
 from limitguard.certs import generate as certs
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from limitguard.cli.configfile import parse_config
 from limitguard.cli.main import main
 from limitguard.core.config import ConfigError
-
 from tests.support import REPO
 
-DEMO_CLUSTER = str(REPO / "webhook" / "demo" / "cluster.yaml")
+DEMO_CLUSTER = str(REPO / "webhook" / "limitguard" / "demo" / "cluster.yaml")
 
 
 # -- ports and sizes ------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from limitguard.cli import validate as cli
 
+from limitguard.cli import validate as cli
 from tests.support import HANG_GUARD_SECONDS, REPO
 from tests.unit.schedcfg.helpers import FIXTURES
 

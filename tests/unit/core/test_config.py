@@ -1,6 +1,7 @@
 """limitguard's configuration file: defaults, and every bad value rejected at start-up with its path."""
 
 import pytest
+
 from limitguard.cli.configfile import load_config, parse_config
 from limitguard.core.config import ConfigError, Enforcement, NotReadyPolicy, UnboundPolicy
 

@@ -4,6 +4,7 @@ schedulerConfigValidation.kubernetesVersion; and how a server picks the release 
 from __future__ import annotations
 
 import pytest
+
 from limitguard.cli.configfile import load_config
 from limitguard.core.config import ConfigError
 from limitguard.core.kubeversion import release_in_effect

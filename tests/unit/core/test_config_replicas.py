@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from limitguard.cli.configfile import parse_config
 from limitguard.core.config import ConfigError, NoLeaderPolicy, ReplicasConfig
 

@@ -2,6 +2,7 @@ import copy
 
 import jsonpatch
 import pytest
+
 from limitguard.core.config import BestEffortDefaults
 from limitguard.core.defaults import (
     DEFAULTED_ANNOTATION,
@@ -12,7 +13,6 @@ from limitguard.core.defaults import (
     pointer,
 )
 from limitguard.core.podlimits import pod_limits
-
 from tests.support import container, pod
 
 DEFAULTS = BestEffortDefaults()

@@ -14,6 +14,7 @@ import copy
 import jsonpatch
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+
 from limitguard.admission.mutating import Mutator
 from limitguard.admission.review import AdmissionRequest
 from limitguard.core.config import BestEffortDefaults, Config

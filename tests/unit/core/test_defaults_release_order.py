@@ -19,11 +19,11 @@ import copy
 
 import jsonpatch
 from hypothesis import HealthCheck, assume, given, settings
+
 from limitguard.core.config import BestEffortDefaults
 from limitguard.core.defaults import best_effort_patch
 from limitguard.core.podresources import parse_pod_resources, with_api_defaults
 from limitguard.core.podvalidation import pod_resource_errors
-
 from tests.unit.core.test_defaults_property import defaults, pods
 
 

@@ -1,7 +1,7 @@
 import pytest
+
 from limitguard.core.eligibility import NodeTraits, Placement, Taint
 from limitguard.core.podlimits import PodSpecError
-
 from tests.support import APISERVER_TOLERATIONS
 
 LINUX_A = NodeTraits("node-a", {"kubernetes.io/os": "linux", "zone": "a", "gen": "5"})

@@ -8,6 +8,7 @@ import json
 
 import orjson
 import pytest
+
 from limitguard.core.defaults import NotAPod
 from limitguard.core.hints import (
     PREFERRED,

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from limitguard.cli.configfile import parse_config
 from limitguard.cli.main import main
 from limitguard.core.config import ConfigError
 from limitguard.core.labelselector import parse_label_selector
 from limitguard.core.pools import MAX_NODE_POOLS, PoolChooser, parse_node_pools, pool_of
 from limitguard.core.ratios import MAX_RATIO_RESOURCES
-
 from tests.support import REPO
 
 POOL = "limitAware.nodePools[0]"
@@ -136,7 +136,7 @@ def test_the_command_prints_one_line_per_problem_and_exits_2(
         "  - {name: gpu, nodeSelector: {matchLabels: {a: '-x'}}, limitToAllocatableRatio: {cpu: 200}}\n"
         "  - {name: gpu, nodeSelector: {}, limitToAllocatableRatio: {cpu: 100}}\n"
     )
-    cluster = REPO / "webhook" / "demo" / "cluster.yaml"
+    cluster = REPO / "webhook" / "limitguard" / "demo" / "cluster.yaml"
     expected = [f"{SELECTOR}.matchLabels.a", "limitAware.nodePools[1].name"]
     assert main(["audit", "--cluster", str(cluster), "--config", str(config)]) == 2
     lines = capsys.readouterr().err.splitlines()

@@ -1,6 +1,6 @@
 import pytest
-from limitguard.core.podlimits import PodSpecError, pod_amounts, pod_limits, pod_requests
 
+from limitguard.core.podlimits import PodSpecError, pod_amounts, pod_limits, pod_requests
 from tests.support import container
 
 

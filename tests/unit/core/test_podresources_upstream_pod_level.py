@@ -11,8 +11,8 @@ units (millicores for cpu, bytes otherwise). The pod model builders are in upstr
 from __future__ import annotations
 
 import pytest
-from limitguard.core.podsums import upstream_requests
 
+from limitguard.core.podsums import upstream_requests
 from tests.unit.core.upstream_pods import HELPERS_RULES, cpu, ctr, mem, pod, units
 
 # -- TestPodLevelResourceRequests -----------------------------------------------------------------

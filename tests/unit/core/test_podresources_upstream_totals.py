@@ -12,8 +12,8 @@ units (millicores for cpu, bytes otherwise). The pod model builders are in upstr
 from __future__ import annotations
 
 import pytest
-from limitguard.core.podsums import upstream_limits, upstream_requests
 
+from limitguard.core.podsums import upstream_limits, upstream_requests
 from tests.unit.core.upstream_pods import HELPERS_RULES, cpu, ctr, pod, status, units
 
 

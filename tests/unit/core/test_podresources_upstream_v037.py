@@ -14,11 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from limitguard.core.podlimits import pod_limits
 from limitguard.core.podresources import parse_pod_resources
 from limitguard.core.podrules import RULES
 from limitguard.core.podsums import upstream_limits, upstream_requests
-
 from tests.unit.core.upstream_pods import INFEASIBLE, cpu, units
 
 V35, V36, V37 = RULES[35], RULES[36], RULES[37]

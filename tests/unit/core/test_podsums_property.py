@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from limitguard.core.podresources import parse_pod_resources, with_api_defaults
 from limitguard.core.podrules import RULES
 from limitguard.core.podsums import aggregate_containers, guard_limits, upstream_limits

@@ -11,6 +11,7 @@ with the PodLevelResources gate on (on by default since 1.34). The function unde
 from __future__ import annotations
 
 import pytest
+
 from limitguard.core.podrules import RULES
 from limitguard.core.qos import QOSClass, compute_pod_qos
 

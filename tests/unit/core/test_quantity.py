@@ -1,6 +1,7 @@
 from fractions import Fraction
 
 import pytest
+
 from limitguard.core.quantity import QuantityError, format_units, parse_quantity, to_units
 
 

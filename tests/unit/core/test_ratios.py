@@ -1,4 +1,5 @@
 import pytest
+
 from limitguard.core.ratios import (
     MAX_RATIO_RESOURCES,
     RatioError,

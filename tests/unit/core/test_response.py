@@ -1,4 +1,5 @@
 import pytest
+
 from limitguard.core.config import Enforcement
 from limitguard.core.response import (
     MAX_MESSAGE_LENGTH,

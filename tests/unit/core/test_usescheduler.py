@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from limitguard.core.response import allowed, patched, warning
 from limitguard.core.usescheduler import scheduler_operation, uses_scheduler, with_operation
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from limitguard.core.podresources import parse_pod_resources
 from limitguard.core.podrules import RULES
 from limitguard.core.quantity import to_units

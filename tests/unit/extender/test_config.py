@@ -4,8 +4,9 @@ import asyncio
 
 import pytest
 import yaml
+
 from limitguard.cli.main import build_parser
-from limitguard.cli.serve import start_serve
+from limitguard.cli.startup import start_serve
 from limitguard.core.config import ConfigError
 from limitguard.core.scoring import DEFAULT_SCORERS, ScorerConfig
 from limitguard.core.scoring.fitplus import FitPlusArgs, ResourceStrategy, Strategy
@@ -13,11 +14,10 @@ from limitguard.core.scoring.limitaware import LimitAwareArgs
 from limitguard.core.scoring.scarce import ScarceResourceArgs
 from limitguard.extender import ExtenderConfigError, extender_config_from_mapping
 from limitguard.schedcfg import validate_text
-
 from tests.support import REPO
 
 DOCS = REPO / "docs"
-DEMO_CLUSTER = REPO / "webhook" / "demo" / "cluster.yaml"
+DEMO_CLUSTER = REPO / "webhook" / "limitguard" / "demo" / "cluster.yaml"
 
 
 def test_absent_section_gives_the_built_in_scorers():

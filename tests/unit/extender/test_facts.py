@@ -3,7 +3,6 @@
 from limitguard.core.podlimits import pod_amounts, pod_limits, pod_requests
 from limitguard.core.scoring.limitaware import limit_aware_scorer
 from limitguard.state.store import ClusterState
-
 from tests.support import container, node, pod
 
 MiB = 1024**2

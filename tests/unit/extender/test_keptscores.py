@@ -17,6 +17,7 @@ from unittest.mock import patch
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from limitguard.core.config import Config, LimitAwareConfig
 from limitguard.core.scoring import PodFacts, ScorerConfig
 from limitguard.extender import columnar, keptscores
@@ -26,7 +27,6 @@ from limitguard.extender.protocol import ExtenderArgs
 from limitguard.extender.service import Extender
 from limitguard.state.store import ClusterState
 from limitguard.state.table import NodeTable
-
 from tests.support import container, node, pod
 from tests.unit.state.random_clusters import (
     CONFIGS,

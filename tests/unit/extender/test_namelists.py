@@ -13,6 +13,7 @@ import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from limitguard.extender import namelists
 from limitguard.extender.namelists import MOST_KEPT_NAMES, NameLists
 from limitguard.extender.protocol import ExtenderProtocolError, decode_extender_args

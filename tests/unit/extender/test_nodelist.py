@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
+
 from limitguard.extender import nodelist
 from limitguard.extender.nodelist import split_node_list
 

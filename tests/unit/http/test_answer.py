@@ -7,6 +7,7 @@ import pytest
 from aiohttp import web
 from aiohttp.http import HttpVersion10, HttpVersion11
 from aiohttp.test_utils import make_mocked_request
+
 from limitguard.http.answer import JsonAnswer, json_answer
 
 

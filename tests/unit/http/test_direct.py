@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+
 from limitguard.http.app import create_app
 from limitguard.http.direct import answer_posts_directly, direct_posts
 from limitguard.state.store import ClusterState

@@ -7,6 +7,7 @@ import asyncio
 import sys
 
 import pytest
+
 from limitguard.http.eventloop import EventLoopError, loop_factory, running_loop
 
 uvloop = pytest.importorskip("uvloop")

@@ -10,9 +10,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from limitguard.http import heap
 from limitguard.http.limits import TRIM_EVERY_CLOSED, TRIM_FROM_BODY_BYTES, PeerConnections, ServingLimits
-
 from tests.unit.http.test_limits import (
     HANG_GUARD,
     Timers,

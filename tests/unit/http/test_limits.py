@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from prometheus_client import CollectorRegistry, generate_latest
+
 from limitguard.certs import generate as certs
 from limitguard.http.endpoint import Endpoint, add_endpoint
 from limitguard.http.limits import BodyBudget, BodyError, BoundedRequestHandler, LimitedSite, ServingLimits
@@ -26,7 +28,6 @@ from limitguard.http.refusals import RefusalCollector, Refusals
 from limitguard.http.tls import server_context
 from limitguard.testing.clock import Timers
 from limitguard.testing.tlsclient import connect_from
-from prometheus_client import CollectorRegistry, generate_latest
 
 HANG_GUARD = 60.0  # ends a stuck run; never decides an outcome
 

@@ -14,9 +14,10 @@ from collections.abc import Iterator
 
 import orjson
 import pytest
+from prometheus_client import generate_latest
+
 from limitguard.http import app, logs
 from limitguard.testing.clock import Timers
-from prometheus_client import generate_latest
 
 
 @pytest.fixture
@@ -310,7 +311,6 @@ def test_the_answers_lines_are_sampled_and_every_answer_counted(stderr, monkeypa
     from limitguard.core.response import warned
     from limitguard.http.metrics import Metrics
     from limitguard.state.store import ClusterState
-
     from tests.support import pod, pod_create
 
     monkeypatch.setattr(sys, "stderr", stderr)  # pytest swapped its own in for the test body

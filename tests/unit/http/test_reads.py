@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+
 from limitguard.http import heap
 from limitguard.http.reads import LARGE_READ_BYTES, BufferedReads, SharedReadBuffer
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
 from limitguard.http.metrics import ANSWER_VIEWS
 from limitguard.http.tally import CounterTally, CounterViews, HistogramTally
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
 BUCKETS = (0.001, 0.01, 0.1)
 

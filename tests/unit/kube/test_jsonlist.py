@@ -16,9 +16,9 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from limitguard.kube.filefeed import ClusterFileError, read_objects
 from limitguard.kube.jsonlist import HEAD_BYTES, ListError, NotAList, list_items
-
 from tests.support import FIXTURES
 
 # Text that makes the scan's life hard: delimiters, escapes, brackets, multi-byte characters.

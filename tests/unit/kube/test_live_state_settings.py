@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from limitguard.cli.configfile import load_config
 from limitguard.core.config import ConfigError, LiveStateConfig, config_from_mapping
 from limitguard.kube.catchup import WATCH_WAIT_SECONDS

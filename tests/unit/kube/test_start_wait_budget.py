@@ -14,6 +14,8 @@ import asyncio
 
 import orjson
 import pytest
+from prometheus_client import CollectorRegistry
+
 from limitguard.admission.forward import (
     LeaderRouted,
     LedgerRequest,
@@ -22,8 +24,6 @@ from limitguard.admission.forward import (
 from limitguard.core.config import NoLeaderPolicy
 from limitguard.core.response import Response, allowed
 from limitguard.kube.replica_metrics import ReplicaMetrics
-from prometheus_client import CollectorRegistry
-
 from tests.support import binding
 
 FORWARD_TIMEOUT = 2.0

@@ -11,7 +11,6 @@ from limitguard.schedcfg.args.check import check_kind
 from limitguard.schedcfg.args.kind import ArgsKind
 from limitguard.schedcfg.report import Finding
 from limitguard.schedcfg.rules.releases import Release
-
 from tests.support import FIXTURES
 
 V1 = "kubescheduler.config.k8s.io/v1"

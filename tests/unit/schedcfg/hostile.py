@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from hypothesis import strategies as st
-from limitguard.schedcfg.args.kind import ArgsKind
 
+from limitguard.schedcfg.args.kind import ArgsKind
 from tests.support import REPO
 
 
@@ -29,7 +29,12 @@ def schema_fields(entries: Iterable[ArgsKind], extra: set[str]) -> list[str]:
     """Every field name the entries' schemas know, plus ``extra`` (map keys such as resource names)."""
     return sorted(
         set().union(
-            *(_field_names(json.loads((REPO / "schemas" / e.schema_path).read_text())) for e in entries)
+            *(
+                _field_names(
+                    json.loads((REPO / "webhook" / "limitguard" / "schemas" / e.schema_path).read_text())
+                )
+                for e in entries
+            )
         )
         | extra
     )

@@ -10,7 +10,6 @@ from limitguard.schedcfg.args.sigs import KINDS, NEWEST_RELEASE, UNRELEASED_KIND
 from limitguard.schedcfg.report import Finding
 from limitguard.schedcfg.rules.releases import Release
 from limitguard.schedcfg.schedulers import BUILDS
-
 from tests.unit.schedcfg.helpers import run_kind
 
 BY_KIND: dict[str, ArgsKind] = {entry.kind: entry for entry in KINDS}

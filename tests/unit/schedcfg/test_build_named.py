@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 import yaml
+
 from limitguard.cli.validate import main as validate_main
 from limitguard.schedcfg.report import Report
-
 from tests.unit.schedcfg.helpers import check, config
 
 #: --scheduler value -> how findings name that build.

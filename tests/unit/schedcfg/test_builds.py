@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from limitguard.schedcfg import validate_text
 from limitguard.schedcfg.args import koordinator, sigs
 from limitguard.schedcfg.schedulers import (
@@ -17,7 +18,6 @@ from limitguard.schedcfg.schedulers import (
     resolve,
     resolve_leniently,
 )
-
 from tests.support import FIXTURES, REPO
 from tests.unit.schedcfg.sigs_helpers import NODE_METADATA_ARGS
 
@@ -192,7 +192,9 @@ def test_every_added_field_is_in_the_newest_schema_and_says_since_when() -> None
         newest = {e.kind: e for e in scheduler.builds[-1].kinds}
         for build in scheduler.builds:
             for kind, fields in build.fields_added.items():
-                schema = json.loads((REPO / "schemas" / newest[kind].schema_path).read_text())
+                schema = json.loads(
+                    (REPO / "webhook" / "limitguard" / "schemas" / newest[kind].schema_path).read_text()
+                )
                 for name, since in fields.items():
                     description = schema["properties"][name]["description"]
                     assert since in description or "main" in description, (kind, name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from limitguard.cli.configfile import load_config
 from limitguard.core.config import ConfigError
 

@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import pytest
-from limitguard.schedcfg import configmap_verdict, documents, validator
 
+from limitguard.schedcfg import configmap_verdict, documents, validator
 from tests.unit.schedcfg.helpers import FIXTURES, config
 
 GOOD = json.dumps(config(profiles=[{"schedulerName": "s"}]))

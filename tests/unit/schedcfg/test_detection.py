@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 import pytest
+
 from limitguard.admission.configmaps import UNDETERMINED, configmap_check
 from limitguard.cli.configfile import parse_config
 from limitguard.cli.validate import main as validate_main
@@ -19,7 +20,6 @@ from limitguard.core.config import ConfigError
 from limitguard.schedcfg import configmap_verdict
 from limitguard.schedcfg.rules.releases import Release
 from limitguard.schedcfg.schedulers import detect
-
 from tests.unit.schedcfg.helpers import config
 
 

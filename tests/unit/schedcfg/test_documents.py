@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
+
 from limitguard.schedcfg import documents, validate_text
 from limitguard.schedcfg.documents import YamlInputError, load_documents
 

@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 import yaml
 from jsonschema import Draft202012Validator
+
 from limitguard.cli.validate import main as validate_main
 from limitguard.core.names import RESOURCE_NAME_PATTERN
 from limitguard.schedcfg import schemas
-
 from tests.support import FIXTURES, REPO
 from tests.unit.schedcfg.helpers import check, config
 
@@ -264,7 +264,7 @@ def rule_marks(node: Any) -> list[str]:
 def test_marked_schema_keywords_name_rules_the_validator_has() -> None:
     marked = {
         rule
-        for path in (REPO / "schemas").rglob("*.json")
+        for path in (REPO / "webhook" / "limitguard" / "schemas").rglob("*.json")
         for rule in rule_marks(json.loads(path.read_text()))
     }
     assert marked == {
@@ -298,7 +298,9 @@ def name_patterns(node: Any) -> list[str]:
 def test_the_schemas_resource_name_pattern_is_the_validators_rule() -> None:
     """RESOURCE_NAME_PATTERN is is_valid_resource_name as a regex (tests/unit/schedcfg/test_helpers.py)."""
     found = [
-        p for path in (REPO / "schemas").rglob("*.json") for p in name_patterns(json.loads(path.read_text()))
+        p
+        for path in (REPO / "webhook" / "limitguard" / "schemas").rglob("*.json")
+        for p in name_patterns(json.loads(path.read_text()))
     ]
     # limitguard's NodeResourcesFitPlusArgs, ResourceTypesArgs, ScarceResourceAvoidanceArgs, LimitAwareArgs
     # (two maps), koord-scheduler's NodeResourcesFitPlusArgs, ScarceResourceAvoidanceArgs, LimitAwareArgs (two)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+
 from limitguard.schedcfg import validate_text
 from limitguard.schedcfg.rules.releases import SUPPORTED_MINORS, Release
-
 from tests.unit.schedcfg.helpers import FIXTURES, fixture_text, messages, paths, render_helm
 
 HELM_VALUES = {

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from limitguard.core.names import RESOURCE_NAME_PATTERN, is_valid_resource_name
 from limitguard.core.ratios import parse_ratio_percent
 from limitguard.schedcfg import schemas

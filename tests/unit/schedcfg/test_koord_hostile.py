@@ -9,8 +9,8 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from limitguard.schedcfg import schemas
 
+from limitguard.schedcfg import schemas
 from tests.unit.schedcfg.hostile import any_json, schema_fields
 from tests.unit.schedcfg.koord_helpers import ARGS, BY_KIND, RELEASE
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 import yaml
-from limitguard.schedcfg.args.koordinator import V1_8_0
 
+from limitguard.schedcfg.args.koordinator import V1_8_0
 from tests.support import FIXTURES
 from tests.unit.schedcfg.koord_helpers import BY_KIND, BY_PLUGIN, run
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from limitguard.schedcfg import schemas
 
+from limitguard.schedcfg import schemas
 from tests.support import REPO
 from tests.unit.schedcfg.helpers import assert_strict_args_schema
 from tests.unit.schedcfg.koord_helpers import BY_KIND, errors, run
 
-FOLDER = REPO / "schemas" / "args" / "koordinator"
+FOLDER = REPO / "webhook" / "limitguard" / "schemas" / "args" / "koordinator"
 
 
 def test_each_kind_has_its_schema_in_the_koordinator_folder() -> None:

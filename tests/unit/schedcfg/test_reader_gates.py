@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from limitguard.admission.configmaps import configmap_check, scheduler_release
 from limitguard.cli.validate import EXIT_INVALID, EXIT_OK, EXIT_USAGE, main
 

@@ -9,6 +9,7 @@ pkg/scheduler/framework/plugins/registry.go and the plugins' interface assertion
 from __future__ import annotations
 
 import pytest
+
 from limitguard.schedcfg import schemas
 from limitguard.schedcfg.args import ARGS_KINDS, PLUGIN_ARGS_KINDS
 from limitguard.schedcfg.rules.defaults import apply_defaults

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 import pytest
+
 from limitguard.schedcfg import Report, validate_text
 from limitguard.schedcfg.rules.releases import Release
-
 from tests.unit.schedcfg.helpers import check, config, messages, paths, with_args
 
 ARGS0 = "profiles[0].pluginConfig[0].args"

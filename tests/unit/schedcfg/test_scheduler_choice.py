@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from limitguard.admission.configmaps import configmap_check, scheduler_release
 from limitguard.cli.configfile import parse_config
 from limitguard.cli.validate import main as validate_main
 from limitguard.core.config import ConfigError
 from limitguard.schedcfg import configmap_verdict
 from limitguard.schedcfg.schedulers import CHOICE_PATTERN
-
 from tests.support import REPO
 from tests.unit.schedcfg.helpers import config
 from tests.unit.schedcfg.sigs_helpers import NODE_METADATA_ARGS
@@ -127,7 +127,7 @@ def test_the_configuration_file_accepts_name_at_version() -> None:
 
 
 def test_the_schemas_pattern_is_the_validators() -> None:
-    server = json.loads((REPO / "schemas/limitguard-config.schema.json").read_text())
+    server = json.loads((REPO / "webhook/limitguard/schemas/limitguard-config.schema.json").read_text())
     chart = json.loads((REPO / "charts/limitguard/values.schema.json").read_text())
     assert (
         server["properties"]["schedulerConfigValidation"]["properties"]["scheduler"]["pattern"]

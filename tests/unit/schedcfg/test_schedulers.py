@@ -14,12 +14,12 @@ import json
 from typing import Any
 
 import pytest
+
 from limitguard.cli.validate import main as validate_main
 from limitguard.schedcfg import validate_text
 from limitguard.schedcfg.report import Report
 from limitguard.schedcfg.rules.releases import Release
 from limitguard.schedcfg.schedulers import BUILDS, SCHEDULERS, reader_label, registered_plugins, registry_for
-
 from tests.support import REPO
 from tests.unit.schedcfg.helpers import check, config
 

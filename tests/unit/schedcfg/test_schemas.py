@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
+
 from limitguard.schedcfg import schemas
 from limitguard.schedcfg.api import CONFIG_VERSIONS
 from limitguard.schedcfg.args import ARGS_KINDS
-
 from tests.support import REPO
 from tests.unit.schedcfg.helpers import object_schemas
 
-SCHEMA_DIR = REPO / "schemas"
+SCHEMA_DIR = REPO / "webhook" / "limitguard" / "schemas"
 MINE = sorted(
     [*SCHEMA_DIR.glob("kubescheduler-config-*.schema.json"), *SCHEMA_DIR.glob("args/*.schema.json")]
 )
@@ -46,7 +46,7 @@ def test_schema_has_id_title_descriptions_and_is_strict(path: Path) -> None:
             assert "description" in prop or "$ref" in prop, f"{obj.get('title')}.{name} lacks a description"
 
 
-def test_schemas_load_through_the_package_symlink() -> None:
+def test_schemas_load_as_package_data() -> None:
     assert schemas.load_schema("kubescheduler-config-v1.schema.json")["$id"].endswith("config-v1.schema.json")
     assert (schemas.schema_root() / "args" / "LimitAwareArgs.schema.json").is_file()
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from limitguard.cli.validate import main as validate_main
 from limitguard.schedcfg import validate_text
-
 from tests.support import FIXTURES
 
 KOORD = "koord-scheduler"

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 import yaml
-from limitguard.schedcfg.args.sigs import V0_34_7
 
+from limitguard.schedcfg.args.sigs import V0_34_7
 from tests.support import FIXTURES
 from tests.unit.schedcfg.sigs_helpers import BY_PLUGIN, run
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from limitguard.schedcfg import schemas
 
+from limitguard.schedcfg import schemas
 from tests.support import REPO
 from tests.unit.schedcfg.helpers import assert_strict_args_schema
 from tests.unit.schedcfg.sigs_helpers import BY_KIND, UNRELEASED, errors
 
-FOLDER = REPO / "schemas" / "args" / "scheduler-plugins"
+FOLDER = REPO / "webhook" / "limitguard" / "schemas" / "args" / "scheduler-plugins"
 
 
 #: Every schema path the released and the unreleased kinds use.

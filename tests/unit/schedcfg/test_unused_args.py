@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from limitguard.schedcfg.report import Report
 
+from limitguard.schedcfg.report import Report
 from tests.unit.schedcfg.helpers import check, config
 
 ARGS0 = "profiles[0].pluginConfig[0].args"

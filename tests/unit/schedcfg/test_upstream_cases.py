@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from limitguard.cli import validate as cli
 
+from limitguard.cli import validate as cli
 from tests.support import FIXTURES
 
 ROOT = FIXTURES / "schedcfg-upstream"

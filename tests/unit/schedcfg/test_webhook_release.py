@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 from kubernetes.client import Configuration
+
 from limitguard.admission.configmaps import configmap_check, scheduler_release
 from limitguard.kube.client import KubeClient
 from limitguard.schedcfg.rules.releases import Release

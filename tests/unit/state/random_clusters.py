@@ -8,6 +8,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+
 from limitguard.admission.review import decode_review
 from limitguard.core.config import Config, Enforcement, LimitAwareConfig, UnboundPolicy
 from limitguard.core.ratios import RATIO_ANNOTATION
@@ -16,7 +17,6 @@ from limitguard.core.scoring.fitplus import FitPlusArgs, ResourceStrategy, Strat
 from limitguard.core.scoring.limitaware import LimitAwareArgs
 from limitguard.core.scoring.scarce import ScarceResourceArgs
 from limitguard.state.store import ClusterState
-
 from tests.support import container
 
 NODE_NAMES = [f"n{index}" for index in range(8)]

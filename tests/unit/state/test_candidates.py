@@ -13,13 +13,13 @@ import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from limitguard.core.config import Config, Enforcement, LimitAwareConfig
 from limitguard.extender.config import ExtenderConfig
 from limitguard.extender.protocol import ExtenderArgs
 from limitguard.extender.service import Extender
 from limitguard.state.candidates import names_key
 from limitguard.state.table import NodeTable
-
 from tests.unit.state.random_clusters import (
     CANDIDATE_NAMES,
     NODE_NAMES,

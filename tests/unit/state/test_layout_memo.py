@@ -9,7 +9,6 @@ from limitguard.core.config import LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import Placement
 from limitguard.state.scan import eligible_rows, unbound_verdict
 from limitguard.state.store import ClusterState
-
 from tests.support import container
 from tests.unit.state.random_clusters import synced_state
 

@@ -8,12 +8,12 @@ possibly after the first attempt was already approved and held here.
 from __future__ import annotations
 
 import orjson
+
 from limitguard.admission.review import decode_review
 from limitguard.admission.validating import Validator
 from limitguard.state.ledger import CALLER, BindingLedger
 from limitguard.testing.clock import FakeClock
 from limitguard.testing.examples import config, worked_example
-
 from tests.support import binding, node, pod
 
 

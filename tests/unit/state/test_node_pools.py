@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 import pytest
+
 from limitguard.admission.review import decode_review
 from limitguard.admission.validating import Validator
 from limitguard.cli.configfile import parse_config
@@ -22,7 +23,6 @@ from limitguard.extender.service import Extender
 from limitguard.http.node_ratio_metrics import NodeRatioCollector
 from limitguard.state.store import ClusterState
 from limitguard.testing.builders import binding, node, pod
-
 from tests.integration.extender.shapes import args_names, args_nodes, scheduler_node, scheduler_pod
 
 GPU = {"karpenter.sh/nodepool": "gpu"}
@@ -255,7 +255,6 @@ def test_scoring_ranks_pools_above_the_scoring_default(columnar: bool) -> None:
 
 def test_explain_json_names_the_source(tmp_path: Any, capsys: Any) -> None:
     from limitguard.cli import explain as explain_command
-
     from tests.support import run_command
 
     cluster, config, pod_file = _files(tmp_path)
@@ -277,7 +276,6 @@ def test_explain_json_names_the_source(tmp_path: Any, capsys: Any) -> None:
 
 def test_audit_from_a_cluster_file_names_the_pool(tmp_path: Any, capsys: Any) -> None:
     from limitguard.cli import audit as audit_command
-
     from tests.support import run_command
 
     cluster, config, _ = _files(tmp_path, held="17")

@@ -8,10 +8,10 @@ room against lower-priority pods like any other. The release is a row of limitgu
 from __future__ import annotations
 
 import pytest
+
 from limitguard.core.kubeversion import DEFAULT_MINOR
 from limitguard.core.podlimits import use_release
 from limitguard.state.store import ClusterState
-
 from tests.support import pod
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from limitguard.core.eligibility import Placement
 from limitguard.core.fit import fits
 from limitguard.core.hints import HOSTNAME_LABEL, Operator
@@ -21,7 +22,6 @@ from limitguard.core.podlimits import PodSpecError, pod_limits
 from limitguard.state.hostnames import HostnameCodes
 from limitguard.state.placement import HintNodes, hint_nodes
 from limitguard.state.store import ClusterState
-
 from tests.support import node
 from tests.unit.state.random_clusters import (
     CONFIGS,

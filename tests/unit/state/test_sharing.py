@@ -13,11 +13,11 @@ import copy
 import orjson
 from hypothesis import given
 from hypothesis import strategies as st
+
 from limitguard.kube.filefeed import load_cluster_file
 from limitguard.state.records import PodRecord, pod_record
 from limitguard.state.sharing import Interner
 from limitguard.state.store import ClusterState
-
 from tests.support import container, namespace, node, pod
 from tests.unit.state.random_clusters import OPERATIONS, PROPERTY_SETTINGS, apply
 

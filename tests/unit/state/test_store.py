@@ -2,6 +2,7 @@ import json
 
 import pytest
 import yaml
+
 from limitguard.core.config import LimitAwareConfig
 from limitguard.core.limitaware import effective_ratios
 from limitguard.core.ratios import RATIO_ANNOTATION
@@ -9,7 +10,6 @@ from limitguard.kube.filefeed import ClusterFileError, load_cluster_file
 from limitguard.state.ledger import BindingLedger
 from limitguard.state.store import ClusterState
 from limitguard.testing.clock import FakeClock
-
 from tests.support import FIXTURES, REPO, container, node, pod
 
 
@@ -96,7 +96,7 @@ def test_ledger_counts_until_seen_bound_or_expired():
 
 def test_demo_cluster_file_matches_the_spec_worked_example():
     state = ClusterState()
-    counts = load_cluster_file(state, REPO / "webhook" / "demo" / "cluster.yaml")
+    counts = load_cluster_file(state, REPO / "webhook" / "limitguard" / "demo" / "cluster.yaml")
     assert counts == {"nodes": 2, "pods": 5, "namespaces": 2}
     assert state.ready
     assert state.committed("node1")["cpu"] == 10000

@@ -16,6 +16,7 @@ import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from limitguard.admission.validating import Validator
 from limitguard.core.config import Config, LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import Placement
@@ -31,7 +32,6 @@ from limitguard.state.capacity import Capacity
 from limitguard.state.columns import exact
 from limitguard.state.scan import over_ratio_names, screened_nodes, unbound_verdict
 from limitguard.state.store import ClusterState
-
 from tests.support import container
 from tests.unit.state.random_clusters import (
     CANDIDATE_NAMES,

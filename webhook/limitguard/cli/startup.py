@@ -1,0 +1,257 @@
+"""What `limitguard serve` builds and starts: the services, the cluster state and its feed, the
+replica and the leader's work, the HTTPS listener; and how it stops, in order.
+
+Tests and benchmarks start the same server in process with `start_serve`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import functools
+import gc
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiohttp import web
+
+from limitguard.admission.validating import Validator
+from limitguard.certs import generate as certs
+from limitguard.certs.peers import PeerCAError
+from limitguard.cli.configfile import load_config
+from limitguard.cli.mounts import check_config_file, ensure_certificates, reissue_for_host
+from limitguard.cli.replicas import Replica, identity_from_env, join_replica_set, peer_address
+from limitguard.clock import Clock
+from limitguard.core.config import Config
+from limitguard.core.kubeversion import release_in_effect
+from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
+from limitguard.core.podlimits import use_release
+from limitguard.http.app import ServerSettings, Services, create_app
+from limitguard.http.limits import LimitedSite, ServingLimits
+from limitguard.http.metrics import Metrics
+from limitguard.http.metrics_http import create_metrics_app
+from limitguard.http.peers import PeerGate
+from limitguard.http.refusals import RefusalCollector
+from limitguard.http.tls import CertificateReloader, server_context
+from limitguard.kube.filefeed import load_cluster_file
+from limitguard.kube.livefeed import LiveFeed
+from limitguard.state.store import ClusterState
+
+log = logging.getLogger("limitguard.cli.serve")  # the lines are serve's start-up and shutdown
+
+SHUTDOWN_GRACE_SECONDS = 15.0
+
+
+def serving_limits(args: argparse.Namespace) -> ServingLimits:
+    return ServingLimits(**{name: getattr(args, name) for name in ServingLimits.__dataclass_fields__})
+
+
+def build_services(
+    config: Config,
+    state: ClusterState,
+    settings: ServerSettings | None = None,
+    node_ratio_series_limit: int = DEFAULT_SERIES_LIMIT,
+    cluster_version: str | None = None,
+) -> Services:
+    """Wire handlers to one state and one configuration (also used by tests and benchmarks)."""
+    from limitguard.admission.configmaps import configmap_check, scheduler_release
+    from limitguard.admission.mutating import Mutator
+
+    release, why = scheduler_release(
+        config.scheduler_kubernetes_version,
+        config.scheduler_feature_gates,
+        cluster_version,
+        config.scheduler_name,
+    )
+    log.info("scheduler configurations are validated for Kubernetes " + release.name, extra={"because": why})
+    metrics = Metrics(state, config, node_ratio_series_limit)
+    count_hint = metrics.placement_hints.inc
+    handlers = {
+        "validate": Validator(
+            state,
+            config,
+            functools.partial(configmap_check, release=release, scheduler=config.scheduler_name),
+        ),
+        # /mutate does every part in one review; the chart's entries call one part each
+        "mutate": Mutator(state, config, count_hint=count_hint),
+        "mutate-defaults": Mutator(state, config, scheduler=False, hints=False),
+        "mutate-scheduler": Mutator(state, config, defaults=False, hints=False),
+        "mutate-placement": Mutator(state, config, defaults=False, scheduler=False, count_hint=count_hint),
+    }
+    services = Services(state, config, handlers, metrics, settings or ServerSettings())
+    metrics.registry.register(RefusalCollector(services.refusals))
+    return services
+
+
+def apply_pod_release(configured: str | None, cluster_version: str | None, live: bool) -> int:
+    """Apply the pod rules of the release in effect and say which and why (the start-up log)."""
+    minor, why, warning = release_in_effect(configured, cluster_version, live)
+    use_release(minor)
+    log.info(f"pod rules of Kubernetes 1.{minor} apply", extra={"because": why})
+    if warning:
+        log.warning(warning)
+    return minor
+
+
+async def _cluster_version(feed: LiveFeed) -> str | None:
+    """The cluster's version for the ConfigMap webhook; None (the newest supported) when /version fails."""
+    try:
+        return await feed.client.server_version()
+    except Exception as error:
+        log.warning(
+            "cannot read the cluster's /version; validating for the newest release",
+            extra={"error": str(error)},
+        )
+        return None
+
+
+@dataclass
+class RunningServe:
+    """A started `limitguard serve`: what stop() must take down, in order."""
+
+    runner: web.AppRunner
+    metrics_runner: web.AppRunner | None
+    reloader: CertificateReloader
+    feed: LiveFeed | None
+    replica: Replica | None
+    port: int
+    services: Services
+
+    async def stop(self, release: bool = True) -> None:
+        """Graceful by default; release=False leaves the Lease held, as a crash would (tests)."""
+        await self.reloader.stop()
+        stopping = [self.runner.cleanup()]
+        if self.replica is not None:
+            stopping.append(self.replica.stop(release))
+        await asyncio.gather(*stopping)
+        if self.feed is not None:
+            await self.feed.stop()
+        if self.metrics_runner is not None:
+            await self.metrics_runner.cleanup()
+
+
+async def start_serve(
+    args: argparse.Namespace, environ: Mapping[str, str] | None = None, clock: Clock | None = None
+) -> RunningServe:
+    """Everything `serve` does before waiting for a signal (also used in-process by tests and benches)."""
+    environ = os.environ if environ is None else environ
+    check_config_file(args.config)
+    config = load_config(args.config)
+    # Certificates before the cluster feed: a missing TLS mount is reported before any API traffic.
+    cert_dir = Path(args.cert_dir)
+    hostnames = ["localhost", "127.0.0.1", "::1"] + (
+        [args.host] if args.host not in ("0.0.0.0", "::") else []
+    )
+    if ensure_certificates(cert_dir, list(dict.fromkeys(hostnames))):
+        log.info("generated a self-signed CA and serving certificate", extra={"dir": str(cert_dir)})
+    elif args.host not in ("0.0.0.0", "::"):
+        reissue_for_host(cert_dir, args.host)  # a self-signed set made for another --host
+    state = ClusterState(
+        config.limit_aware.binding_ledger_ttl_seconds, node_pools=config.limit_aware.node_pools
+    )
+    feed = None
+    follow_release = config.kubernetes_version is None and not args.cluster
+    if not follow_release:  # before any pod is counted
+        apply_pod_release(config.kubernetes_version, None, live=not args.cluster)
+    if args.cluster:
+        counts = load_cluster_file(state, args.cluster)
+        gc.freeze()  # the loaded records hold no cycles: keep full collections from walking them all
+        log.info("cluster state loaded from file", extra={"file": args.cluster, **counts})
+    else:
+        from limitguard.kube.listwatch import ReflectorSettings
+        from limitguard.kube.livefeed import start_live_feed
+        from limitguard.kube.unwritten import UnwrittenSettings
+
+        live = config.live_state
+        feed = await start_live_feed(
+            state,
+            args.kubeconfig,
+            follow_release=follow_release,
+            settings=ReflectorSettings(unready_after_seconds=live.not_ready_after_seconds),
+            unwritten=UnwrittenSettings(horizon_seconds=live.binding_write_horizon_seconds),
+        )
+    cluster_version = None
+    if feed is not None and feed.release is not None:
+        cluster_version = feed.release.version  # read before the first list
+        apply_pod_release(None, cluster_version, live=True)
+    elif feed is not None and config.scheduler_kubernetes_version is None:
+        cluster_version = await _cluster_version(feed)
+    services = build_services(
+        config,
+        state,
+        ServerSettings(max_body_bytes=args.max_body_bytes, limits=serving_limits(args)),
+        args.node_ratio_series_limit,
+        cluster_version,
+    )
+    if feed is not None:
+        feed.metrics = services.metrics
+
+    identity = identity_from_env(environ)
+    replica = None
+    if feed is not None and identity is not None:
+        replica = join_replica_set(
+            services,
+            feed,
+            identity,
+            lease_name=args.lease_name,
+            ca_file=Path(args.peer_ca_file) if args.peer_ca_file else cert_dir / certs.CA_CERT,
+            cert_file=cert_dir / certs.TLS_CERT,
+            key_file=cert_dir / certs.TLS_KEY,
+            peer_server_name=args.peer_server_name,
+            config=config.replicas,
+            clock=clock,
+        )
+
+    client_gates(services, args)
+    cert_file, key_file = cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY
+    client_cas = list(dict.fromkeys(gate.ca_file for gate in services.peer_gates.values()))
+    context = server_context(cert_file, key_file, client_cas)
+    listeners = [gate.reload for gate in services.peer_gates.values()]
+    if replica is not None:
+        listeners.append(replica.forwarder.reload)
+    reloader = CertificateReloader(context, cert_file, key_file, client_cas=client_cas, listeners=listeners)
+    runner = web.AppRunner(create_app(services), shutdown_timeout=SHUTDOWN_GRACE_SECONDS, access_log=None)
+    await runner.setup()
+    site = LimitedSite(
+        runner,
+        args.host,
+        args.port,
+        limits=services.settings.limits,
+        ssl_context=context,
+        backlog=1024,
+        refusals=services.refusals,
+    )
+    await site.start()
+    port = runner.addresses[0][1] if args.port == 0 else args.port
+    metrics_runner = None
+    if args.metrics_port:
+        metrics_runner = web.AppRunner(create_metrics_app(services.metrics), access_log=None)
+        await metrics_runner.setup()
+        metrics_host = args.metrics_host or args.host
+        await web.TCPSite(metrics_runner, metrics_host, args.metrics_port).start()
+        print(f"limitguard metrics on http://{metrics_host}:{args.metrics_port}/metrics", flush=True)
+    reloader.start()
+    if replica is not None and identity is not None:
+        replica.start(peer_address(identity.ip, port))
+    return RunningServe(runner, metrics_runner, reloader, feed, replica, port, services)
+
+
+def client_gates(services: Services, args: argparse.Namespace) -> None:
+    """--client-ca-file with --client-name / --extender-client-name: those routes admit only those names."""
+    names = {"admission": args.client_names, "extender": args.extender_client_names}
+    if args.client_ca_file is None:
+        if any(names.values()):
+            raise PeerCAError("--client-name and --extender-client-name need --client-ca-file")
+        return
+    if not any(names.values()):
+        raise PeerCAError(
+            "--client-ca-file needs --client-name or --extender-client-name (else nothing is checked)"
+        )
+    for group, admitted in names.items():
+        if admitted:
+            services.peer_gates[group] = PeerGate(
+                "client authentication", Path(args.client_ca_file), admitted
+            )
