@@ -27,6 +27,7 @@ from limitguard.http.app import Services
 from limitguard.http.peers import PeerGate
 from limitguard.kube.catchup import WATCH_WAIT_SECONDS, pods_caught_up
 from limitguard.kube.leader import ElectionTiming, Elector
+from limitguard.kube.leaderwork import LeaderWork
 from limitguard.kube.leaseapi import KubeLeaseApi
 from limitguard.kube.livefeed import LiveFeed
 from limitguard.kube.replica_metrics import ReplicaMetrics
@@ -117,6 +118,7 @@ def join_replica_set(
     peer_server_name: str | None,
     config: ReplicasConfig,
     clock: Clock | None = None,
+    leader_work: LeaderWork | None = None,
 ) -> Replica:
     """Replace the local `validate` handler by the leader-routed one, put `/leader/*` behind the replicas'
     mutual TLS (services.peer_gates["leader"]); returns the (not started) replica."""
@@ -144,6 +146,7 @@ def join_replica_set(
         sleep=clock.sleep,
         catch_up=catch_up,
         metrics=metrics,
+        callbacks=leader_work,
     )
     forwarder = Forwarder(ca_file, cert_file, key_file, config.forward_timeout_seconds, peer_server_name)
     peer_name = peer_server_name or own_peer_name(cert_file)

@@ -24,7 +24,7 @@ from limitguard.certs.peers import PeerCAError
 from limitguard.cli.configfile import load_config
 from limitguard.cli.mounts import check_config_file, ensure_certificates, reissue_for_host
 from limitguard.cli.replicas import Replica, identity_from_env, join_replica_set, peer_address
-from limitguard.clock import Clock
+from limitguard.clock import Clock, SystemClock
 from limitguard.core.config import Config
 from limitguard.core.kubeversion import release_in_effect
 from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
@@ -37,7 +37,10 @@ from limitguard.http.peers import PeerGate
 from limitguard.http.refusals import RefusalCollector
 from limitguard.http.tls import CertificateReloader, server_context
 from limitguard.kube.filefeed import load_cluster_file
+from limitguard.kube.leaderwork import LeaderWork
 from limitguard.kube.livefeed import LiveFeed
+from limitguard.kube.write_metrics import ClusterWritesCollector
+from limitguard.kube.writes import ClusterWrites
 from limitguard.state.store import ClusterState
 
 log = logging.getLogger("limitguard.cli.serve")  # the lines are serve's start-up and shutdown
@@ -119,6 +122,7 @@ class RunningServe:
     replica: Replica | None
     port: int
     services: Services
+    leader_work: LeaderWork | None = None  # live mode: the cluster writes, while this replica leads
 
     async def stop(self, release: bool = True) -> None:
         """Graceful by default; release=False leaves the Lease held, as a crash would (tests)."""
@@ -127,6 +131,8 @@ class RunningServe:
         if self.replica is not None:
             stopping.append(self.replica.stop(release))
         await asyncio.gather(*stopping)
+        if self.leader_work is not None:
+            await self.leader_work.stop()
         if self.feed is not None:
             await self.feed.stop()
         if self.metrics_runner is not None:
@@ -189,6 +195,10 @@ async def start_serve(
     if feed is not None:
         feed.metrics = services.metrics
 
+    leader_work = None
+    if feed is not None:
+        leader_work = leader_work_for(config, clock or SystemClock())
+        services.metrics.registry.register(ClusterWritesCollector(leader_work.writes))
     identity = identity_from_env(environ)
     replica = None
     if feed is not None and identity is not None:
@@ -203,6 +213,7 @@ async def start_serve(
             peer_server_name=args.peer_server_name,
             config=config.replicas,
             clock=clock,
+            leader_work=leader_work,
         )
 
     client_gates(services, args)
@@ -236,7 +247,15 @@ async def start_serve(
     reloader.start()
     if replica is not None and identity is not None:
         replica.start(peer_address(identity.ip, port))
-    return RunningServe(runner, metrics_runner, reloader, feed, replica, port, services)
+    elif leader_work is not None:
+        leader_work.started_leading()  # a single replica leads from the start
+    return RunningServe(runner, metrics_runner, reloader, feed, replica, port, services, leader_work)
+
+
+def leader_work_for(config: Config, clock: Clock) -> LeaderWork:
+    """The leader's work and the one queue of cluster writes, under `clusterWrites`' rate limit."""
+    writes = ClusterWrites(clock, config.cluster_writes.max_per_second, config.cluster_writes.burst)
+    return LeaderWork(writes)
 
 
 def client_gates(services: Services, args: argparse.Namespace) -> None:

@@ -105,6 +105,14 @@ class LiveStateConfig:
 
 
 @dataclass(frozen=True)
+class ClusterWritesConfig:
+    """The one rate limit of every write to the cluster (client-go's rest.Config defaults, QPS 5, burst 10)."""
+
+    max_per_second: float = 5.0
+    burst: int = 10
+
+
+@dataclass(frozen=True)
 class BestEffortDefaults:
     """Per-container defaults in exact units (millicores, bytes), plus the text they came from."""
 
@@ -152,6 +160,7 @@ class Config:
     scorers: tuple[ScorerConfig, ...] = DEFAULT_SCORERS  # the extender's prioritize (and explain)
     replicas: ReplicasConfig = field(default_factory=ReplicasConfig)
     live_state: LiveStateConfig = field(default_factory=LiveStateConfig)
+    cluster_writes: ClusterWritesConfig = field(default_factory=ClusterWritesConfig)
     # The release whose pod rules apply ("1.36", "v1.37.1"; None: the cluster's /version, or the newest)
     kubernetes_version: str | None = None
     # ConfigMap webhook: kube-scheduler release to validate for (None: kubernetes_version, the
@@ -263,6 +272,12 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
                     "notReadyAfterSeconds", LiveStateConfig.not_ready_after_seconds
                 )
             ),
+        ),
+        cluster_writes=ClusterWritesConfig(
+            max_per_second=float(
+                (raw.get("clusterWrites") or {}).get("maxPerSecond", ClusterWritesConfig.max_per_second)
+            ),
+            burst=int((raw.get("clusterWrites") or {}).get("burst", ClusterWritesConfig.burst)),
         ),
         kubernetes_version=raw.get("kubernetesVersion"),
         scheduler_kubernetes_version=(raw.get("schedulerConfigValidation") or {}).get("kubernetesVersion")

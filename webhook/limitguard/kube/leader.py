@@ -41,6 +41,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from limitguard.kube.leaderwork import LeaderWork
+
 log = logging.getLogger(__name__)
 
 ADDRESS_ANNOTATION = "limitguard.io/leader-address"
@@ -196,6 +198,7 @@ class Elector:
         rng: random.Random | None = None,
         catch_up: CatchUp | None = None,
         metrics: ElectionMetrics | None = None,
+        callbacks: LeaderWork | None = None,  # client-go's OnStartedLeading / OnStoppedLeading
     ) -> None:
         self.api = api
         self.namespace = namespace
@@ -204,6 +207,7 @@ class Elector:
         self.address = address
         self.timing = timing
         self.metrics = metrics
+        self.callbacks = callbacks
         self.observed: Observation | None = None
         self.events: list[tuple[str, float]] = []  # (acquired | caught-up | stepped-down, clock)
         self._now = now
@@ -354,6 +358,8 @@ class Elector:
         if self.metrics is not None:
             self.metrics.catch_ups.labels(how).inc()
             self.metrics.deciding.set(1)
+        if self.callbacks is not None:
+            self.callbacks.started_leading()
 
     def _step_down(self, why: str) -> None:
         self._leading = False
@@ -367,6 +373,8 @@ class Elector:
             self.metrics.leader.set(0)
             self.metrics.deciding.set(0)
             self.metrics.leader_transitions.labels("lost").inc()
+        if self.callbacks is not None:
+            self.callbacks.stopped_leading()
 
     def resign(self) -> bool:
         """Stop campaigning and deciding at once; returns whether this replica was leading."""
