@@ -14,9 +14,12 @@ import yaml
 from limitguard.core.usescheduler import USE_SCHEDULER_LABEL, USE_SCHEDULER_VALUE
 from tests.e2e.chart.conftest import CHART, FULLNAME, NAMESPACE, RELEASE, Helm, find, one
 from tests.e2e.chart.rendered import Render, _config, webhooks
+from tests.e2e.chart.test_chart_webhooks import _cel
 from tests.support import HANG_GUARD_SECONDS
 
 ON = "scheduler.enabled=true"
+DEFAULT = "default-scheduler"
+MIRROR = "kubernetes.io/config.mirror"
 NAME = f"{FULLNAME}-scheduler"
 SERVICE_DNS = f"{FULLNAME}.{NAMESPACE}.svc"
 TAGS = yaml.safe_load((CHART / "values.yaml").read_text())["scheduler"]["image"]["tags"]
@@ -203,8 +206,10 @@ def test_the_webhook_entry_sends_only_opted_in_default_scheduler_pods(render: Re
     selector = entry["namespaceSelector"]
     assert selector["matchLabels"] == {USE_SCHEDULER_LABEL: USE_SCHEDULER_VALUE}
     assert selector["matchExpressions"][0]["values"] == [NAMESPACE, "kube-system"]
-    assert [c["expression"] for c in entry["matchConditions"]] == [
-        "object.spec.schedulerName == 'default-scheduler' && !has(object.spec.nodeName)"
+    assert [c["name"] for c in entry["matchConditions"]] == [
+        "default-scheduler-unbound",
+        "not-a-mirror-pod",
+        "not-a-daemonset-pod",
     ]
     assert (entry["failurePolicy"], entry["timeoutSeconds"], entry["reinvocationPolicy"]) == (
         "Ignore",
@@ -214,6 +219,40 @@ def test_the_webhook_entry_sends_only_opted_in_default_scheduler_pods(render: Re
     # Both entries when defaults are on too.
     both = webhooks(render("default", ON))
     assert {"defaults.limitguard.io", "use-scheduler.limitguard.io"} <= set(both)
+
+
+def test_the_webhook_entry_leaves_node_agents_and_bound_pods_out(render: Render) -> None:
+    """The entry's CEL conditions, evaluated: the apiserver calls limitguard only for the pods it
+    would move (DaemonSet, mirror and bound pods never reach it; the server checks the same again)."""
+    conditions = webhooks(render("default", ON))["use-scheduler.limitguard.io"]["matchConditions"]
+
+    def sent(pod: dict[str, Any]) -> bool:
+        activation = {"object": pod, "oldObject": None, "request": {"operation": "CREATE"}}
+        return all(_cel(condition["expression"], activation) for condition in conditions)
+
+    def owned(kind: str, api_version: str = "apps/v1", controller: bool | None = True) -> dict[str, Any]:
+        owner = {"apiVersion": api_version, "kind": kind, "name": "o", "uid": "u"}
+        if controller is not None:
+            owner["controller"] = controller
+        return {"metadata": {"name": "p", "ownerReferences": [owner]}, "spec": {"schedulerName": DEFAULT}}
+
+    plain = {"metadata": {"name": "p"}, "spec": {"schedulerName": DEFAULT}}
+    mirror = {"metadata": {"name": "p", "annotations": {MIRROR: "x"}}, "spec": {"schedulerName": DEFAULT}}
+    annotated = {"metadata": {"name": "p", "annotations": {"a": "b"}}, "spec": {"schedulerName": DEFAULT}}
+    cases = [
+        (plain, True),
+        (annotated, True),
+        (owned("ReplicaSet"), True),
+        (owned("DaemonSet", controller=False), True),  # co-owned, not controlled
+        (owned("DaemonSet", controller=None), True),
+        (owned("DaemonSet", "example.com/v1"), True),  # another group's kind: the server decides
+        (owned("DaemonSet"), False),
+        (mirror, False),
+        ({"metadata": {"name": "p"}, "spec": {"schedulerName": DEFAULT, "nodeName": "n"}}, False),
+        ({"metadata": {"name": "p"}, "spec": {"schedulerName": "other"}}, False),
+    ]
+    for pod, expected in cases:
+        assert sent(pod) is expected, pod
 
 
 def test_generate_mode_patches_the_mutating_configuration_for_the_scheduler_alone(render: Render) -> None:
