@@ -65,6 +65,9 @@ extenders:
   - urlPrefix: https://{{ $serverName }}:{{ .Values.service.port }}/extender
     filterVerb: filter
     prioritizeVerb: prioritize
+    # Preemption asks limitguard too: a node whose proposed victims do not free the pod's limits is
+    # dropped, instead of evicting pods for a binding limitguard would deny.
+    preemptVerb: preempt
     weight: {{ $scheduler.extender.weight }}
     # Names only: limitguard has its own node cache, and the requests stay small.
     nodeCacheCapable: true

@@ -131,7 +131,8 @@ def test_the_configuration_calls_the_extender_and_the_server_knows_the_name(rend
     assert _config(objects).use_scheduler_name == "exact"
     (extender,) = configuration["extenders"]
     assert extender["urlPrefix"] == f"https://{SERVICE_DNS}:443/extender"
-    assert (extender["filterVerb"], extender["prioritizeVerb"]) == ("filter", "prioritize")
+    verbs = ("filterVerb", "prioritizeVerb", "preemptVerb")
+    assert [extender[verb] for verb in verbs] == ["filter", "prioritize", "preempt"]
     assert extender["nodeCacheCapable"] is True and extender["ignorable"] is False
     assert extender["enableHTTPS"] is True and extender["httpTimeout"] == "5s"
     assert extender["tlsConfig"] == {"serverName": SERVICE_DNS, "caFile": "/etc/limitguard/ca/ca.crt"}
