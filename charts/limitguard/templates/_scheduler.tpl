@@ -11,9 +11,9 @@ app.kubernetes.io/component: scheduler
 {{/* The cluster's minor release for the image tag: config.kubernetesVersion when set; else the
      apiserver's when Helm talks to a cluster (a real cluster serves apiregistration.k8s.io/v1, which
      Helm's built-in list for `helm template` lacks; tools that render with the cluster's API list,
-     such as Argo CD, pass it); else none (""), and the newest tag is used. The apiserver's version
-     is read from its full version string (v1.31.2-eks-7f9249a, v1.33.5-gke.1080000), not from its
-     minor field, which some providers report as "31+". */}}
+     such as Argo CD, pass it); else none (""), and rendering fails unless scheduler.image.tag is
+     set. The apiserver's version is read from its full version string (v1.31.2-eks-7f9249a,
+     v1.33.5-gke.1080000), not from its minor field, which some providers report as "31+". */}}
 {{- define "limitguard.schedulerClusterMinor" -}}
 {{- $version := .Values.config.kubernetesVersion -}}
 {{- if and (not $version) (.Capabilities.APIVersions.Has "apiregistration.k8s.io/v1") -}}
@@ -25,7 +25,9 @@ app.kubernetes.io/component: scheduler
 {{- end -}}
 
 {{/* kube-scheduler may be one minor older than the apiserver, never newer: the tag of the cluster's
-     minor, or of the newest minor in the table when the cluster is exactly one newer. */}}
+     minor, or of the newest minor in the table when the cluster is exactly one newer. Without a
+     cluster the release is unknown: guessing the newest could run a scheduler newer than the
+     apiserver, so rendering stops and says what to set. */}}
 {{- define "limitguard.schedulerImage" -}}
 {{- $image := .Values.scheduler.image -}}
 {{- $tag := $image.tag -}}
@@ -35,7 +37,10 @@ app.kubernetes.io/component: scheduler
 {{- $newest = max $newest (atoi (regexReplaceAll "^1\\." $release "")) -}}
 {{- end -}}
 {{- $minor := include "limitguard.schedulerClusterMinor" . -}}
-{{- $minor = ternary $newest (atoi $minor) (eq $minor "") -}}
+{{- if eq $minor "" -}}
+{{- fail "scheduler.enabled: no cluster to read the Kubernetes release from (helm template, a client-side dry run), so the kube-scheduler image is unknown: set config.kubernetesVersion (e.g. 1.35) or scheduler.image.tag. --kube-version alone is not read: without a cluster, Helm's .Capabilities.KubeVersion is Helm's own default, not the cluster's" -}}
+{{- end -}}
+{{- $minor = atoi $minor -}}
 {{- $release := printf "1.%d" (int $minor) -}}
 {{- if hasKey $image.tags $release -}}
 {{- $tag = index $image.tags $release -}}

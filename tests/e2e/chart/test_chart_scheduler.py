@@ -17,13 +17,15 @@ from tests.e2e.chart.rendered import Render, _config, webhooks
 from tests.e2e.chart.test_chart_webhooks import _cel
 from tests.support import HANG_GUARD_SECONDS
 
-ON = "scheduler.enabled=true"
+ENABLED = "scheduler.enabled=true"
 DEFAULT = "default-scheduler"
 MIRROR = "kubernetes.io/config.mirror"
 NAME = f"{FULLNAME}-scheduler"
 SERVICE_DNS = f"{FULLNAME}.{NAMESPACE}.svc"
 TAGS = yaml.safe_load((CHART / "values.yaml").read_text())["scheduler"]["image"]["tags"]
 NEWEST = max(TAGS, key=lambda release: int(release.split(".")[1]))
+# Rendering without a cluster needs the release said (a tag here); the tag tests use ENABLED alone.
+ON = f"{ENABLED},scheduler.image.tag={TAGS[NEWEST]}"
 
 
 def template(helm: Helm, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -36,7 +38,7 @@ def on_cluster(
     """Rendered as against a cluster of *version*: the API list a real apiserver serves includes
     apiregistration.k8s.io/v1 (what `helm install` discovers and Argo CD passes)."""
     flags = ["--kube-version", version, "--api-versions", "apiregistration.k8s.io/v1"]
-    for item in (ON, *set_args):
+    for item in (ENABLED, *set_args):
         flags += ["--set", item]
     return template(helm, *flags, check=check)
 
@@ -190,12 +192,18 @@ def test_one_minor_newer_cluster_gets_the_newest_tag_and_others_must_say(helm: H
         )
 
 
-def test_without_a_cluster_the_newest_tag_unless_told(helm: Helm) -> None:
-    # `helm template` alone: Helm's built-in version is not the cluster's.
-    alone = objects_of(template(helm, "--set", ON))
-    assert image(alone).endswith(TAGS[NEWEST])
-    told = objects_of(template(helm, "--set", ON, "--set", "config.kubernetesVersion=v1.33.4"))
+def test_without_a_cluster_rendering_asks_for_the_release(helm: Helm) -> None:
+    """`helm template` alone cannot know the cluster's release (Helm's built-in version is not the
+    cluster's), and the newest tag could be newer than the apiserver: it fails and says what to set."""
+    for flags in (["--set", ENABLED], ["--set", ENABLED, "--kube-version", "1.33.4"]):
+        result = template(helm, *flags, check=False)
+        assert result.returncode != 0
+        assert "set config.kubernetesVersion (e.g. 1.35) or scheduler.image.tag" in result.stderr
+        assert "--kube-version alone is not read" in result.stderr
+    told = objects_of(template(helm, "--set", ENABLED, "--set", "config.kubernetesVersion=v1.33.4"))
     assert image(told).endswith(TAGS["1.33"])
+    tagged = objects_of(template(helm, "--set", ENABLED, "--set", "scheduler.image.tag=v1.34.10"))
+    assert image(tagged).endswith(":v1.34.10")
 
 
 def test_the_webhook_entry_sends_only_opted_in_default_scheduler_pods(render: Render) -> None:
@@ -306,18 +314,16 @@ def test_its_pods_share_the_servers_priority_class_and_quota(helm: Helm, render:
     assert helm.template(ON, "priorityClassQuota.pods=6").returncode == 0
 
 
-def test_install_notes_name_it_and_say_when_the_tag_is_a_guess(helm: Helm) -> None:
+def test_install_notes_name_it(helm: Helm) -> None:
     def notes(*settings: str) -> str:
         args = ["install", RELEASE, str(CHART), "--namespace", NAMESPACE, "--dry-run=client"]
-        for item in (ON, *settings):
+        for item in (ENABLED, *settings):
             args += ["--set", item]
         return helm.run(*args).stdout.split("NOTES:", 1)[1]
 
-    guessed = notes()
-    assert f"kube-scheduler:{TAGS[NEWEST]}, the newest" in guessed
-    assert "limitguard.io/use-scheduler=enabled" in guessed and "stay Pending" in guessed
     told = notes("config.kubernetesVersion=1.34")
-    assert f"kube-scheduler:{TAGS['1.34']})" in told and "the newest" not in told
+    assert f"kube-scheduler:{TAGS['1.34']})" in told
+    assert "limitguard.io/use-scheduler=enabled" in told and "stay Pending" in told
 
 
 def test_a_drain_keeps_one_replica(render: Render) -> None:
@@ -326,3 +332,26 @@ def test_a_drain_keeps_one_replica(render: Render) -> None:
     labels = one(render("default", ON), "Deployment", NAME)["spec"]["selector"]["matchLabels"]
     assert budget["spec"]["selector"]["matchLabels"] == labels
     assert not find(render("default", ON, "scheduler.replicaCount=1"), "PodDisruptionBudget", NAME)
+
+
+def test_the_replicas_prefer_other_nodes_then_other_zones(render: Render) -> None:
+    pod = one(render("default", ON), "Deployment", NAME)["spec"]["template"]["spec"]
+    labels = one(render("default", ON), "Deployment", NAME)["spec"]["selector"]["matchLabels"]
+    terms = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert [(t["weight"], t["podAffinityTerm"]["topologyKey"]) for t in terms] == [
+        (100, "kubernetes.io/hostname"),
+        (50, "topology.kubernetes.io/zone"),
+    ]
+    assert all(t["podAffinityTerm"]["labelSelector"]["matchLabels"] == labels for t in terms)
+    assert "requiredDuringSchedulingIgnoredDuringExecution" not in pod["affinity"]["podAntiAffinity"]
+    mine = render(
+        "default",
+        ON,
+        "scheduler.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey=x",
+    )
+    pod = one(mine, "Deployment", NAME)["spec"]["template"]["spec"]
+    assert (
+        pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"]
+        == "x"
+    )
+    assert "preferredDuringSchedulingIgnoredDuringExecution" not in pod["affinity"]["podAntiAffinity"]
