@@ -82,7 +82,8 @@ extenders:
       {{- if eq .Values.certs.mode "provided" }}
       caData: {{ .Values.certs.provided.caBundle }}
       {{- else }}
-      caFile: /etc/limitguard/ca/ca.crt
+      # Read once at start: the trust sidecar keeps it current and restarts kube-scheduler.
+      caFile: /etc/limitguard/trust/ca.crt
       {{- end }}
       {{- if $scheduler.clientCertificateSecret }}
       certFile: /etc/limitguard/client/tls.crt
@@ -91,4 +92,13 @@ extenders:
     httpTimeout: {{ $scheduler.extender.httpTimeout }}
     # Exact placement or none: a pod is never placed without limitguard's filter.
     ignorable: false
+{{- end -}}
+
+
+{{/* Whether the chart publishes the CA of the next serving certificate before it is used: the
+     chart's own cert-manager CA (its Secret's tls.crt). */}}
+{{- define "limitguard.upcomingCASecret" -}}
+{{- if and (eq .Values.certs.mode "certManager") (not .Values.certs.certManager.issuerRef) -}}
+{{- printf "%s-ca" (include "limitguard.fullname" .) -}}
+{{- end -}}
 {{- end -}}

@@ -137,7 +137,7 @@ def test_the_configuration_calls_the_extender_and_the_server_knows_the_name(rend
     assert [extender[verb] for verb in verbs] == ["filter", "prioritize", "preempt"]
     assert extender["nodeCacheCapable"] is True and extender["ignorable"] is False
     assert extender["enableHTTPS"] is True and extender["httpTimeout"] == "5s"
-    assert extender["tlsConfig"] == {"serverName": SERVICE_DNS, "caFile": "/etc/limitguard/ca/ca.crt"}
+    assert extender["tlsConfig"] == {"serverName": SERVICE_DNS, "caFile": "/etc/limitguard/trust/ca.crt"}
 
 
 @pytest.mark.parametrize("release", sorted(TAGS, key=lambda r: int(r.split(".")[1])))
@@ -355,3 +355,45 @@ def test_the_replicas_prefer_other_nodes_then_other_zones(render: Render) -> Non
         == "x"
     )
     assert "preferredDuringSchedulingIgnoredDuringExecution" not in pod["affinity"]["podAntiAffinity"]
+
+
+def _trust_sidecar(objects: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    pod = one(objects, "Deployment", NAME)["spec"]["template"]["spec"]
+    (sidecar,) = pod["initContainers"]
+    return pod, sidecar
+
+
+@pytest.mark.parametrize("mode", ["default", "generate", "certManager", "certManager-issuer"])
+def test_a_trust_sidecar_writes_the_bundle_and_may_restart_kube_scheduler(render: Render, mode: str) -> None:
+    objects = render(mode, ON, "scheduler.clientCertificateSecret=scheduler-client")
+    pod, sidecar = _trust_sidecar(objects)
+    assert pod["shareProcessNamespace"] is True  # to end kube-scheduler for kubelet to restart it
+    assert sidecar["restartPolicy"] == "Always"  # a native sidecar: runs beside kube-scheduler
+    assert sidecar["startupProbe"]["exec"]["command"] == ["test", "-s", "/etc/limitguard/trust/ca.crt"]
+    assert sidecar["image"].startswith("ghcr.io/limitguard/limitguard")
+    args = sidecar["args"]
+    assert args[0] == "scheduler-trust" and f"--lease={NAMESPACE}/{NAME}" in args
+    assert "--bundle=/etc/limitguard/trust/ca.crt" in args
+    assert {
+        "--client-file=/etc/limitguard/client/tls.crt",
+        "--client-file=/etc/limitguard/client/tls.key",
+    } <= set(args)
+    upcoming = [v for v in pod["volumes"] if v["name"] == "upcoming"]
+    if mode == "certManager":  # the chart's own CA: its next certificate is trusted as soon as it exists
+        assert "--ca-file=/etc/limitguard/upcoming/ca.crt" in args
+        assert upcoming[0]["secret"] == {
+            "secretName": f"{FULLNAME}-ca",
+            "optional": True,
+            "items": [{"key": "tls.crt", "path": "ca.crt"}],
+        }
+    else:
+        assert not upcoming and "--ca-file=/etc/limitguard/upcoming/ca.crt" not in args
+    (scheduler,) = pod["containers"]
+    mounts = {m["name"]: m for m in scheduler["volumeMounts"]}
+    assert mounts["trust"]["readOnly"] is True and "ca" not in mounts
+    assert "POD_NAME" in [e["name"] for e in sidecar["env"]]
+
+
+def test_provided_certificates_run_no_sidecar(render: Render) -> None:
+    pod = one(render("provided", ON), "Deployment", NAME)["spec"]["template"]["spec"]
+    assert "initContainers" not in pod and "shareProcessNamespace" not in pod
