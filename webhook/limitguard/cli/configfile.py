@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 
 from limitguard.core.config import Config, ConfigError, config_from_mapping
 from limitguard.core.paths import path_join
-from limitguard.core.ratios import RatioError, parse_ratio_percent
+from limitguard.core.ratios import PERCENT_FORMS, RatioError, parse_ratio_percent
 
 RATIO_FIELD = "limitAware.defaultLimitToAllocatableRatio"
 RATIO_EXAMPLE = 'e.g. {cpu: 150, memory: "120%"}'
@@ -100,7 +100,7 @@ def _map_problems(field: str, ratios: Any) -> dict[str, str]:
         try:
             parse_ratio_percent(value)
         except RatioError as error:
-            forms = RATIO_EXAMPLE if "percent string" in str(error) else RATIO_FORMS
+            forms = RATIO_EXAMPLE if PERCENT_FORMS in str(error) else RATIO_FORMS
             problems[where] = f"{where}: {error}; {forms}"
     return problems
 
