@@ -205,7 +205,7 @@ class Validator:
         pod = _map(request.object)
         metadata = _map(pod.get("metadata"))
         namespace = str(metadata.get("namespace") or request.namespace)
-        name = str(metadata.get("name") or request.name)
+        name = request.object_name()  # the log line's name too, `prefix*` for a generateName pod
         if self._excluded(namespace):
             return allowed("excluded")
         spec = _map(pod.get("spec"))
