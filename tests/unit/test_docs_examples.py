@@ -4,8 +4,12 @@ the real one."""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
+import yaml
 
 from limitguard.cli.main import main
 from limitguard.core.pools import DEFAULT
@@ -37,3 +41,24 @@ def test_troubleshooting_quotes_the_extenders_failure_reason() -> None:
     )
     assert documented is not None
     assert documented.group(1) == failure_reason(["cpu"], DEFAULT.describe())
+
+
+def test_the_second_schedulers_alert_rules_pass_promtool(tmp_path: Path) -> None:
+    """observability.md's PrometheusRule for the second scheduler is valid Prometheus rules."""
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip(
+            "promtool is not installed (`make tools` fetches it when Debian's package lists are reachable)"
+        )
+    blocks = re.findall(r"```yaml\n(.*?)```", (DOCS / "observability.md").read_text(), re.S)
+    documents = [doc for block in blocks for doc in yaml.safe_load_all(block) if isinstance(doc, dict)]
+    [rule] = [doc for doc in documents if doc.get("kind") == "PrometheusRule"]
+    path = tmp_path / "rules.yaml"
+    path.write_text(yaml.safe_dump(rule["spec"]))
+    checked = subprocess.run(
+        [promtool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "SUCCESS: 3 rules found" in checked.stdout
+    [monitor] = [doc for doc in documents if doc.get("kind") == "PodMonitor"]
+    assert monitor["spec"]["selector"]["matchLabels"]["app.kubernetes.io/component"] == "scheduler"
