@@ -5,6 +5,11 @@ BIN    := $(VENV)/bin
 TOOLS  := .tools/bin
 HOST   ?= 127.0.0.1
 PORT   ?= 8443
+CERTS  ?= certs
+# Where `make run`'s curl hint reaches the server: HOST itself (bracketed when IPv6, with curl's -g so
+# the brackets are not a glob), localhost when the server listens on every address.
+RUN_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),localhost,$(if $(findstring :,$(HOST)),[$(HOST)],$(HOST)))
+RUN_CURL = curl -s$(if $(findstring :,$(HOST)),g,) --cacert $(CERTS)/ca.crt
 
 .PHONY: run test test-latest constraints lint bench bench-check bench-python bench-memory bench-placement wild wrk haproxy tools lint-tools image image-test clean
 
@@ -26,9 +31,9 @@ DEMO := webhook/limitguard/demo
 
 run: $(BIN)/limitguard
 	@echo "Demo cluster: $(DEMO)/cluster.yaml (the worked example of the design documents). In another shell, try a denied binding:"
-	@echo "  curl -s --cacert certs/ca.crt -H 'Content-Type: application/json' --data @$(DEMO)/binding-pod5-node1.json https://localhost:$(PORT)/validate"
+	@echo "  $(RUN_CURL) -H 'Content-Type: application/json' --data @$(DEMO)/binding-pod5-node1.json https://$(RUN_HOST):$(PORT)/validate"
 	@echo "and an allowed one: the same with binding-pod5-node2.json (more in docs/webhooks.md: pod-create-web-node1.json, pod-create-besteffort.json)"
-	$(BIN)/limitguard serve --config $(DEMO)/config.yaml --cluster $(DEMO)/cluster.yaml --cert-dir certs \
+	$(BIN)/limitguard serve --config $(DEMO)/config.yaml --cluster $(DEMO)/cluster.yaml --cert-dir $(CERTS) \
 		--host $(HOST) --port $(PORT)
 
 IMAGE ?= limitguard.local/limitguard:dev

@@ -1,4 +1,4 @@
-"""Binding throughput through a follower vs directly on the leader, as a ratio, in one run.
+"""Binding throughput through a follower vs directly on the leader, and their ratio: medians of --rounds.
 
 Three processes besides this one: the fake API server (limitguard.testing.fakeapi, with Leases) holding
 a synthetic cluster, and two `limitguard serve` replicas in live mode with the chart's Downward API
@@ -52,6 +52,7 @@ from bench.replicaset import (
     wait_for_leader,
     wait_ready,
 )
+from bench.tables import median_row, median_table
 from limitguard.certs import generate as certs
 from limitguard.testing.builders import binding, make_pod, pod_create
 from limitguard.testing.kubeconfig import write_kubeconfig
@@ -295,24 +296,27 @@ async def run(args: argparse.Namespace) -> None:
                     session, urls[leader], bodies[: args.concurrency * 10], args.concurrency
                 )  # warm-up
                 await drive(session, urls[follower], bodies[: args.concurrency * 10], args.concurrency)
-                seconds = {"leader": 0.0, "follower": 0.0}
+                seconds: dict[str, list[float]] = {"leader": [], "follower": []}
                 for _ in range(args.rounds):
-                    seconds["leader"] += await drive(session, urls[leader], bodies, args.concurrency)
-                    seconds["follower"] += await drive(session, urls[follower], bodies, args.concurrency)
+                    seconds["leader"].append(await drive(session, urls[leader], bodies, args.concurrency))
+                    seconds["follower"].append(await drive(session, urls[follower], bodies, args.concurrency))
                 forwarded = await metric(session, urls[follower], "limitguard_forward_duration_seconds_count")
         finally:
             for process in replicas:
                 process.terminate()
             stop(*replicas, api)  # the apiserver last: replicas that lose it mid-shutdown only log retries
-    total = args.requests * args.rounds
-    leader_rps, follower_rps = total / seconds["leader"], total / seconds["follower"]
+    leader_rps = [args.requests / taken for taken in seconds["leader"]]
+    follower_rps = [args.requests / taken for taken in seconds["follower"]]
     print(
         f"cluster: {args.nodes} nodes, {args.pods} pods; {args.rounds} rounds x {args.requests} bindings, "
-        f"{args.concurrency} in flight; cpus: {os.cpu_count()}, load: {os.getloadavg()[0]:.1f}"
+        f"{args.concurrency} in flight; cpus: {os.cpu_count()}, load: {os.getloadavg()[0]:.1f}; "
+        f"{forwarded:.0f} forwarded"
     )
-    print(f"direct to leader     {leader_rps:9.0f} bindings/s")
-    print(f"through a follower   {follower_rps:9.0f} bindings/s   ({forwarded:.0f} forwarded)")
-    print(f"ratio follower/leader: {follower_rps / leader_rps:.2f}")
+    # Each round's leader and follower runs are back to back: their ratio is taken per round.
+    rates = {"direct to the leader, bindings/s": leader_rps, "through a follower, bindings/s": follower_rps}
+    print(median_table("python -m bench.replicas", rates))
+    ratios = [follower / leader for follower, leader in zip(follower_rps, leader_rps, strict=True)]
+    print(median_row("ratio follower/leader", ratios, digits=2))
 
 
 def main() -> None:

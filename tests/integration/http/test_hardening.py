@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from limitguard.certs import generate as certs
-from limitguard.core.config import Enforcement
+from limitguard.core.config import Enforcement, UnboundPolicy
 from limitguard.testing.examples import config, worked_example
 from limitguard.testing.server import client_context
 from tests.support import HANG_GUARD_SECONDS, binding, container, pod, pod_create
@@ -215,3 +215,22 @@ async def test_a_pod_with_only_generate_name_is_logged_by_its_prefix_and_told_ap
         ("validate", "v-2", "default/web-7d4b9c8f6d-*"),
         ("validate", "v-3", "default/web-7d4b9c8f6d-x7k2p"),
     ]
+
+
+@pytest.mark.parametrize("node_name", ["node1", None])
+async def test_a_generate_name_pod_is_named_alike_in_its_log_line_and_its_detail(
+    start_server, caplog, node_name
+):
+    """The line's `object` and its `detail` (the message) name the pod the same way: `prefix*`, not
+    a name cut to `default/` (a pod bound by name to a full node; an unbound one nothing fits)."""
+    server = await start_server(worked_example(), config(unbound_pods=UnboundPolicy.DENY))
+    body = pod_create(pod("x", node_name=node_name, cpu="40"), uid="big")
+    metadata = body["request"]["object"]["metadata"]
+    metadata["generateName"], metadata["name"] = "big-", ""
+    body["request"]["name"] = ""
+    with caplog.at_level(logging.DEBUG):
+        await server.post("/validate", body)
+    [line] = [r for r in caplog.records if r.getMessage() == "admission"]
+    assert line.object == "default/big-*" and not line.allowed
+    assert line.detail.startswith("pod default/big-* "), line.detail
+    assert "default/ " not in line.detail

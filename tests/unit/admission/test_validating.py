@@ -239,11 +239,20 @@ def test_node_annotation_writes():
         validator, node_write(node("n", annotations={RATIO_ANNOTATION: '{"cpu": 150, "memory": "120%"}'}))
     )
     assert good.allowed
-    for bad in ('{"cpu": "150"}', '{"cpu": 1.5}', '{"cpu": -1}', '{"not a name!": 100}', "150%"):
+    for bad, fix in (
+        ('{"cpu": "150"}', 'a string needs a % sign ("150%") or use the integer 150'),
+        ('{"cpu": 1.5}', "must be a whole percent, not a float"),
+        ('{"cpu": -1}', "must not be negative"),
+        ('{"cpu": "lots"}', 'must be a percent: 150 or "150%"'),
+        ('{"not a name!": 100}', "is not a resource name (such as cpu, memory, nvidia.com/gpu)"),
+        ("150%", 'expected e.g. {"cpu": 150, "memory": "120%"}'),
+        ("[150]", 'expected a JSON object such as {"cpu": 150, "memory": "120%"}, got an array'),
+    ):
         response = ask(validator, node_write(node("n", annotations={RATIO_ANNOTATION: bad})))
         assert not response.allowed, bad
         assert response.code == 400
-        assert '{"cpu": 150, "memory": "120%"}' in response.message  # shows the accepted forms
+        assert response.message.startswith(f"metadata.annotations[{RATIO_ANNOTATION}]: Invalid value: ")
+        assert fix in response.message  # what to write instead
 
 
 def test_existing_malformed_annotation_does_not_block_unrelated_node_updates():

@@ -69,8 +69,8 @@ FIELD = "limitAware.defaultLimitToAllocatableRatio"
         ({"cpu": True}, f"{FIELD}.cpu: invalid ratio true: a boolean is not a percent; {FORMS}"),
         (
             {"nvidia.com/gpu": "lots"},
-            f'{FIELD}["nvidia.com/gpu"]: invalid ratio "lots": must be an integer percent (150) or a '
-            'percent string ("150%"); e.g. {cpu: 150, memory: "120%"}',
+            f'{FIELD}["nvidia.com/gpu"]: invalid ratio "lots": must be a percent: 150 or "150%"; '
+            'e.g. {cpu: 150, memory: "120%"}',
         ),
         (150, f"{FIELD}: expected a map of resource name to percent; {FORMS}"),
     ],

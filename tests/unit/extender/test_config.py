@@ -92,7 +92,7 @@ def test_every_problem_is_reported_with_its_path_using_the_validator_rules():
         "extender.scorers[4].name: Unsupported value: 'Spread': supported values: \"LimitAware\", "
         '"NodeResourcesFitPlus", "ScarceResourceAvoidance", "PodState"',
         "extender.scorers[5].wieght: unknown field (expected name, weight, args)",
-        "extender.scorers[5].name: Duplicate value: 'PodState' (also scorers[3])",
+        "extender.scorers[5].name: Duplicate value: 'PodState' (also extender.scorers[3])",
     ]
 
 

@@ -42,9 +42,10 @@ class AdmissionRequest:
         """`resource/subresource` as webhooks rules name it (e.g. `pods/binding`)."""
         return target_of(self.resource, self.sub_resource)
 
-    def describe(self) -> str:
-        """`namespace/name` for the logs; an object created with only `metadata.generateName` (the
-        mutating webhook sees no name yet) is `namespace/prefix*`, its review's uid telling it apart."""
+    def object_name(self) -> str:
+        """The object's name as logs and messages give it: the request's, else its `metadata.name`;
+        an object created with only `metadata.generateName` (the mutating webhook sees no name yet,
+        nor does a review written by hand) is `prefix*`, its review's uid telling it apart."""
         name = self.name
         if not name:
             metadata = self.object.get("metadata") if type(self.object) is dict else None
@@ -54,6 +55,11 @@ class AdmissionRequest:
                 if not name and prefix and type(prefix) is str:
                     name = prefix + "*"
                 name = name if type(name) is str else ""
+        return name
+
+    def describe(self) -> str:
+        """`namespace/name` for the logs (`object_name`)."""
+        name = self.object_name()
         return f"{self.namespace}/{name}" if self.namespace else name
 
 

@@ -18,7 +18,7 @@ from limitguard.core.limitaware import check_on_node, check_resize, check_unboun
 from limitguard.core.objects import object_or_empty as _map
 from limitguard.core.podlimits import PodSpecError, pod_amounts, pod_limits
 from limitguard.core.quantity import format_units
-from limitguard.core.ratios import ACCEPTED_FORMS, RATIO_ANNOTATION
+from limitguard.core.ratios import RATIO_ANNOTATION
 from limitguard.core.response import BAD_REQUEST, FORBIDDEN, Response, allowed, errored
 from limitguard.state.records import NodeRecord, PodRecord, controller_of, is_mirror_pod, node_ratio_override
 from limitguard.state.scan import UnboundVerdicts
@@ -205,7 +205,7 @@ class Validator:
         pod = _map(request.object)
         metadata = _map(pod.get("metadata"))
         namespace = str(metadata.get("namespace") or request.namespace)
-        name = str(metadata.get("name") or request.name)
+        name = request.object_name()  # the log line's name too, `prefix*` for a generateName pod
         if self._excluded(namespace):
             return allowed("excluded")
         spec = _map(pod.get("spec"))
@@ -327,7 +327,8 @@ class Validator:
             )
         return errored(
             "malformed-annotation",
-            f"metadata.annotations[{RATIO_ANNOTATION}]: Invalid value: {problem}; expected {ACCEPTED_FORMS}",
+            # under 200 characters whatever the annotation holds: each echo in `problem` is cut
+            f"metadata.annotations[{RATIO_ANNOTATION}]: Invalid value: {problem}",
         )
 
 

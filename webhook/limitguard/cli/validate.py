@@ -15,6 +15,7 @@ import sys
 from dataclasses import replace
 from typing import Any, BinaryIO
 
+from limitguard.cli.configfile import config_errors
 from limitguard.core.kubeversion import DEFAULT_MINOR, supported_text
 from limitguard.schedcfg.documents import MAX_INPUT_BYTES
 from limitguard.schedcfg.report import Finding, Report
@@ -103,7 +104,20 @@ def _load(name: str, release: Release, scheduler: str = AUTO) -> Report:
         return Report(
             source, [Finding("error", "", f"file is not valid UTF-8 (byte {exc.start})", "input.encoding")]
         )
-    return validate_text(text, source=source, release=release, scheduler=scheduler)
+    return validate_text(
+        text, source=source, release=release, scheduler=scheduler, other_kinds=OWN_CONFIGURATION
+    )
+
+
+def _limitguard_configuration(document: dict[str, Any]) -> list[Finding]:
+    """limitguard's own configuration file, judged as `limitguard serve --config` loads it: every
+    problem of every section."""
+    return [
+        Finding("error", error.path, error.detail, "limitguard-config") for error in config_errors(document)
+    ]
+
+
+OWN_CONFIGURATION = {"LimitGuardConfiguration": _limitguard_configuration}
 
 
 def run(args: argparse.Namespace) -> int:

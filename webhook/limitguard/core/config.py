@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from limitguard.core.fielderrors import FieldError, FieldErrors
 from limitguard.core.kubeversion import VersionError, parse_minor
 from limitguard.core.paths import path_join
 from limitguard.core.pools import NodePool, parse_node_pools
@@ -174,117 +175,144 @@ class Config:
     use_scheduler_name: str = ""
 
 
-def defaults_problems(defaults: Mapping[str, Any], where: str) -> list[str]:
-    """Rules for a {limits, requests} pair: quantities parse and no request exceeds its limit."""
-    problems: list[str] = []
+def defaults_problems(
+    defaults: Mapping[str, Any], where: str, errors: FieldErrors | None = None
+) -> list[FieldError]:
+    """Rules for a {limits, requests} pair: quantities parse and no request exceeds its limit. A
+    quantity *errors* already holds a problem for is left to that problem, and so is its pair."""
+    problems: list[FieldError] = []
     parsed: dict[str, dict[str, int]] = {"limits": {}, "requests": {}}
     for kind in ("limits", "requests"):
         for resource, quantity in (defaults.get(kind) or {}).items():
+            here = path_join(where, kind, resource)
+            if errors is not None and errors.invalid(here):
+                continue
             try:
                 amount = to_units(resource, quantity)
             except QuantityError as error:
-                problems.append(f"{path_join(where, kind, resource)}: {error}")
+                problems.append(FieldError(here, str(error)))
                 continue
             if amount <= 0:
-                problems.append(
-                    f"{path_join(where, kind, resource)}: must be greater than 0, got {quantity!r}"
-                )
+                problems.append(FieldError(here, f"must be greater than 0, got {quantity!r}"))
             parsed[kind][resource] = amount
     for resource, request in parsed["requests"].items():
         limit = parsed["limits"].get(resource)
         if limit is not None and request > limit:
             problems.append(
-                f"{path_join(where, 'requests', resource)}: default request {format_units(resource, request)} "
-                f"exceeds default limit {format_units(resource, limit)}"
+                FieldError(
+                    path_join(where, "requests", resource),
+                    f"default request {format_units(resource, request)} "
+                    f"exceeds default limit {format_units(resource, limit)}",
+                )
             )
     return problems
 
 
-def config_from_mapping(raw: Mapping[str, Any]) -> Config:
-    """Build a Config from schema-valid data, applying defaults; raises ConfigError."""
-    problems: list[str] = []
-    limit_aware_raw = raw.get("limitAware") or {}
-    try:
-        ratios = parse_ratio_map(limit_aware_raw.get("defaultLimitToAllocatableRatio") or {})
-    except RatioError as error:
-        problems.append(f"limitAware.defaultLimitToAllocatableRatio: {error}")
-        ratios = {}
-    pools, pool_problems = parse_node_pools(limit_aware_raw.get("nodePools"))
-    problems += pool_problems
-    base = LimitAwareConfig()
-    limit_aware = LimitAwareConfig(
-        default_ratios=ratios,
-        node_pools=pools,
-        enforcement=Enforcement(limit_aware_raw.get("enforcement", base.enforcement)),
-        unbound_pods=UnboundPolicy(limit_aware_raw.get("unboundPods", base.unbound_pods)),
-        exempt_daemonset_pods=bool(limit_aware_raw.get("exemptDaemonSetPods", base.exempt_daemonset_pods)),
-        binding_ledger_ttl_seconds=float(
-            limit_aware_raw.get("bindingLedgerTTLSeconds", base.binding_ledger_ttl_seconds)
-        ),
-        daemonset_kinds=DAEMONSET_KINDS
-        | {
-            (str(item["group"]), str(item["kind"]))
-            for item in limit_aware_raw.get("daemonSetOwnerKinds") or ()
-        },
-        namespace_enforcement={
-            str(namespace): Enforcement(action)
-            for namespace, action in (limit_aware_raw.get("namespaceEnforcement") or {}).items()
-        },
-    )
-    defaults_raw = raw.get("bestEffortDefaults") or {}
-    base_defaults = BestEffortDefaults()
+class _Section:
+    """One section of the document as the rules and the typed config read it: a value absent, null,
+    or with a problem reported at it (or in it) reads as its default, so nothing is built from a
+    value the user has to fix anyway and no rule judges it."""
+
+    def __init__(self, raw: Any, errors: FieldErrors, name: str = "") -> None:
+        section = raw if not name else raw.get(name) if isinstance(raw, Mapping) else None
+        self.raw: Mapping[str, Any] = section if isinstance(section, Mapping) else {}
+        self.errors, self.name = errors, name
+
+    def __call__(self, key: str, default: Any = None) -> Any:
+        value = self.raw.get(key)
+        return default if value is None or self.errors.invalid(path_join(self.name, key)) else value
+
+
+def config_from_mapping(raw: Mapping[str, Any], errors: FieldErrors | None = None) -> Config:
+    """Build a Config from the document, applying defaults; raises ConfigError with every problem.
+
+    *errors* holds what earlier stages (the JSON Schema) found: their values are not judged again,
+    and the ConfigError lists them together with this stage's. `read_config` goes on to further
+    stages before raising."""
+    errors = FieldErrors() if errors is None else errors
+    config = read_config(raw, errors)
+    if errors:
+        raise ConfigError(errors.texts())
+    return config
+
+
+def read_config(raw: Any, errors: FieldErrors) -> Config:
+    """Every rule of every section, its problems added to *errors*; the Config means something only
+    while *errors* stays empty (a value with a problem reads as its default)."""
+    top = _Section(raw, errors)
+    defaults, base_defaults = _Section(raw, errors, "bestEffortDefaults"), BestEffortDefaults()
     best_effort = BestEffortDefaults(
-        enabled=bool(defaults_raw.get("enabled", base_defaults.enabled)),
-        limits={**base_defaults.limits, **(defaults_raw.get("limits") or {})},
-        requests={**base_defaults.requests, **(defaults_raw.get("requests") or {})},
+        enabled=bool(defaults("enabled", base_defaults.enabled)),
+        limits={**base_defaults.limits, **defaults("limits", {})},
+        requests={**base_defaults.requests, **defaults("requests", {})},
         require_namespace_label=bool(
-            defaults_raw.get("requireNamespaceLabel", base_defaults.require_namespace_label)
+            defaults("requireNamespaceLabel", base_defaults.require_namespace_label)
         ),
     )
-    problems += defaults_problems(
-        {"limits": best_effort.limits, "requests": best_effort.requests}, "bestEffortDefaults"
-    )
-    replicas, replica_problems = _replicas_config(raw.get("replicas") or {})
-    problems += replica_problems
-    if raw.get("kubernetesVersion") is not None:
+    pair = {"limits": best_effort.limits, "requests": best_effort.requests}
+    errors.extend(defaults_problems(pair, "bestEffortDefaults", errors))
+    kubernetes_version = top("kubernetesVersion")
+    if kubernetes_version is not None:
         try:
-            parse_minor(raw["kubernetesVersion"])
+            parse_minor(kubernetes_version)
         except VersionError as error:
-            problems.append(f"kubernetesVersion: {error}")
-    if problems:
-        raise ConfigError(problems)
-    excluded = raw.get("excludedNamespaces")
+            errors.add("kubernetesVersion", str(error))
+    validation = top("schedulerConfigValidation", {})
+    excluded = top("excludedNamespaces")
+    live, writes = _Section(raw, errors, "liveState"), _Section(raw, errors, "clusterWrites")
     return Config(
-        limit_aware=limit_aware,
+        limit_aware=_limit_aware(raw, errors),
         excluded_namespaces=frozenset(excluded) if excluded is not None else Config().excluded_namespaces,
         best_effort_defaults=best_effort,
-        placement_hints=_placement_hints(raw.get("placementHints") or {}),
-        while_not_ready=NotReadyPolicy(raw.get("whileNotReady", NotReadyPolicy.ALLOW)),
-        replicas=replicas,
+        placement_hints=_placement_hints(top("placementHints", {})),
+        while_not_ready=NotReadyPolicy(top("whileNotReady", NotReadyPolicy.ALLOW)),
+        replicas=_replicas_config(raw, errors),
         live_state=LiveStateConfig(
             binding_write_horizon_seconds=float(
-                (raw.get("liveState") or {}).get(
-                    "bindingWriteHorizonSeconds", LiveStateConfig.binding_write_horizon_seconds
-                )
+                live("bindingWriteHorizonSeconds", LiveStateConfig.binding_write_horizon_seconds)
             ),
             not_ready_after_seconds=float(
-                (raw.get("liveState") or {}).get(
-                    "notReadyAfterSeconds", LiveStateConfig.not_ready_after_seconds
-                )
+                live("notReadyAfterSeconds", LiveStateConfig.not_ready_after_seconds)
             ),
         ),
         cluster_writes=ClusterWritesConfig(
-            max_per_second=float(
-                (raw.get("clusterWrites") or {}).get("maxPerSecond", ClusterWritesConfig.max_per_second)
-            ),
-            burst=int((raw.get("clusterWrites") or {}).get("burst", ClusterWritesConfig.burst)),
+            max_per_second=float(writes("maxPerSecond", ClusterWritesConfig.max_per_second)),
+            burst=int(writes("burst", ClusterWritesConfig.burst)),
         ),
-        kubernetes_version=raw.get("kubernetesVersion"),
-        scheduler_kubernetes_version=(raw.get("schedulerConfigValidation") or {}).get("kubernetesVersion")
-        or raw.get("kubernetesVersion"),
-        scheduler_feature_gates=dict((raw.get("schedulerConfigValidation") or {}).get("featureGates") or {}),
-        scheduler_name=(raw.get("schedulerConfigValidation") or {}).get("scheduler") or "auto",
-        use_scheduler_name=str((raw.get("useScheduler") or {}).get("schedulerName") or ""),
+        kubernetes_version=kubernetes_version,
+        scheduler_kubernetes_version=validation.get("kubernetesVersion") or kubernetes_version,
+        scheduler_feature_gates=dict(validation.get("featureGates") or {}),
+        scheduler_name=validation.get("scheduler") or "auto",
+        use_scheduler_name=str(_Section(raw, errors, "useScheduler")("schedulerName", "")),
+    )
+
+
+def _limit_aware(raw: Any, errors: FieldErrors) -> LimitAwareConfig:
+    """The `limitAware` section: the cluster default ratios, the node pools, the policies."""
+    section, base = _Section(raw, errors, "limitAware"), LimitAwareConfig()
+    ratios: RatioMap = {}
+    try:
+        ratios = parse_ratio_map(section("defaultLimitToAllocatableRatio", {}))
+    except RatioError as error:
+        errors.add("limitAware.defaultLimitToAllocatableRatio", str(error))
+    # Every pool is checked even when another has a problem (a duplicate name is found either way).
+    pools_path = "limitAware.nodePools"
+    pools_raw = None if errors.covers(pools_path) else section.raw.get("nodePools")
+    pools, pool_problems = parse_node_pools(pools_raw, pools_path, errors)
+    errors.extend(pool_problems)
+    return LimitAwareConfig(
+        default_ratios=ratios,
+        node_pools=pools,
+        enforcement=Enforcement(section("enforcement", base.enforcement)),
+        unbound_pods=UnboundPolicy(section("unboundPods", base.unbound_pods)),
+        exempt_daemonset_pods=bool(section("exemptDaemonSetPods", base.exempt_daemonset_pods)),
+        binding_ledger_ttl_seconds=float(section("bindingLedgerTTLSeconds", base.binding_ledger_ttl_seconds)),
+        daemonset_kinds=DAEMONSET_KINDS
+        | {(str(item["group"]), str(item["kind"])) for item in section("daemonSetOwnerKinds", ())},
+        namespace_enforcement={
+            str(namespace): Enforcement(action)
+            for namespace, action in section("namespaceEnforcement", {}).items()
+        },
     )
 
 
@@ -298,19 +326,29 @@ def _placement_hints(raw: Mapping[str, Any]) -> PlacementHints:
     )
 
 
-def _replicas_config(raw: Mapping[str, Any]) -> tuple[ReplicasConfig, list[str]]:
-    """The `replicas` section, with client-go's rules: leaseDuration > renewDeadline > 1.2 x retryPeriod."""
-    base = ReplicasConfig()
+def _replicas_config(raw: Any, errors: FieldErrors) -> ReplicasConfig:
+    """The `replicas` section, with client-go's rules (k8s.io/client-go
+    `tools/leaderelection/leaderelection.go`, NewLeaderElector): leaseDuration > renewDeadline >
+    1.2 x retryPeriod. A rule is skipped when one of its values has a problem of its own."""
+    section, base = _Section(raw, errors, "replicas"), ReplicasConfig()
     replicas = ReplicasConfig(
-        no_leader_policy=NoLeaderPolicy(raw.get("noLeaderPolicy", base.no_leader_policy)),
-        lease_duration_seconds=int(raw.get("leaseDurationSeconds", base.lease_duration_seconds)),
-        renew_deadline_seconds=float(raw.get("renewDeadlineSeconds", base.renew_deadline_seconds)),
-        retry_period_seconds=float(raw.get("retryPeriodSeconds", base.retry_period_seconds)),
-        forward_timeout_seconds=float(raw.get("forwardTimeoutSeconds", base.forward_timeout_seconds)),
+        no_leader_policy=NoLeaderPolicy(section("noLeaderPolicy", base.no_leader_policy)),
+        lease_duration_seconds=int(section("leaseDurationSeconds", base.lease_duration_seconds)),
+        renew_deadline_seconds=float(section("renewDeadlineSeconds", base.renew_deadline_seconds)),
+        retry_period_seconds=float(section("retryPeriodSeconds", base.retry_period_seconds)),
+        forward_timeout_seconds=float(section("forwardTimeoutSeconds", base.forward_timeout_seconds)),
     )
-    problems = []
-    if replicas.lease_duration_seconds <= replicas.renew_deadline_seconds:
-        problems.append("replicas.leaseDurationSeconds: must be greater than renewDeadlineSeconds")
-    if replicas.renew_deadline_seconds <= 1.2 * replicas.retry_period_seconds:
-        problems.append("replicas.renewDeadlineSeconds: must be greater than 1.2 x retryPeriodSeconds")
-    return replicas, problems
+    lease, renew, retry = (
+        f"replicas.{key}" for key in ("leaseDurationSeconds", "renewDeadlineSeconds", "retryPeriodSeconds")
+    )
+    if (
+        not errors.invalid(lease, renew)
+        and replicas.lease_duration_seconds <= replicas.renew_deadline_seconds
+    ):
+        errors.add(lease, "must be greater than renewDeadlineSeconds")
+    if (
+        not errors.invalid(renew, retry)
+        and replicas.renew_deadline_seconds <= 1.2 * replicas.retry_period_seconds
+    ):
+        errors.add(renew, "must be greater than 1.2 x retryPeriodSeconds")
+    return replicas

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from limitguard.core.fielderrors import FieldError
 from limitguard.core.names import is_label_value, is_qualified_name
 from limitguard.core.paths import path_join
 from limitguard.core.text import clip
@@ -59,29 +60,31 @@ def _quoted(value: Any) -> str:
     return clip(repr(value))
 
 
-def parse_label_selector(raw: Any, where: str) -> tuple[LabelSelector, list[str]]:
+def parse_label_selector(raw: Any, where: str) -> tuple[LabelSelector, list[FieldError]]:
     """The selector and its problems, each `field.path: what is wrong` (an empty list: valid)."""
-    problems: list[str] = []
+    problems: list[FieldError] = []
     if not isinstance(raw, Mapping):
-        return LabelSelector(), [f"{where}: must be a label selector (matchLabels, matchExpressions)"]
+        return LabelSelector(), [
+            FieldError(where, "must be a label selector (matchLabels, matchExpressions)")
+        ]
     requirements: list[LabelRequirement] = []
     match_labels = raw.get("matchLabels") or {}
     if not isinstance(match_labels, Mapping):
-        problems.append(f"{path_join(where, 'matchLabels')}: must be a map of label key to value")
+        problems.append(FieldError(path_join(where, "matchLabels"), "must be a map of label key to value"))
         match_labels = {}
     for key, value in match_labels.items():
         here = path_join(where, "matchLabels", str(key))
         if not is_qualified_name(key):
             problems.append(
-                f"{path_join(where, 'matchLabels')}: Invalid value: {_quoted(key)}: {_KEY_PROBLEM}"
+                FieldError(path_join(where, "matchLabels"), f"Invalid value: {_quoted(key)}: {_KEY_PROBLEM}")
             )
         elif not is_label_value(value):
-            problems.append(f"{here}: Invalid value: {_quoted(value)}: {_VALUE_PROBLEM}")
+            problems.append(FieldError(here, f"Invalid value: {_quoted(value)}: {_VALUE_PROBLEM}"))
         else:
             requirements.append(LabelRequirement(key, "In", frozenset({value})))
     expressions = raw.get("matchExpressions") or []
     if not isinstance(expressions, list):
-        problems.append(f"{path_join(where, 'matchExpressions')}: must be a list")
+        problems.append(FieldError(path_join(where, "matchExpressions"), "must be a list"))
         expressions = []
     for index, expression in enumerate(expressions):
         requirement, found = _requirement(expression, path_join(where, "matchExpressions", index))
@@ -91,32 +94,42 @@ def parse_label_selector(raw: Any, where: str) -> tuple[LabelSelector, list[str]
     return LabelSelector(tuple(requirements)), problems
 
 
-def _requirement(raw: Any, where: str) -> tuple[LabelRequirement | None, list[str]]:
+def _requirement(raw: Any, where: str) -> tuple[LabelRequirement | None, list[FieldError]]:
     if not isinstance(raw, Mapping):
-        return None, [f"{where}: must be an object with key, operator and values"]
-    problems: list[str] = []
+        return None, [FieldError(where, "must be an object with key, operator and values")]
+    problems: list[FieldError] = []
     key, operator, values = raw.get("key"), raw.get("operator"), raw.get("values") or []
     if not is_qualified_name(key):
-        problems.append(f"{path_join(where, 'key')}: Invalid value: {_quoted(key)}: {_KEY_PROBLEM}")
+        problems.append(FieldError(path_join(where, "key"), f"Invalid value: {_quoted(key)}: {_KEY_PROBLEM}"))
     if operator not in OPERATORS:
         supported = ", ".join(f'"{name}"' for name in OPERATORS)
         problems.append(
-            f"{path_join(where, 'operator')}: Unsupported value: {_quoted(operator)}: supported values: {supported}"
+            FieldError(
+                path_join(where, "operator"),
+                f"Unsupported value: {_quoted(operator)}: supported values: {supported}",
+            )
         )
     if not isinstance(values, list):
-        return None, [*problems, f"{path_join(where, 'values')}: must be a list of label values"]
+        return None, [*problems, FieldError(path_join(where, "values"), "must be a list of label values")]
     if operator in ("In", "NotIn") and not values:
         problems.append(
-            f"{path_join(where, 'values')}: Required value: must be specified when `operator` is '{operator}'"
+            FieldError(
+                path_join(where, "values"),
+                f"Required value: must be specified when `operator` is '{operator}'",
+            )
         )
     if operator in ("Exists", "DoesNotExist") and values:
         problems.append(
-            f"{path_join(where, 'values')}: Forbidden: may not be specified when `operator` is '{operator}'"
+            FieldError(
+                path_join(where, "values"), f"Forbidden: may not be specified when `operator` is '{operator}'"
+            )
         )
     for index, value in enumerate(values):
         if not is_label_value(value):
             problems.append(
-                f"{path_join(where, 'values', index)}: Invalid value: {_quoted(value)}: {_VALUE_PROBLEM}"
+                FieldError(
+                    path_join(where, "values", index), f"Invalid value: {_quoted(value)}: {_VALUE_PROBLEM}"
+                )
             )
     if problems:
         return None, problems

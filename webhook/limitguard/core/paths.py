@@ -27,3 +27,25 @@ def path_join(base: str, *parts: str | int) -> str:
         else:
             out += "[" + json.dumps(part, ensure_ascii=False) + "]"
     return out
+
+
+def path_prefixes(path: str) -> list[str]:
+    """Every field path *path* lies under, outermost first, *path* itself last:
+    `a.b[0]["x.y"]` -> `a`, `a.b`, `a.b[0]`, `a.b[0]["x.y"]` (a quoted key's dots do not split it)."""
+    prefixes: list[str] = []
+    quoted = escaped = False
+    for index, char in enumerate(path):
+        if quoted:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                quoted = False
+        elif char == '"':
+            quoted = True
+        elif char in ".[" and index > 0:
+            prefixes.append(path[:index])
+    if path:
+        prefixes.append(path)
+    return prefixes

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from limitguard.core.fielderrors import FieldError, FieldErrors
 from limitguard.core.labelselector import LabelSelector, parse_label_selector
 from limitguard.core.names import dns1123_label_problem
 from limitguard.core.paths import path_join
@@ -90,49 +91,64 @@ class PoolChooser:
         return found
 
 
-def parse_node_pools(raw: Any, where: str = "limitAware.nodePools") -> tuple[tuple[NodePool, ...], list[str]]:
-    """The configured pools in order, and every problem as `field.path: what is wrong`."""
+def parse_node_pools(
+    raw: Any, where: str = "limitAware.nodePools", errors: FieldErrors | None = None
+) -> tuple[tuple[NodePool, ...], list[FieldError]]:
+    """The configured pools in order, and every problem as `field.path: what is wrong`.
+
+    A part *errors* already holds a problem for (the JSON Schema's) is not judged again, and its
+    pool is not built; the other pools and parts are still checked (a duplicate name is found
+    whatever else is wrong)."""
     if raw is None:
         return (), []
     if not isinstance(raw, list):
-        return (), [f"{where}: must be a list of {{name, nodeSelector, limitToAllocatableRatio}}"]
-    problems: list[str] = []
+        return (), [FieldError(where, "must be a list of {name, nodeSelector, limitToAllocatableRatio}")]
+    known = errors if errors is not None else FieldErrors()
+    problems: list[FieldError] = []
     if len(raw) > MAX_NODE_POOLS:
-        problems.append(f"{where}: Too many: {len(raw)}: must have at most {MAX_NODE_POOLS} items")
+        problems.append(FieldError(where, f"Too many: {len(raw)}: must have at most {MAX_NODE_POOLS} items"))
     pools: list[NodePool] = []
     seen: dict[str, int] = {}
     for index, item in enumerate(raw):
         here = path_join(where, index)
         if not isinstance(item, Mapping):
-            problems.append(f"{here}: must be an object with name, nodeSelector and limitToAllocatableRatio")
+            problems.append(
+                FieldError(here, "must be an object with name, nodeSelector and limitToAllocatableRatio")
+            )
             continue
-        found: list[str] = []
-        name = item.get("name")
-        if not isinstance(name, str) or not name:
-            found.append(f"{path_join(here, 'name')}: Required value")
+        found: list[FieldError] = []
+        name, name_path = item.get("name"), path_join(here, "name")
+        if known.invalid(name_path):
+            pass
+        elif not isinstance(name, str) or not name:
+            found.append(FieldError(name_path, "Required value"))
         elif (problem := dns1123_label_problem(name)) is not None:
-            found.append(f"{path_join(here, 'name')}: Invalid value: {name!r}: {problem}")
+            found.append(FieldError(name_path, f"Invalid value: {name!r}: {problem}"))
         elif name in seen:
-            found.append(f"{path_join(here, 'name')}: Duplicate value: {name!r} (also {where}[{seen[name]}])")
+            found.append(FieldError(name_path, f"Duplicate value: {name!r} (also {where}[{seen[name]}])"))
         else:
             seen[name] = index
-        if "nodeSelector" not in item or item["nodeSelector"] is None:
-            found.append(f"{path_join(here, 'nodeSelector')}: Required value: use {{}} to select every node")
-            selector = LabelSelector()
+        selector_path = path_join(here, "nodeSelector")
+        selector = LabelSelector()
+        if known.invalid(selector_path):
+            pass
+        elif "nodeSelector" not in item or item["nodeSelector"] is None:
+            found.append(FieldError(selector_path, "Required value: use {} to select every node"))
         else:
-            selector, selector_problems = parse_label_selector(
-                item["nodeSelector"], path_join(here, "nodeSelector")
-            )
+            selector, selector_problems = parse_label_selector(item["nodeSelector"], selector_path)
             found += selector_problems
         ratios: RatioMap = {}
-        if "limitToAllocatableRatio" not in item:
-            found.append(f"{path_join(here, 'limitToAllocatableRatio')}: Required value")
+        ratios_path = path_join(here, "limitToAllocatableRatio")
+        if known.invalid(ratios_path):
+            pass
+        elif "limitToAllocatableRatio" not in item:
+            found.append(FieldError(ratios_path, "Required value"))
         else:
             try:
                 ratios = parse_ratio_map(item["limitToAllocatableRatio"])
             except RatioError as error:
-                found.append(f"{path_join(here, 'limitToAllocatableRatio')}: {error}")
+                found.append(FieldError(ratios_path, str(error)))
         problems += found
-        if not found:
+        if not found and not known.invalid(here):
             pools.append(NodePool(name, selector, ratios, RatioSource(f"pool:{name}")))
     return tuple(pools), problems

@@ -10,7 +10,7 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
-from limitguard.core.text import clip
+from limitguard.core.text import quoted
 from limitguard.errors import LimitguardError
 
 # The grammar of resource.Quantity (k8s.io/apimachinery/pkg/api/resource/quantity.go).
@@ -48,13 +48,13 @@ def parse_quantity(value: object) -> Fraction:
 def _parse_text(text: str) -> Fraction:
     match = _QUANTITY.match(text) if len(text) <= 64 else None
     if match is None:
-        raise QuantityError(f"{clip(repr(text))} is not a valid quantity (e.g. 500m, 2, 1.5Gi, 1e3)")
+        raise QuantityError(f"{quoted(text)} is not a valid quantity (e.g. 500m, 2, 1.5Gi, 1e3)")
     number = Fraction(match["number"])
     if match["binary"]:
         return number * 1024 ** _BINARY[match["binary"]]
     exponent = int(match["exponent"][1:]) if match["exponent"] else _DECIMAL.get(match["decimal"] or "", 0)
     if abs(exponent) > _MAX_EXPONENT:
-        raise QuantityError(f"{clip(repr(text))} is out of range")
+        raise QuantityError(f"{quoted(text)} is out of range")
     return number * Fraction(10) ** exponent
 
 

@@ -7,15 +7,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from limitguard.core.names import RESOURCE_NAME_HINT, is_valid_resource_name
-from limitguard.core.text import clip
+from limitguard.core.names import is_valid_resource_name
+from limitguard.core.text import clip, quoted
 from limitguard.errors import LimitguardError
 
 RATIO_ANNOTATION = "node.koordinator.sh/limit-to-allocatable"
-ACCEPTED_FORMS = (
-    "a JSON object mapping resource names to an integer percent or a percent string, "
-    'e.g. {"cpu": 150, "memory": "120%"}'
-)
+RATIO_EXAMPLE = '{"cpu": 150, "memory": "120%"}'
 
 RatioMap = dict[str, int]
 
@@ -26,7 +23,13 @@ RatioMap = dict[str, int]
 MAX_RATIO_RESOURCES = 32
 
 _PERCENT_STRING = re.compile(r"^([0-9]+)%$")
-_FORMS = 'must be an integer percent (150) or a percent string ("150%")'
+PERCENT_FORMS = 'must be a percent: 150 or "150%"'
+#: How long a value (and a resource name) is quoted in a ratio's error: the node annotation's denial
+#: quotes one of each after its field path and stays under 200 characters whatever the annotation.
+ECHO_LENGTH, NAME_LENGTH = 44, 24
+#: The longest digit string answered with "add a % sign" (a percent string has at most 9 digits,
+#: as the schemas say); a longer one is only quoted once.
+_DIGITS_HINTED = 9
 
 
 class RatioError(LimitguardError, ValueError):
@@ -39,7 +42,7 @@ def parse_ratio_percent(value: Any) -> int:
         raise RatioError(f"invalid ratio {json.dumps(value)}: a boolean is not a percent")
     if isinstance(value, int):
         if value < 0:
-            raise RatioError(f"invalid ratio {value}: must not be negative")
+            raise RatioError(f"invalid ratio {clip(str(value), ECHO_LENGTH)}: must not be negative")
         return value
     if isinstance(value, float):
         raise RatioError(f"invalid ratio {value!r}: must be a whole percent, not a float")
@@ -47,28 +50,31 @@ def parse_ratio_percent(value: Any) -> int:
         match = _PERCENT_STRING.match(value)
         if match:
             return int(match.group(1))
-        if value.isdigit():
+        if value.isdigit() and len(value) <= _DIGITS_HINTED:
             raise RatioError(
                 f'invalid ratio "{value}": a string needs a % sign ("{value}%") or use the integer {int(value)}'
             )
-        raise RatioError(f"invalid ratio {json.dumps(value)[:40]}: {_FORMS}")
-    raise RatioError(f"invalid ratio {json.dumps(value, default=str)[:40]}: {_FORMS}")
+        raise RatioError(f"invalid ratio {quoted(value, ECHO_LENGTH)}: {PERCENT_FORMS}")
+    kind = "an object" if isinstance(value, Mapping) else "a list" if isinstance(value, list) else "null"
+    raise RatioError(f"invalid ratio: {kind} is not a percent; {PERCENT_FORMS}")
 
 
 def parse_ratio_map(raw: Any) -> RatioMap:
     """A validated ratio map; the error names the first offending entry."""
     if not isinstance(raw, Mapping):
-        raise RatioError(f"expected a JSON object, got {type(raw).__name__}")
+        raise RatioError(f"expected a JSON object such as {RATIO_EXAMPLE}, got {_json_kind(raw)}")
     if len(raw) > MAX_RATIO_RESOURCES:
         raise RatioError(f"names {len(raw)} resources; at most {MAX_RATIO_RESOURCES} are allowed")
     ratios: RatioMap = {}
     for resource, value in raw.items():
         if not is_valid_resource_name(resource):
-            raise RatioError(f"{clip(repr(resource))} is not a valid resource name: {RESOURCE_NAME_HINT}")
+            raise RatioError(
+                f"{quoted(str(resource), ECHO_LENGTH)} is not a resource name (such as cpu, memory, nvidia.com/gpu)"
+            )
         try:
             ratios[resource] = parse_ratio_percent(value)
         except RatioError as error:
-            raise RatioError(f"{resource}: {error}") from None
+            raise RatioError(f"{clip(resource, NAME_LENGTH)}: {error}") from None
     return ratios
 
 
@@ -76,9 +82,22 @@ def parse_ratio_annotation(text: str) -> RatioMap:
     """The per-node override from its annotation text (JSON)."""
     try:
         raw = json.loads(text)
-    except (ValueError, TypeError) as error:
-        raise RatioError(f"not valid JSON ({error})") from None
+    except ValueError as error:  # also an integer past Python's 4,300 digits
+        raise RatioError(f"not valid JSON ({clip(str(error), 48)}); expected e.g. {RATIO_EXAMPLE}") from None
     return parse_ratio_map(raw)
+
+
+def _json_kind(value: Any) -> str:
+    """What a decoded JSON value is, named as JSON names it (the value itself may be huge)."""
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "null"
 
 
 def limit_capacity(allocatable: int, percent: int) -> int:

@@ -20,6 +20,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from limitguard.core.paths import path_join
+from limitguard.core.text import clip
 from limitguard.errors import LimitguardError
 
 MAX_INPUT_BYTES = 1024 * 1024  # a ConfigMap cannot hold more than 1 MiB either
@@ -212,6 +213,10 @@ def load_documents(text: str) -> list[Document]:
             loader.dispose()
     except yaml.YAMLError as exc:
         raise _from_yaml_error(exc) from exc
+    except YamlInputError:
+        raise
+    except ValueError as exc:  # an integer past Python's 4,300 digits (int() refuses to convert it)
+        raise YamlInputError(f"a value cannot be read: {clip(str(exc), 120)}", rule="yaml.value") from exc
     except RecursionError as exc:  # pragma: no cover - prescan's depth cap should prevent this
         raise YamlInputError("document nested too deeply", rule="yaml.too-deep") from exc
     return documents

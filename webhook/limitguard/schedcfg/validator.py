@@ -9,7 +9,7 @@ fragment without apiVersion/kind whose top-level keys are all KubeSchedulerConfi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from limitguard.core.kubeversion import supported_text
@@ -44,6 +44,9 @@ HELM_HINT = (
 )
 
 Locator = Callable[[str], "tuple[int, int] | None"]
+#: A document of another kind judged by its own rules (kind -> its findings): `limitguard validate`
+#: hands in limitguard's own LimitGuardConfiguration, whose loader lives in a layer above this one.
+KindCheck = Callable[[dict[str, Any]], list[Finding]]
 
 
 def validate_config(
@@ -108,8 +111,10 @@ class _Validation:
         scheduler: str = AUTO,
         named_by: str = "--scheduler",
         refused_gates: Severity = "error",
+        other_kinds: Mapping[str, KindCheck] | None = None,
     ) -> None:
         self.report = report
+        self.other_kinds = other_kinds or {}
         self.release = release
         self.scheduler = scheduler
         self.named_by = named_by
@@ -158,6 +163,9 @@ class _Validation:
             self.config(data, prefix=prefix, document=document, locate=outer_locate)
         elif kind == "ConfigMap":
             self.configmap(data, prefix=prefix, structural=structural, document=document, outer=outer)
+        elif isinstance(kind, str) and kind in self.other_kinds:
+            self.configs += 1
+            self.emit(self.other_kinds[kind](data), prefix=prefix, document=document, locate=outer_locate)
         elif isinstance(kind, str) and kind.endswith("List") and isinstance(data.get("items"), list):
             for i, item in enumerate(data["items"]):
                 self.document(
@@ -309,10 +317,15 @@ class _Validation:
 
 
 def validate_text(
-    text: str, source: str = "<input>", release: Release = DEFAULT_RELEASE, scheduler: str = AUTO
+    text: str,
+    source: str = "<input>",
+    release: Release = DEFAULT_RELEASE,
+    scheduler: str = AUTO,
+    other_kinds: Mapping[str, KindCheck] | None = None,
 ) -> Report:
     """Validate any input form (bare config, ConfigMap, List, multi-document YAML, v1 fragment) for
-    ``scheduler`` (``NAME[@VERSION]`` of ``schedulers``; auto detects it per configuration)."""
+    ``scheduler`` (``NAME[@VERSION]`` of ``schedulers``; auto detects it per configuration); a
+    document of one of ``other_kinds`` is judged by its check instead."""
     report = Report(source)
     try:
         documents = load_documents(text)
@@ -322,7 +335,7 @@ def validate_text(
         return report
     if has_helm_directives(text):
         report.add(warning("", HELM_HINT, "input.helm-template"))
-    validation = _Validation(report, release, scheduler)
+    validation = _Validation(report, release, scheduler, other_kinds=other_kinds)
     multi = len(documents) > 1
     for document in documents:
         validation.document(
