@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from limitguard.core.kubefeatures import gate_spec
 from limitguard.core.paths import path_join
 
 from ..report import Finding, invalid
-from ..rules.gates import gate_step
 from ..rules.releases import Release
 from .common import check_shape, check_shape_ranges
 from .kind import ArgsKind
@@ -44,7 +44,7 @@ def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]
     if release.enabled(gate):
         return check_shape(args.get("shape"), shape_path) + check_shape_ranges(args.get("shape"), shape_path)
     if args.get("shape") is not None:
-        step = gate_step(gate, release.minor)
+        step = gate_spec(gate, release.minor)
         stage = "on" if step is not None and step.default else "off"
         return [
             invalid(

@@ -5,7 +5,7 @@
 * ``config`` - configuration-level rules (validation.go);
 * ``effective`` - what the framework runs at each extension point (defaults and profile merged);
 * ``framework`` - what the framework refuses when it builds a profile (plugins and extension points);
-* ``gates`` / ``fields`` - feature gates by release; fields a release's strict decoder does not know;
+* ``fields`` - fields a release's strict decoder does not know (feature gates: limitguard.core.kubefeatures);
 * ``durations`` - Go duration strings.
 
 Plugin args rules live in ``limitguard.schedcfg.args`` (validation_pluginargs.go), one module per kind.

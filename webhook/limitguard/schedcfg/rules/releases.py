@@ -2,7 +2,8 @@
 
 limitguard validates for one chosen release (``--kubernetes-version``, default the newest supported
 minor). The supported minors and version parsing are ``limitguard.core.kubeversion``'s (one table for
-every layer); the gates are in ``gates``, plugins and extension points in ``plugin_tables``. Sources
+every layer); the gates and the rule changes made without a gate are the one release table's
+(``limitguard.core.kubefeatures``), plugins and extension points in ``plugin_tables``. Sources
 (facts only): pkg/scheduler/apis/config/validation/*.go, pkg/scheduler/apis/config/v1/default_plugins.go,
 pkg/features/kube_features.go and kubernetes/kube-scheduler config/v1/types.go; docs/versions.md says
 which tag each rule was read at.
@@ -14,14 +15,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from limitguard.core.kubefeatures import (
+    SCHEDULER_CONFIGURATION,
+    gate_default,
+    gate_problems,
+    gates_read_by,
+    has_change,
+)
 from limitguard.core.kubeversion import (
     DEFAULT_MINOR,
     SUPPORTED_MINORS,
     VersionError,
     supported_minor,
 )
-
-from .gates import KNOWN_GATES, gate_default, gate_problems
 
 if TYPE_CHECKING:
     from ..args.builds import Build
@@ -31,7 +37,6 @@ __all__ = [
     "DEFAULT_MINOR",
     "DEFAULT_RELEASE",
     "KNOWN_GATES",
-    "RULE_CHANGES",
     "SUPPORTED_MINORS",
     "Release",
     "ReleaseError",
@@ -48,15 +53,8 @@ ReleaseError = VersionError
 #: Config API version -> first minor whose kube-scheduler no longer serves it.
 API_REMOVED_IN: dict[str, int] = {"v1beta2": 28, "v1beta3": 29}
 
-#: Rule change -> first minor with the new behaviour (validation_pluginargs.go, defaults.go, types.go).
-RULE_CHANGES: dict[str, int] = {
-    # DynamicResourcesArgs.bindingTimeout is a field (types_pluginargs.go)
-    "dra.binding-timeout-field": 35,
-    # VolumeCapacityPriority renamed StorageCapacityScoring; its default shape scores empty nodes high
-    "volume-binding.storage-capacity-scoring": 33,
-    # NodeResourcesFitArgs: requestedToCapacityRatio Required / Forbidden by type (kubernetes PR #132120)
-    "fit.ratio-required-forbidden": 36,
-}
+#: The feature gates validation and defaulting read (limitguard.core.kubefeatures lists their stages).
+KNOWN_GATES = gates_read_by(SCHEDULER_CONFIGURATION)
 
 
 @dataclass(frozen=True)
@@ -98,8 +96,9 @@ class Release:
         return removed is None or self.minor < removed
 
     def has(self, change: str) -> bool:
-        """Whether this release has the behaviour RULE_CHANGES names ``change``."""
-        return self.minor >= RULE_CHANGES[change]
+        """Whether this release has the behaviour ``change`` names (a change without a gate in
+        limitguard.core.kubefeatures)."""
+        return has_change(change, self.minor)
 
 
 DEFAULT_RELEASE = Release()
