@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from limitguard.admission.configmaps import configmap_check, scheduler_release
+from limitguard.admission.configmaps import configmap_check, configmap_release
 from limitguard.cli.configfile import parse_config
 from limitguard.cli.validate import main as validate_main
 from limitguard.core.config import ConfigError
@@ -100,9 +100,9 @@ def test_an_unknown_version_in_the_annotation_warns_and_applies_the_newest_relea
 
 
 def test_the_server_setting_takes_a_build_and_warns_on_every_verdict_for_an_unknown_one() -> None:
-    release, why = scheduler_release(None, {}, "v1.37.0", "koord-scheduler@v1.7.0")
+    release, why = configmap_release(None, {}, "v1.37.0", "koord-scheduler@v1.7.0")
     assert release.minor == 31 and why == "koord-scheduler v1.7.0 is Kubernetes 1.28"
-    release, why = scheduler_release(None, {}, "v1.37.0", "koord-scheduler@v1.9.0")
+    release, why = configmap_release(None, {}, "v1.37.0", "koord-scheduler@v1.9.0")
     assert release.minor == 35 and release.note is not None
     assert why.startswith("koord-scheduler v1.8.0 is Kubernetes 1.35; koord-scheduler@v1.9.0: unknown build")
     assert (

@@ -164,7 +164,7 @@ class Config:
     # The release whose pod rules apply ("1.36", "v1.37.1"; None: the cluster's /version, or the newest)
     kubernetes_version: str | None = None
     # ConfigMap webhook: kube-scheduler release to validate for (None: kubernetes_version, the
-    # cluster's /version, or the newest)
+    # cluster's /version, or the newest: limitguard.core.kuberelease decides, crediting the key)
     scheduler_kubernetes_version: str | None = None
     scheduler_feature_gates: Mapping[str, bool] = field(default_factory=dict)
     # ConfigMap webhook: the scheduler that reads them, unless a ConfigMap's limitguard.io/scheduler says
@@ -280,8 +280,7 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
             burst=int((raw.get("clusterWrites") or {}).get("burst", ClusterWritesConfig.burst)),
         ),
         kubernetes_version=raw.get("kubernetesVersion"),
-        scheduler_kubernetes_version=(raw.get("schedulerConfigValidation") or {}).get("kubernetesVersion")
-        or raw.get("kubernetesVersion"),
+        scheduler_kubernetes_version=(raw.get("schedulerConfigValidation") or {}).get("kubernetesVersion"),
         scheduler_feature_gates=dict((raw.get("schedulerConfigValidation") or {}).get("featureGates") or {}),
         scheduler_name=(raw.get("schedulerConfigValidation") or {}).get("scheduler") or "auto",
         use_scheduler_name=str((raw.get("useScheduler") or {}).get("schedulerName") or ""),
