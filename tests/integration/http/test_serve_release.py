@@ -44,7 +44,12 @@ async def test_the_configured_release_applies_and_is_logged(tmp_path: Path, capl
         started = [r for r in caplog.records if r.getMessage() == "pod rules of Kubernetes 1.36 apply"]
         config = tmp_path / "config.yaml"
         assert started and started[0].because == f"kubernetesVersion 'v1.36.3' configured in {config}"
-        assert "scheduler configurations are validated for Kubernetes 1.36" in messages(caplog)
+        validated = [
+            r
+            for r in caplog.records
+            if r.getMessage() == "scheduler configurations are validated for Kubernetes 1.36"
+        ]
+        assert validated and validated[0].because == f"kubernetesVersion 'v1.36.3' configured in {config}"
     finally:
         await running.stop()
 

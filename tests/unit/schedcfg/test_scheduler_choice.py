@@ -90,7 +90,7 @@ def test_an_unknown_version_in_the_annotation_warns_and_applies_the_newest_relea
     (note,) = [f for f in report.warnings if f.rule == "input.scheduler-version"]
     assert note.path == "metadata.annotations[limitguard.io/scheduler]"
     assert note.message.startswith("scheduler-plugins@v0.36.0: unknown build, v0.34.7 applies (known: ")
-    assert {r.release for r in report.readers} == {"v0.34.7"}
+    assert {r.build_name for r in report.readers} == {"v0.34.7"}
     # a ConfigMap that v0.34.7 accepts is admitted, with the warning
     accepted = configmap(annotation="koord-scheduler@v9.9.9")
     accepted["data"] = {"c": json.dumps(config(profiles=[{"schedulerName": "s"}]))}

@@ -11,7 +11,7 @@ from kubernetes.client import Configuration
 
 from limitguard.admission.configmaps import configmap_check, configmap_release
 from limitguard.kube.client import KubeClient
-from limitguard.schedcfg.rules.releases import Release
+from limitguard.schedcfg.tables.releases import Release
 
 EBS = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",

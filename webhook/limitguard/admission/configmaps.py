@@ -16,8 +16,8 @@ from limitguard.core.kuberelease import BuiltOn, Named, from_file, resolve_relea
 from limitguard.core.response import Response, allowed, warning
 from limitguard.schedcfg import configmap_verdict
 from limitguard.schedcfg.report import Report
-from limitguard.schedcfg.rules.releases import DEFAULT_RELEASE, Release, reader_gates
-from limitguard.schedcfg.schedulers import AUTO, reader_label, resolve_leniently
+from limitguard.schedcfg.schedulers import AUTO, resolve_leniently
+from limitguard.schedcfg.tables.releases import DEFAULT_RELEASE, Release, reader_gates
 from limitguard.schedcfg.validator import SCHEDULER_ANNOTATION
 
 UNPROCESSABLE = 422
@@ -53,7 +53,7 @@ def configmap_release(
     if reader is not None and reader.kubernetes_minor is not None:
         built_on = BuiltOn(reader.label, reader.kubernetes_minor)
         release, why = resolve_release(configured, build=built_on)
-        applied = reader_label(reader.release_for(Release(release.minor)))
+        applied = reader.reader_for(Release(release.minor)).label
         gated = _gated(release.minor, gates, notes, f" by {applied}")
         return gated, f"{why}; {unknown_version}" if unknown_version else why
     release, why = resolve_release(configured, cluster=cluster_version, cluster_asked=cluster_asked)
@@ -100,5 +100,5 @@ def _applied_note(release: Release, report: Report) -> str | None:
     applied = sorted({reader.kubernetes for reader in report.readers} - {release.name})
     if not applied:
         return release.note
-    names = ", ".join(sorted({f"{r.scheduler} {r.release}" for r in report.readers if r.release}))
+    names = ", ".join(sorted({f"{r.scheduler} {r.build_name}" for r in report.readers if r.build_name}))
     return f"rules of Kubernetes {', '.join(applied)} applied ({names}); server release: {release.note}"

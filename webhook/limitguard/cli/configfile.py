@@ -37,7 +37,7 @@ def parse_config(raw: Any) -> Config:
     # The scheduler-config validator's schema findings: field paths, Kubernetes-style messages, and
     # "did you mean" for misspelled fields - the same reading experience as `limitguard validate`.
     from limitguard.schedcfg import schemas as schedcfg_schemas
-    from limitguard.schedcfg.rules.releases import ReleaseError, release_for
+    from limitguard.schedcfg.schedulers import setting_problems
 
     findings = schedcfg_schemas.validate(schema_validator("limitguard-config.schema.json"), raw)
     if findings:
@@ -51,13 +51,14 @@ def parse_config(raw: Any) -> Config:
             ]
         )
     validation = raw.get("schedulerConfigValidation") or {}
-    try:
-        # a configured release must be a supported one, with gates it accepts (a cluster's /version
-        # outside the range is clamped instead: the operator cannot choose it)
-        if validation.get("kubernetesVersion"):
-            release_for(validation["kubernetesVersion"], validation.get("featureGates") or {})
-    except ReleaseError as error:
-        raise ConfigError([f"schedulerConfigValidation.kubernetesVersion: {error}"]) from None
+    # a configured release must be a supported one, with gates it accepts, as `limitguard validate`
+    # refuses the same flags (a cluster's /version outside the range is clamped instead: the operator
+    # cannot choose it)
+    problems = setting_problems(
+        validation.get("kubernetesVersion"), validation.get("featureGates") or {}, validation.get("scheduler")
+    )
+    if problems:
+        raise ConfigError(problems)
     config = config_from_mapping(raw)
     if raw.get("extender") is None:
         return config

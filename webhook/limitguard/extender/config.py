@@ -54,7 +54,7 @@ class ExtenderConfig:
 
 def _args_problems(plugin: str, args: Mapping[str, Any], path: str) -> list[str]:
     """Errors from the scheduler-config validator's own check of one args document."""
-    from limitguard.schedcfg.args import check_plugin_args
+    from limitguard.schedcfg.rules.plugin_args import check_plugin_args
 
     return [
         str(finding)
