@@ -54,6 +54,25 @@ async def test_the_configured_release_applies_and_is_logged(tmp_path: Path, capl
         await running.stop()
 
 
+async def test_configmaps_are_validated_for_the_kube_scheduler_release_the_setting_names(
+    tmp_path: Path, caplog
+) -> None:
+    """schedulerConfigValidation.scheduler kube-scheduler@v1.33.0: its release, not the newest."""
+    caplog.set_level(logging.INFO)
+    body = "schedulerConfigValidation:\n  scheduler: kube-scheduler@v1.33.0\n"
+    running = await start_serve(serve_args(tmp_path, body), {})
+    try:
+        validated = [
+            r
+            for r in caplog.records
+            if r.getMessage() == "scheduler configurations are validated for Kubernetes 1.33"
+        ]
+        assert validated and validated[0].because == "kube-scheduler v1.33.0 is Kubernetes 1.33"
+        assert running.services.state.pod_rules.minor == DEFAULT_MINOR  # the pods' release is another
+    finally:
+        await running.stop()
+
+
 async def test_file_mode_without_the_key_uses_the_newest(tmp_path: Path, caplog) -> None:
     caplog.set_level(logging.INFO)
     running = await start_serve(serve_args(tmp_path, "limitAware: {}\n"), {})

@@ -83,7 +83,7 @@ def test_what_changed_from_one_scheduler_plugins_build_to_the_next() -> None:
     [
         ("koord-scheduler@v1.9.0", "limitguard has no table for this build"),
         ("scheduler-plugins@v0.34.1-devel", "known: scheduler-plugins@v0.33.5"),
-        ("kube-scheduler@1.35", "--kubernetes-version"),
+        ("kube-scheduler@1.30", "is not supported; supported: 1.31-1.37"),
         ("volcano", "unknown scheduler"),
         ("auto@v1", "unknown scheduler"),
         ("koord-scheduler@", "unknown scheduler"),

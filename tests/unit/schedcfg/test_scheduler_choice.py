@@ -56,7 +56,7 @@ def test_auto_says_it_took_the_newest_release(tmp_path: Path, capsys: Any) -> No
     assert "its newest release v0.34.7 applies" in out
 
 
-@pytest.mark.parametrize("value", ["scheduler-plugins@v0.36.0", "kube-scheduler@1.35", "koord-scheduler@"])
+@pytest.mark.parametrize("value", ["scheduler-plugins@v0.36.0", "kube-scheduler@1.38", "koord-scheduler@"])
 def test_the_cli_refuses_a_build_it_has_no_table_for(tmp_path: Path, capsys: Any, value: str) -> None:
     with pytest.raises(SystemExit) as exit_info:
         run_cli(tmp_path, capsys, "--scheduler", value)

@@ -14,11 +14,12 @@ import json
 import sys
 from typing import Any, BinaryIO
 
-from limitguard.core.kuberelease import from_flag, resolve_release
+from limitguard.core.kuberelease import BuiltOn, from_flag, resolve_release
 from limitguard.core.kubeversion import DEFAULT_MINOR, supported_minor, supported_text
 from limitguard.schedcfg.documents import MAX_INPUT_BYTES
 from limitguard.schedcfg.report import Finding, Report
 from limitguard.schedcfg.schedulers import AUTO, CHOICES, SchedulerChoiceError, resolve
+from limitguard.schedcfg.tables.readers import Scheduler
 from limitguard.schedcfg.tables.releases import (
     KNOWN_GATES,
     Release,
@@ -52,7 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kubernetes-version",
         metavar="X.Y",
-        help=f"kube-scheduler release to validate for (default 1.{DEFAULT_MINOR}; supported: {supported_text()})",
+        help=f"kube-scheduler release to validate for (default 1.{DEFAULT_MINOR}, or the one "
+        f"--scheduler kube-scheduler@VERSION names; supported: {supported_text()})",
     )
     parser.add_argument(
         "--scheduler",
@@ -62,8 +64,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"the scheduler that reads the file ({', '.join(CHOICES)}), optionally one build of it "
         "(koord-scheduler@v1.7.0, scheduler-plugins@main; without @VERSION its newest build): its "
         "in-tree part's Kubernetes release, plugins and args kinds apply (default auto: detected from the "
-        "plugins only one project has, at its newest build; kube-scheduler's release is "
-        "--kubernetes-version)",
+        "plugins only one project has, at its newest build); kube-scheduler@VERSION names the "
+        "Kubernetes release (kube-scheduler@v1.33.0: 1.33), as --kubernetes-version does",
     )
     parser.add_argument(
         "--feature-gates",
@@ -104,13 +106,20 @@ def _load(name: str, release: Release, scheduler: str = AUTO) -> Report:
     return validate_text(text, source=source, release=release, scheduler=scheduler)
 
 
-def _release(flag_value: str | None, gates: dict[str, bool]) -> tuple[Release, str]:
-    """kube-scheduler's release for the files and why (limitguard.core.kuberelease): --kubernetes-version,
-    else the newest supported. ReleaseError when the flag names an unsupported release."""
+def _release(flag_value: str | None, chosen: Scheduler | None, gates: dict[str, bool]) -> tuple[Release, str]:
+    """kube-scheduler's release for the files and why (limitguard.core.kuberelease): the one
+    ``--scheduler kube-scheduler@VERSION`` names, else --kubernetes-version, else the newest supported.
+    ReleaseError when the flag names an unsupported release, or another one than --scheduler does."""
     flag = from_flag("--kubernetes-version", flag_value)
-    if flag:
-        supported_minor(flag.text)
-    kubernetes, why = resolve_release(flag)
+    minor = supported_minor(flag.text) if flag else None
+    pinned = chosen is not None and chosen.build is None and chosen.pinned_minor is not None
+    if pinned and minor is not None and minor != chosen.pinned_minor:
+        raise ReleaseError(
+            f"--scheduler {chosen.spec} is Kubernetes 1.{chosen.pinned_minor}, but --kubernetes-version "
+            f"names 1.{minor}: give one of them"
+        )
+    built_on = BuiltOn(chosen.label, chosen.pinned_minor) if pinned else None
+    kubernetes, why = resolve_release(flag, build=built_on)
     return Release(kubernetes.minor, gates), why
 
 
@@ -120,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     chosen = resolve(scheduler)
     try:
         gates = parse_feature_gates(getattr(args, "feature_gates", None))
-        release, why = _release(getattr(args, "kubernetes_version", None), gates)
+        release, why = _release(getattr(args, "kubernetes_version", None), chosen, gates)
     except ReleaseError as exc:
         print(f"limitguard validate: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -3,7 +3,8 @@ detected from the plugins it names.
 
 The schedulers are kube-scheduler and each build of koord-scheduler and the scheduler-plugins scheduler
 (``tables.readers``, ``args.projects``); a scheduler is named ``NAME`` (its newest build) or
-``NAME@VERSION``. Detection
+``NAME@VERSION``. ``kube-scheduler@VERSION`` names the Kubernetes release itself (kube-scheduler's
+version is Kubernetes'), so ``kube-scheduler@v1.33.0`` reads as 1.33 wherever it is named. Detection
 reads the plugins a configuration names and decides only on plugins exactly one project registers.
 """
 
@@ -12,9 +13,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from limitguard.core.kubeversion import (
+    NEWEST_MINOR,
+    OLDEST_MINOR,
+    VersionError,
+    parse_minor,
+    supported_minor,
+    supported_text,
+)
 from limitguard.core.text import clip
 from limitguard.errors import LimitguardError
 
@@ -81,7 +90,8 @@ class SchedulerChoiceError(LimitguardError, ValueError):
 
 
 def resolve(text: str) -> Scheduler | None:
-    """The scheduler ``text`` names (None: auto); SchedulerChoiceError when unknown."""
+    """The scheduler ``text`` names (None: auto); SchedulerChoiceError when unknown, or for
+    ``kube-scheduler@VERSION`` outside the supported Kubernetes releases."""
     if text == AUTO:
         return None
     if not re.fullmatch(CHOICE_PATTERN, text):
@@ -93,20 +103,41 @@ def resolve(text: str) -> Scheduler | None:
     newest = SCHEDULERS[name]
     if not version:
         return newest
+    if newest.build is None:
+        return _kube_scheduler_at(text, version)
     wanted = _VERSION_ALIASES.get(version, version)
     for build in newest.builds:
         if build.version.removeprefix("v") == wanted.removeprefix("v"):
             return BUILDS[f"{name}@{build.version}"]
-    if newest.build is None:
-        raise SchedulerChoiceError(
-            f"{json.dumps(clip(text))}: kube-scheduler has no @VERSION: its release is the Kubernetes "
-            "version (--kubernetes-version)"
-        )
     known = ", ".join(f"{name}@{b.version}" for b in newest.builds)
     raise SchedulerChoiceError(
         f"{json.dumps(clip(text))}: limitguard has no table for this build (known: {known}; {name} alone "
         f"is the newest release, {newest.build.version})"
     )
+
+
+def _kube_scheduler_at(text: str, version: str) -> Scheduler:
+    """kube-scheduler of the Kubernetes release ``version`` names, as that binary reads a file."""
+    try:
+        minor = supported_minor(version)
+    except VersionError as error:
+        raise SchedulerChoiceError(
+            f"{json.dumps(clip(text))}: kube-scheduler's version is the Kubernetes release: {error}"
+        ) from None
+    return replace(IN_TREE, version=version, pinned_minor=minor)
+
+
+def _kube_scheduler_nearest(text: str) -> tuple[Scheduler, str]:
+    """kube-scheduler at a version limitguard has no tables for: the nearest supported release's rules
+    (a readable version), else the release chosen elsewhere; the note says which."""
+    version = text.partition("@")[2]
+    try:
+        minor = parse_minor(version)
+    except VersionError:
+        return IN_TREE, f"{clip(text)}: not a Kubernetes version; the release configured applies"
+    nearest = min(max(minor, OLDEST_MINOR), NEWEST_MINOR)
+    pinned = replace(IN_TREE, version=version, pinned_minor=minor)
+    return pinned, f"{clip(text)}: outside the supported {supported_text()}, the rules of 1.{nearest} apply"
 
 
 def resolve_leniently(text: str) -> tuple[Scheduler | None, str | None]:
@@ -119,11 +150,8 @@ def resolve_leniently(text: str) -> tuple[Scheduler | None, str | None]:
         if name not in SCHEDULERS or not re.fullmatch(CHOICE_PATTERN, text):
             raise
         newest = SCHEDULERS[name]
-        if newest.build is None:
-            return (
-                newest,
-                f"{clip(text)}: kube-scheduler has no @VERSION (its release is the Kubernetes version)",
-            )
+        if newest.build is None:  # a release limitguard has no table for: the nearest one's rules
+            return _kube_scheduler_nearest(text)
         known = ", ".join(b.version for b in newest.builds)
         return newest, f"{clip(text)}: unknown build, {newest.build.version} applies (known: {known})"
 
@@ -132,15 +160,29 @@ def setting_problems(
     kubernetes_version: str | None, feature_gates: Mapping[str, bool], scheduler: str | None
 ) -> list[str]:
     """What a server's ``schedulerConfigValidation`` setting refuses when the configuration loads, as
-    ``limitguard validate`` refuses the same flags: an unsupported release or a gate it refuses. (A
-    build limitguard has no table for is not refused: its newest build applies, with a warning on
-    every verdict.)"""
+    ``limitguard validate`` refuses the same flags: an unsupported release or a gate it refuses, and a
+    ``kube-scheduler@VERSION`` outside the supported releases or naming another release than
+    ``kubernetesVersion``. (A build of an out-of-tree scheduler limitguard has no table for is not
+    refused: its newest build applies, with a warning on every verdict.)"""
     problems: list[str] = []
+    minor = None
     if kubernetes_version:
         try:
-            kube_scheduler_release(kubernetes_version, feature_gates)
+            minor = kube_scheduler_release(kubernetes_version, feature_gates).minor
         except ReleaseError as error:
             problems.append(f"schedulerConfigValidation.kubernetesVersion: {error}")
+    if scheduler and scheduler.partition("@")[0] == KUBE_SCHEDULER and "@" in scheduler:
+        try:
+            chosen = resolve(scheduler)
+        except SchedulerChoiceError as error:
+            problems.append(f"schedulerConfigValidation.scheduler: {error}")
+        else:
+            pinned = chosen.pinned_minor if chosen is not None else None
+            if minor is not None and pinned is not None and pinned != minor:
+                problems.append(
+                    f"schedulerConfigValidation.scheduler: {scheduler} is Kubernetes 1.{pinned}, but "
+                    f"schedulerConfigValidation.kubernetesVersion names 1.{minor}: give one of them"
+                )
     return problems
 
 

@@ -1,6 +1,6 @@
 """The scheduler that reads a configuration, and the Kubernetes release its in-tree code is.
 
-kube-scheduler is the Kubernetes release itself. An out-of-tree
+kube-scheduler is the Kubernetes release itself (``kube-scheduler@v1.33.0`` names 1.33). An out-of-tree
 scheduler build (koord-scheduler, scheduler-plugins: ``tables.builds``) is kube-scheduler's code at one
 Kubernetes minor plus its own plugins and args kinds, so a configuration is judged by the in-tree rules
 of *that* minor (koord-scheduler v1.8.0 is built on Kubernetes 1.35 whatever the cluster runs). A
@@ -42,6 +42,10 @@ class Scheduler:
     dominant_by_design: frozenset[str] = frozenset()
     #: Plugins this table knows but no build registers, with why they are judged anyway.
     unreleased: Mapping[str, str] = field(default_factory=dict)
+    #: kube-scheduler named at a version (``kube-scheduler@v1.33.0``): the version as written, and its
+    #: Kubernetes minor. None: kube-scheduler of the release chosen elsewhere.
+    version: str | None = None
+    pinned_minor: int | None = None
 
     @property
     def build_name(self) -> str | None:
@@ -51,7 +55,7 @@ class Scheduler:
     @property
     def kubernetes_minor(self) -> int | None:
         """The Kubernetes minor its in-tree code is (None: the release chosen elsewhere applies)."""
-        return None if self.build is None else self.build.kubernetes_minor
+        return self.pinned_minor if self.build is None else self.build.kubernetes_minor
 
     @property
     def plugins(self) -> Mapping[str, frozenset[str]]:
@@ -59,12 +63,16 @@ class Scheduler:
 
     @property
     def spec(self) -> str:
-        """How ``--scheduler`` names it: ``koord-scheduler@v1.8.0``."""
-        return self.name if self.build is None else f"{self.name}@{self.build.version}"
+        """How ``--scheduler`` names it: ``koord-scheduler@v1.8.0``, ``kube-scheduler@v1.33.0``."""
+        if self.build is not None:
+            return f"{self.name}@{self.build.version}"
+        return self.name if self.version is None else f"{self.name}@{self.version}"
 
     @property
     def label(self) -> str:
-        return self.name if self.build is None else f"{self.name} {self.build.name}"
+        if self.build is not None:
+            return f"{self.name} {self.build.name}"
+        return self.name if self.version is None else f"{self.name} {self.version}"
 
     def reader_for(self, release: Release) -> Reader:
         """This scheduler reading at its own Kubernetes minor (the nearest limitguard has tables for,
