@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,8 +15,6 @@ from hypothesis import HealthCheck, settings
 
 from limitguard.certs import generate as certs
 from limitguard.core.config import Config
-from limitguard.core.kubeversion import DEFAULT_MINOR
-from limitguard.core.podlimits import use_release
 from limitguard.state.store import ClusterState
 from limitguard.testing.server import app_services, client_context, serving
 
@@ -31,13 +29,6 @@ def cert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     directory = tmp_path_factory.mktemp("certs")
     certs.write(certs.generate(["localhost", "127.0.0.1"]), directory)
     return directory
-
-
-@pytest.fixture
-def newest_release_after() -> Iterator[None]:
-    """For tests that change the release whose pod rules apply: the newest again afterwards."""
-    yield
-    use_release(DEFAULT_MINOR)
 
 
 @dataclass

@@ -22,7 +22,7 @@ The model (bench/placement/model.py; scheduler.py and columns.py apply it), form
 kubernetes/kubernetes read at its newest copy available here (master in 2026, after v1.36; the
 v1.37.0 tag itself could not be read), and the default weights from limitguard's own table of
 ``pkg/scheduler/apis/config/v1/default_plugins.go`` getDefaultPlugins
-(webhook/limitguard/schedcfg/rules/plugin_tables.py; the same weights in every copy of that file read here):
+(webhook/limitguard/schedcfg/tables/plugin_tables.py; the same weights in every copy of that file read here):
 
 - Filter, NodeResourcesFit (``plugins/noderesources/fit.go`` fitsRequest): pod count, then cpu and
   memory requests against allocatable minus the requests already on the node (assumed pods

@@ -16,8 +16,8 @@ from typing import Any
 from bench.placement import model
 from bench.placement.model import Resources
 from limitguard.core.quantity import to_units
-from limitguard.schedcfg.rules.plugin_tables import default_plugins
-from limitguard.schedcfg.rules.releases import Release
+from limitguard.schedcfg.tables.plugin_tables import default_plugins
+from limitguard.schedcfg.tables.releases import Release
 
 
 def profile_weights(release: Release | None = None) -> dict[str, int]:

@@ -47,7 +47,8 @@ def test_configuration_values_reach_the_server(render: Render, tmp_path: Path) -
     assert config.limit_aware.binding_ledger_ttl_seconds == 30
     assert config.best_effort_defaults.limits["cpu"] == 2 or config.best_effort_defaults.limits["cpu"] == "2"
     assert config.while_not_ready.value == "Deny"
-    assert config.kubernetes_version == "v1.36.2" and config.scheduler_kubernetes_version == "v1.36.2"
+    assert config.kubernetes_version == "v1.36.2"
+    assert config.scheduler_kubernetes_version is None  # ConfigMaps then take the top-level key too
     assert _config(render("default")).kubernetes_version is None  # unset: the apiserver's /version
     # The file as mounted is what `limitguard serve --config` loads.
     from limitguard.cli.configfile import load_config

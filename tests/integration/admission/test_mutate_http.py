@@ -9,6 +9,7 @@ import orjson
 from limitguard.core.config import BestEffortDefaults, Config
 from limitguard.core.defaults import DEFAULTED_ANNOTATION, OPT_IN_LABEL, OPT_IN_VALUE, SKIP_ANNOTATION
 from limitguard.core.podlimits import pod_limits
+from limitguard.core.podrules import DEFAULT_RULES
 from limitguard.state.store import ClusterState
 from tests.support import fixture, namespace, pod, pod_create, review
 
@@ -83,13 +84,19 @@ async def test_namespace_override_and_opt_out_come_from_the_state(start_server):
     server = await start_server(state)
     big = pod_create(pod("a", namespace="big", containers=[{"name": "c", "image": "x"}]))
     _, answer = await server.post("/mutate", big)
-    assert pod_limits(patched(big, answer)["spec"]) == {"cpu": 2000, "memory": 4 * 1024**3}
+    assert pod_limits(patched(big, answer)["spec"], None, DEFAULT_RULES) == {
+        "cpu": 2000,
+        "memory": 4 * 1024**3,
+    }
     quiet = pod_create(pod("b", namespace="quiet", containers=[{"name": "c", "image": "x"}]))
     _, answer = await server.post("/mutate", quiet)
     assert "patch" not in answer["response"]
     broken = pod_create(pod("c", namespace="broken", containers=[{"name": "c", "image": "x"}]))
     _, answer = await server.post("/mutate", broken)
-    assert pod_limits(patched(broken, answer)["spec"]) == {"cpu": 500, "memory": 512 * 1024**2}
+    assert pod_limits(patched(broken, answer)["spec"], None, DEFAULT_RULES) == {
+        "cpu": 500,
+        "memory": 512 * 1024**2,
+    }
     assert any("broken" in warning for warning in answer["response"]["warnings"])
 
 
@@ -150,7 +157,10 @@ async def test_by_default_only_namespaces_labelled_for_defaults_are_mutated(star
         assert answer["response"]["allowed"] and "patch" not in answer["response"], name
     asked = pod_create(pod("p", namespace="asked", containers=bare))
     _, answer = await server.post("/mutate", asked)
-    assert pod_limits(patched(asked, answer)["spec"]) == {"cpu": 500, "memory": 512 * 1024**2}
+    assert pod_limits(patched(asked, answer)["spec"], None, DEFAULT_RULES) == {
+        "cpu": 500,
+        "memory": 512 * 1024**2,
+    }
     declined = pod("d", namespace="asked", containers=bare)
     declined["metadata"]["annotations"] = {SKIP_ANNOTATION: "true"}
     _, answer = await server.post("/mutate", pod_create(declined))
@@ -166,6 +176,9 @@ async def test_without_the_label_requirement_every_namespace_not_excluded_is_mut
     for name in ("plain", "never-seen"):
         body = pod_create(pod("p", namespace=name, containers=bare))
         _, answer = await server.post("/mutate", body)
-        assert pod_limits(patched(body, answer)["spec"]) == {"cpu": 500, "memory": 512 * 1024**2}, name
+        assert pod_limits(patched(body, answer)["spec"], None, DEFAULT_RULES) == {
+            "cpu": 500,
+            "memory": 512 * 1024**2,
+        }, name
     _, answer = await server.post("/mutate", pod_create(pod("s", namespace="kube-system", containers=bare)))
     assert "patch" not in answer["response"]

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from limitguard.cli.configfile import load_config
 from limitguard.core.podlimits import pod_limits
+from limitguard.core.podrules import DEFAULT_RULES
 from limitguard.core.reports.explain import explain_pod
 from limitguard.core.scoring import PodFacts, with_all_scorers
 from limitguard.extender.columnar import score_rows
@@ -23,7 +24,7 @@ def test_table_scores_equal_the_reference_scores_in_explain():
         "metadata": {"name": "p", "namespace": "default"},
         "spec": {"containers": [{"name": "a", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]},
     }
-    facts = PodFacts.from_spec(pod["spec"])
+    facts = PodFacts.from_spec(pod["spec"], None, DEFAULT_RULES)
     reader = NodeFactsReader(state)
     used: list[int] = []
 
@@ -36,7 +37,14 @@ def test_table_scores_equal_the_reference_scores_in_explain():
         used.append(len(names))
         return scored.to_sheet()
 
-    arguments = (pod, pod_limits(pod["spec"]), facts, list(state.nodes()), state.allocated, reader.facts)
+    arguments = (
+        pod,
+        pod_limits(pod["spec"], None, DEFAULT_RULES),
+        facts,
+        list(state.nodes()),
+        state.allocated,
+        reader.facts,
+    )
     on_table = explain_pod(*arguments, config.limit_aware, scorers, score=score)
     reference = explain_pod(*arguments, config.limit_aware, scorers)
     assert used and used[0] > 1  # the table scored several candidates

@@ -13,14 +13,10 @@ import pytest
 from limitguard.cli.serve import add_arguments
 from limitguard.cli.startup import start_serve
 from limitguard.core.kubeversion import DEFAULT_MINOR
-from limitguard.core.podlimits import rules_in_effect, use_release
 from tests.support import REPO
 
 DEMO = REPO / "webhook" / "limitguard" / "demo" / "cluster.yaml"
 HEADER = "apiVersion: limitguard.io/v1alpha1\nkind: LimitGuardConfiguration\n"
-
-
-pytestmark = pytest.mark.usefixtures("newest_release_after")
 
 
 def serve_args(tmp_path: Path, config_body: str) -> argparse.Namespace:
@@ -44,20 +40,44 @@ async def test_the_configured_release_applies_and_is_logged(tmp_path: Path, capl
     caplog.set_level(logging.INFO)
     running = await start_serve(serve_args(tmp_path, 'kubernetesVersion: "v1.36.3"\n'), {})
     try:
-        assert rules_in_effect().minor == 36
+        assert running.services.state.pod_rules.minor == 36
         started = [r for r in caplog.records if r.getMessage() == "pod rules of Kubernetes 1.36 apply"]
-        assert started and started[0].because == "kubernetesVersion 'v1.36.3' in the configuration"
-        assert "scheduler configurations are validated for Kubernetes 1.36" in messages(caplog)
+        config = tmp_path / "config.yaml"
+        assert started and started[0].because == f"kubernetesVersion 'v1.36.3' configured in {config}"
+        validated = [
+            r
+            for r in caplog.records
+            if r.getMessage() == "scheduler configurations are validated for Kubernetes 1.36"
+        ]
+        assert validated and validated[0].because == f"kubernetesVersion 'v1.36.3' configured in {config}"
+    finally:
+        await running.stop()
+
+
+async def test_configmaps_are_validated_for_the_kube_scheduler_release_the_setting_names(
+    tmp_path: Path, caplog
+) -> None:
+    """schedulerConfigValidation.scheduler kube-scheduler@v1.33.0: its release, not the newest."""
+    caplog.set_level(logging.INFO)
+    body = "schedulerConfigValidation:\n  scheduler: kube-scheduler@v1.33.0\n"
+    running = await start_serve(serve_args(tmp_path, body), {})
+    try:
+        validated = [
+            r
+            for r in caplog.records
+            if r.getMessage() == "scheduler configurations are validated for Kubernetes 1.33"
+        ]
+        assert validated and validated[0].because == "kube-scheduler v1.33.0 is Kubernetes 1.33"
+        assert running.services.state.pod_rules.minor == DEFAULT_MINOR  # the pods' release is another
     finally:
         await running.stop()
 
 
 async def test_file_mode_without_the_key_uses_the_newest(tmp_path: Path, caplog) -> None:
     caplog.set_level(logging.INFO)
-    use_release(33)  # whatever ran before, serve decides
     running = await start_serve(serve_args(tmp_path, "limitAware: {}\n"), {})
     try:
-        assert rules_in_effect().minor == DEFAULT_MINOR
+        assert running.services.state.pod_rules.minor == DEFAULT_MINOR
         assert "pod rules of Kubernetes 1.37 apply" in messages(caplog)
     finally:
         await running.stop()
@@ -67,7 +87,7 @@ async def test_a_release_outside_the_range_is_clamped_with_a_warning(tmp_path: P
     caplog.set_level(logging.INFO)
     running = await start_serve(serve_args(tmp_path, 'kubernetesVersion: "1.29"\n'), {})
     try:
-        assert rules_in_effect().minor == 31
+        assert running.services.state.pod_rules.minor == 31
         assert any("outside the supported 1.31-1.37" in m for m in messages(caplog))
     finally:
         await running.stop()

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from limitguard.core.kubeversion import DEFAULT_MINOR
-from limitguard.core.podlimits import rules_in_effect, use_release
 from limitguard.kube.livefeed import start_live_feed
 from limitguard.state.store import ClusterState
 from limitguard.testing.builders import make_namespace, make_node, make_pod
@@ -52,14 +50,14 @@ async def follow(apiserver: FakeApiServer, tmp_path: Path) -> AsyncIterator:
     yield start
     for feed in feeds:
         await feed.stop()
-    use_release(DEFAULT_MINOR)
 
 
 async def test_the_first_list_counts_under_the_clusters_release(apiserver, follow) -> None:
     apiserver.git_version = "v1.36.2"
     state, feed = await follow()
-    assert rules_in_effect().minor == 36
+    assert state.pod_rules.minor == 36
     assert feed.release.version == "v1.36.2"
+    assert feed.release.why == "cluster v1.36.2, from the apiserver's /version"
     assert state.committed("node-a")["cpu"] == 8000
 
 
@@ -70,16 +68,16 @@ async def test_an_upgrade_seen_on_reconnect_recounts_the_pods(apiserver, follow)
     listed = pods.lists_completed
     apiserver.git_version = "v1.37.1"  # the control plane is upgraded; its restart ends the watches
     apiserver.close_watches()
-    await eventually(lambda: rules_in_effect().minor == 37, "1.37 rules applied")
+    await eventually(lambda: state.pod_rules.minor == 37, "1.37 rules applied")
     await eventually(lambda: pods.lists_completed > listed, "pods relisted")
     await eventually(lambda: state.committed("node-a")["cpu"] == 5000, "recounted under 1.37")
 
 
 async def test_a_release_outside_the_range_is_clamped(apiserver, follow) -> None:
     apiserver.git_version = "v1.40.0"
-    await follow()
-    assert rules_in_effect().minor == 37
+    state, _ = await follow()
+    assert state.pod_rules.minor == 37
     reads = apiserver.version_reads
     apiserver.close_watches()
     await eventually(lambda: apiserver.version_reads > reads, "read again on reconnect")
-    assert rules_in_effect().minor == 37
+    assert state.pod_rules.minor == 37

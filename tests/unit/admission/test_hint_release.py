@@ -1,21 +1,20 @@
-"""The hint follows the pod rules of the release in effect: the Hinter remembers a pod spec's
-limits, and a change of release (serve applies the cluster's at start-up and again when the
+"""The hint follows the pod rules the state counts under: the Hinter remembers a pod spec's limits,
+and a change of release (serve hands the state the cluster's rules at start-up and again when the
 apiserver reports another) must not leave the limits of the old rules in use."""
 
 from __future__ import annotations
 
 import jsonpatch
 import orjson
-import pytest
 
 from limitguard.admission.mutating import Mutator
 from limitguard.admission.review import decode_review
-from limitguard.core.podlimits import pod_limits, rules_for, use_release
+from limitguard.core.podlimits import pod_limits
+from limitguard.core.podrules import rules_for
 from tests.support import pod, pod_create, resizing_pod
 from tests.unit.admission.hint_cluster import cluster, our_expression, settings
 
 RESIZING = resizing_pod()
-pytestmark = pytest.mark.usefixtures("newest_release_after")
 
 
 def test_the_two_releases_count_the_pod_differently():
@@ -34,7 +33,7 @@ def test_a_release_change_gives_the_hint_of_the_new_rules():
     review = orjson.dumps(pod_create(RESIZING))
     hinted: dict[int, list[dict]] = {}
     for minor in (36, 37, 36):
-        use_release(minor)
+        state.use_pod_rules(rules_for(minor))
         answer = mutator(decode_review(review))
         patched = jsonpatch.apply_patch(RESIZING, answer.patch.operations())
         hinted.setdefault(minor, []).append(our_expression(patched))

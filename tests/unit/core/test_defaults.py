@@ -13,6 +13,7 @@ from limitguard.core.defaults import (
     pointer,
 )
 from limitguard.core.podlimits import pod_limits
+from limitguard.core.podrules import DEFAULT_RULES
 from tests.support import container, pod
 
 DEFAULTS = BestEffortDefaults()
@@ -37,7 +38,7 @@ def test_every_regular_and_init_container_gets_limits_and_explicit_requests():
             }
     assert patched["metadata"]["annotations"][DEFAULTED_ANNOTATION] == "cpu,memory"
     # The pod stays Burstable (requests < limits), not Guaranteed, and accounting sees the limits.
-    assert pod_limits(patched["spec"]) == {"cpu": 1000, "memory": 1024**3}
+    assert pod_limits(patched["spec"], None, DEFAULT_RULES) == {"cpu": 1000, "memory": 1024**3}
 
 
 def test_apiserver_defaulting_after_the_patch_changes_nothing():

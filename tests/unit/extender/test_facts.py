@@ -1,6 +1,7 @@
 """Scoring amounts of pods (non-zero defaults) and the per-node sums the state keeps for them."""
 
 from limitguard.core.podlimits import pod_amounts, pod_limits, pod_requests
+from limitguard.core.podrules import DEFAULT_RULES
 from limitguard.core.scoring.limitaware import limit_aware_scorer
 from limitguard.state.store import ClusterState
 from tests.support import container, node, pod
@@ -10,7 +11,7 @@ MiB = 1024**2
 
 def test_request_wins_over_limit_and_limit_stands_in_for_a_missing_request():
     spec = {"containers": [container(limits={"cpu": "2", "memory": "1Gi"}, requests={"cpu": "500m"})]}
-    assert pod_requests(spec) == {"cpu": 500, "memory": 1024**3}
+    assert pod_requests(spec, rules=DEFAULT_RULES) == {"cpu": 500, "memory": 1024**3}
 
 
 def test_non_zero_defaults_apply_per_container_that_sets_neither_and_explicit_zero_stays_zero():
@@ -21,10 +22,18 @@ def test_non_zero_defaults_apply_per_container_that_sets_neither_and_explicit_ze
             container("c", limits={"memory": "1Gi"}),  # memory from the limit; cpu unset -> 100m
         ]
     }
-    assert pod_requests(spec) == {"memory": 1024**3}  # c's limit stands in; the explicit 0 drops out
-    assert pod_requests(spec, non_zero=True) == {"cpu": 200, "memory": 400 * MiB + 1024**3}
-    assert pod_amounts(spec).scoring_limits == {"cpu": 200, "memory": 400 * MiB + 1024**3}
-    assert pod_limits(spec) == {"memory": 1024**3}  # filtering never sees the defaults
+    assert pod_requests(spec, rules=DEFAULT_RULES) == {
+        "memory": 1024**3
+    }  # c's limit stands in; the explicit 0 drops out
+    assert pod_requests(spec, non_zero=True, rules=DEFAULT_RULES) == {
+        "cpu": 200,
+        "memory": 400 * MiB + 1024**3,
+    }
+    assert pod_amounts(spec, None, DEFAULT_RULES).scoring_limits == {
+        "cpu": 200,
+        "memory": 400 * MiB + 1024**3,
+    }
+    assert pod_limits(spec, None, DEFAULT_RULES) == {"memory": 1024**3}  # filtering never sees the defaults
 
 
 def test_requests_follow_the_sidecar_rule_and_add_overhead():
@@ -36,7 +45,7 @@ def test_requests_follow_the_sidecar_rule_and_add_overhead():
         "overhead": {"cpu": "50m"},
     }
     # long running 500m + 200m = 700m; init peak 1 + 200m = 1.2 -> max 1.2 + overhead 50m
-    assert pod_requests(spec) == {"cpu": 1250, "memory": 192 * MiB}
+    assert pod_requests(spec, rules=DEFAULT_RULES) == {"cpu": 1250, "memory": 192 * MiB}
 
 
 def test_state_keeps_requested_sums_and_pod_state_counts_incrementally():

@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from limitguard.core.config import Config, LimitAwareConfig
+from limitguard.core.podrules import DEFAULT_RULES
 from limitguard.core.scoring import PodFacts, ScorerConfig
 from limitguard.extender import columnar, keptscores
 from limitguard.extender.config import ExtenderConfig
@@ -203,13 +204,13 @@ def test_many_changed_rows_a_new_resource_or_another_pod_are_scored_afresh():
     memo = KeptScores(SCORERS_ALL, CONFIG.limit_aware.default_ratios)
     candidates = table.candidates(names)
     for _ in range(2):
-        memo.score(table, candidates, names, PodFacts.from_spec(POD["spec"]))
-    other = PodFacts.from_spec({"containers": [container("c", limits={"cpu": "1"})]})
+        memo.score(table, candidates, names, PodFacts.from_spec(POD["spec"], None, DEFAULT_RULES))
+    other = PodFacts.from_spec({"containers": [container("c", limits={"cpu": "1"})]}, None, DEFAULT_RULES)
     scored = ScoredRows()
     with counted(scored):
         for _ in range(3):
             memo.score(table, candidates, names, other)
-        memo.score(table, candidates, names, PodFacts.from_spec(POD["spec"]))
+        memo.score(table, candidates, names, PodFacts.from_spec(POD["spec"], None, DEFAULT_RULES))
     assert scored.sizes == [40, 40]  # another pod: alone, then every row; the first still kept
 
 

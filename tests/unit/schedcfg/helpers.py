@@ -7,10 +7,10 @@ import re
 from typing import Any
 
 from limitguard.schedcfg import Report, validate_text
-from limitguard.schedcfg.args.check import check_kind
 from limitguard.schedcfg.args.kind import ArgsKind
 from limitguard.schedcfg.report import Finding
-from limitguard.schedcfg.rules.releases import Release
+from limitguard.schedcfg.rules.plugin_args import check_kind
+from limitguard.schedcfg.tables.readers import Reader
 from tests.support import FIXTURES
 
 V1 = "kubescheduler.config.k8s.io/v1"
@@ -107,10 +107,10 @@ def object_schemas(node: Any, *, nullable: bool = True) -> list[dict[str, Any]]:
     return found
 
 
-def run_kind(entry: ArgsKind, args: dict[str, Any], release: Release) -> tuple[list[Finding], dict[str, Any]]:
+def run_kind(entry: ArgsKind, args: dict[str, Any], reader: Reader) -> tuple[list[Finding], dict[str, Any]]:
     """One args kind as the validator runs it: schema, then defaulting, then its rules (paths below
     ``args``); returns the findings and the defaulted args."""
-    decoded, rules, defaulted = check_kind(entry, args, "args", release)
+    decoded, rules, defaulted = check_kind(entry, args, "args", reader)
     return decoded + rules, defaulted
 
 

@@ -6,19 +6,19 @@ from __future__ import annotations
 from typing import Any
 
 from limitguard.schedcfg.args.kind import ArgsKind
-from limitguard.schedcfg.args.sigs import KINDS, NEWEST_RELEASE, UNRELEASED_KINDS
+from limitguard.schedcfg.args.sigs import KINDS, NEWEST_BUILD, UNRELEASED_KINDS
 from limitguard.schedcfg.report import Finding
-from limitguard.schedcfg.rules.releases import Release
 from limitguard.schedcfg.schedulers import BUILDS
+from limitguard.schedcfg.tables.releases import Release
 from tests.unit.schedcfg.helpers import run_kind
 
 BY_KIND: dict[str, ArgsKind] = {entry.kind: entry for entry in KINDS}
 BY_PLUGIN: dict[str, ArgsKind] = {entry.plugin: entry for entry in KINDS}
 #: The kinds as the project's development branch has them (no release yet).
 UNRELEASED: dict[str, ArgsKind] = {entry.kind: entry for entry in UNRELEASED_KINDS}
-NEWEST = f"scheduler-plugins@{NEWEST_RELEASE.version}"
+NEWEST = f"scheduler-plugins@{NEWEST_BUILD.version}"
 MAIN = "scheduler-plugins@main"
-RELEASE = BUILDS[NEWEST].release_for(Release())
+READER = BUILDS[NEWEST].reader_for(Release())
 ARGS = "args"
 #: Valid NodeMetadataArgs (only scheduler-plugins' development branch has the plugin).
 NODE_METADATA_ARGS: dict[str, Any] = {
@@ -36,8 +36,8 @@ def run(
     ``spec`` reads them (default: the development branch for its kinds, else the newest release)."""
     spec = spec or (MAIN if kinds is UNRELEASED else NEWEST)
     scheduler = BUILDS[spec]
-    entry = {e.kind: e for e in scheduler.kinds}[kind]
-    return run_kind(entry, args, scheduler.release_for(Release()))
+    entry = {e.kind: e for e in scheduler.build.kinds}[kind]
+    return run_kind(entry, args, scheduler.reader_for(Release()))
 
 
 def errors(

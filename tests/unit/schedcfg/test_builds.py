@@ -83,7 +83,7 @@ def test_what_changed_from_one_scheduler_plugins_build_to_the_next() -> None:
     [
         ("koord-scheduler@v1.9.0", "limitguard has no table for this build"),
         ("scheduler-plugins@v0.34.1-devel", "known: scheduler-plugins@v0.33.5"),
-        ("kube-scheduler@1.35", "--kubernetes-version"),
+        ("kube-scheduler@1.30", "is not supported; supported: 1.31-1.37"),
         ("volcano", "unknown scheduler"),
         ("auto@v1", "unknown scheduler"),
         ("koord-scheduler@", "unknown scheduler"),
@@ -137,7 +137,7 @@ def test_shipped_configurations_are_strict_clean_under_their_build(spec: str, na
     report = validate_text(path.read_text(encoding="utf-8"), name, scheduler=spec)
     assert report.errors == [], report.format()
     assert {(name, f.rule) for f in report.warnings} <= TRUE_WARNINGS, report.format()
-    assert {r.release for r in report.readers} == {BUILDS[spec].release}
+    assert {r.build_name for r in report.readers} == {BUILDS[spec].build_name}
 
 
 def test_v1_8_configuration_under_v1_7_is_refused_naming_v1_8() -> None:
@@ -179,7 +179,7 @@ def test_detection_takes_the_newest_release_and_says_so() -> None:
     name = "koordinator-v1.7.0/config-manager-scheduler-config.yaml"
     report = validate_text((FIXTURES / name).read_text(encoding="utf-8"), name)
     (reader,) = report.readers
-    assert (reader.scheduler, reader.release) == ("koord-scheduler", "v1.8.0")
+    assert (reader.scheduler, reader.build_name) == ("koord-scheduler", "v1.8.0")
     assert "its newest release v1.8.0 applies" in reader.reason
     assert "--scheduler koord-scheduler@VERSION" in reader.reason
 

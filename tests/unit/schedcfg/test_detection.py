@@ -18,8 +18,8 @@ from limitguard.cli.configfile import parse_config
 from limitguard.cli.validate import main as validate_main
 from limitguard.core.config import ConfigError
 from limitguard.schedcfg import configmap_verdict
-from limitguard.schedcfg.rules.releases import Release
 from limitguard.schedcfg.schedulers import detect
+from limitguard.schedcfg.tables.releases import Release
 from tests.unit.schedcfg.helpers import config
 
 

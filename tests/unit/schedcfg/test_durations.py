@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from limitguard.schedcfg import Report
-from limitguard.schedcfg.rules.durations import parse_go_duration, parse_go_duration_ns
+from limitguard.schedcfg.fields.durations import parse_go_duration, parse_go_duration_ns
 from tests.unit.schedcfg.helpers import check, config, paths, with_args
 
 NS, US, MS, S, M, H = 1, 1_000, 1_000_000, 1_000_000_000, 60_000_000_000, 3_600_000_000_000

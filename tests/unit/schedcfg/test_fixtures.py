@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from limitguard.schedcfg import validate_text
-from limitguard.schedcfg.rules.releases import SUPPORTED_MINORS, Release
+from limitguard.schedcfg.tables.releases import SUPPORTED_MINORS, Release
 from tests.unit.schedcfg.helpers import FIXTURES, fixture_text, messages, paths, render_helm
 
 HELM_VALUES = {
@@ -72,7 +72,7 @@ def test_shipped_configs_are_valid(name: str) -> None:
 def test_a_development_branch_plugin_is_refused_by_the_newest_release_naming_the_branch() -> None:
     name = "schedcfg-v1-multidoc-nodemetadata.scheduler-plugins.yaml"
     report = validate_text(fixture_text(name), name)
-    assert {r.release for r in report.readers} == {"v0.34.7"}
+    assert {r.build_name for r in report.readers} == {"v0.34.7"}
     assert [f.rule for f in report.errors] == ["plugins.unknown"] * 4
     assert "--scheduler scheduler-plugins@main" in report.errors[0].message
 

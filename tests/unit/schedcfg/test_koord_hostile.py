@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from limitguard.schedcfg import schemas
 from tests.unit.schedcfg.hostile import any_json, schema_fields
-from tests.unit.schedcfg.koord_helpers import ARGS, BY_KIND, RELEASE
+from tests.unit.schedcfg.koord_helpers import ARGS, BY_KIND, READER
 
 #: Every field name these schemas know, so generated args reach the rules, not only "unknown field".
 FIELDS = schema_fields(BY_KIND.values(), {"cpu", "memory", "nvidia.com/gpu", "ignoredResources"})
@@ -25,9 +25,9 @@ def test_rules_never_raise(kind: str, args: dict[str, Any]) -> None:
     entry = BY_KIND[kind]
     findings = schemas.validate(schemas.schema_validator(entry.schema_path), args, ARGS)
     defaulted = copy.deepcopy(args)
-    findings += entry.default(defaulted, ARGS, RELEASE)
+    findings += entry.default(defaulted, ARGS, READER)
     before = json.dumps(defaulted, sort_keys=True, default=str)
-    findings += entry.validate(defaulted, ARGS, RELEASE)
+    findings += entry.validate(defaulted, ARGS, READER)
     assert json.dumps(defaulted, sort_keys=True, default=str) == before
     assert all(f.severity in ("error", "warning", "info") and f.path.startswith("args") for f in findings)
     assert all(str(f) for f in findings)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from limitguard.admission.configmaps import configmap_check, scheduler_release
+from limitguard.admission.configmaps import configmap_check, configmap_release
 from limitguard.cli.validate import EXIT_INVALID, EXIT_OK, EXIT_USAGE, main
 
 KOORD = {  # Reservation is registered only by koord-scheduler: detection names it
@@ -87,13 +87,13 @@ def test_cli_auto_judges_gates_per_file_at_the_detected_reader(tmp_path, capsys)
 
 def test_webhook_under_koord_scheduler_applies_and_names_1_35() -> None:
     """A cluster outside the range is not clamped for koord-scheduler: 1.35 applies and the note says so."""
-    release, why = scheduler_release(None, {"GangScheduling": True}, "v1.40.0", "koord-scheduler")
+    release, why = configmap_release(None, {"GangScheduling": True}, "v1.40.0", "koord-scheduler")
     assert release.minor == 35 and dict(release.overrides) == {"GangScheduling": True}
     assert release.note is None and why == "koord-scheduler v1.8.0 is Kubernetes 1.35"
-    release, _ = scheduler_release("1.33", {"DynamicResourceAllocation": False}, None, "koord-scheduler")
+    release, _ = configmap_release("1.33", {"DynamicResourceAllocation": False}, None, "koord-scheduler")
     assert release.minor == 35 and dict(release.overrides) == {}
     assert release.note is not None and "locked to true in Kubernetes 1.35" in release.note
-    sigs, why = scheduler_release(None, {"DynamicResourceAllocation": False}, "v1.37.0", "scheduler-plugins")
+    sigs, why = configmap_release(None, {"DynamicResourceAllocation": False}, "v1.37.0", "scheduler-plugins")
     assert sigs.minor == 34 and dict(sigs.overrides) == {"DynamicResourceAllocation": False}
     assert why == "scheduler-plugins v0.34.7 is Kubernetes 1.34"
 
@@ -106,7 +106,7 @@ def _configmap(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_configmap_review_under_koord_scheduler_carries_the_applied_release() -> None:
-    release, _ = scheduler_release("1.33", {"DynamicResourceAllocation": False}, None, "koord-scheduler")
+    release, _ = configmap_release("1.33", {"DynamicResourceAllocation": False}, None, "koord-scheduler")
     response = configmap_check(_configmap(KOORD), release=release, scheduler="koord-scheduler")
     assert response is not None and response.allowed
     assert any("ignored by koord-scheduler v1.8.0 (Kubernetes 1.35)" in w for w in response.warnings)
@@ -115,7 +115,7 @@ def test_configmap_review_under_koord_scheduler_carries_the_applied_release() ->
 def test_configmap_review_auto_warns_of_gates_the_detected_reader_refuses() -> None:
     """Gates kept at the cluster's 1.33 but refused by the koord-scheduler reading this ConfigMap: a
     warning (the server's setting is not the ConfigMap's fault), the verdict still allows."""
-    release, _ = scheduler_release("1.33", {"DynamicResourceAllocation": False})
+    release, _ = configmap_release("1.33", {"DynamicResourceAllocation": False})
     assert dict(release.overrides) == {"DynamicResourceAllocation": False}
     response = configmap_check(_configmap(KOORD), release=release)
     assert response is not None and response.allowed
@@ -126,7 +126,7 @@ def test_configmap_review_auto_warns_of_gates_the_detected_reader_refuses() -> N
 
 def test_the_clamp_note_names_the_release_a_detected_reader_applies() -> None:
     """A 1.40 cluster clamps to 1.37, but an auto-detected koord-scheduler ConfigMap is judged at 1.35."""
-    release, _ = scheduler_release(None, {}, "v1.40.0")
+    release, _ = configmap_release(None, {}, "v1.40.0")
     assert release.minor == 37 and release.note is not None
     koord = configmap_check(_configmap(KOORD), release=release)
     assert koord is not None

@@ -13,19 +13,21 @@ import pytest
 from limitguard.schedcfg import schemas
 from limitguard.schedcfg.args import ARGS_KINDS, PLUGIN_ARGS_KINDS
 from limitguard.schedcfg.rules.defaults import apply_defaults
-from limitguard.schedcfg.rules.framework import effective_point, merged_multipoint, near_miss
-from limitguard.schedcfg.rules.plugin_tables import (
+from limitguard.schedcfg.rules.effective import effective_point, merged_multipoint
+from limitguard.schedcfg.rules.framework import near_miss
+from limitguard.schedcfg.tables.plugin_tables import (
     default_plugins,
     extension_points,
     in_tree,
     in_tree_plugins,
 )
-from limitguard.schedcfg.rules.releases import (
+from limitguard.schedcfg.tables.readers import in_tree_reader
+from limitguard.schedcfg.tables.releases import (
     Release,
     ReleaseError,
+    kube_scheduler_release,
     parse_feature_gates,
     parse_version,
-    release_for,
 )
 
 
@@ -52,7 +54,9 @@ def test_gate_defaults_follow_the_release() -> None:
     assert not Release(33).enabled("DynamicResourceAllocation")
     assert Release(34).enabled("DynamicResourceAllocation")
     assert not Release(35).enabled("DRADeviceBindingConditions")
-    assert release_for("1.35", "DRADeviceBindingConditions=true").enabled("DRADeviceBindingConditions")
+    assert kube_scheduler_release("1.35", "DRADeviceBindingConditions=true").enabled(
+        "DRADeviceBindingConditions"
+    )
     assert not Release(32).enabled("DRAResourceClaimDeviceStatus") and Release(33).enabled(
         "DRAResourceClaimDeviceStatus"
     )
@@ -73,26 +77,28 @@ def test_gates_turn_on_in_their_release(gate: str, off_until: int, on_from: int)
 
 def test_a_locked_gate_set_to_the_other_value_is_refused() -> None:
     """component-base: "cannot set feature gate X to false, feature is locked to true"."""
-    assert not release_for("1.36", "DRAResourceClaimDeviceStatus=false").enabled(
+    assert not kube_scheduler_release("1.36", "DRAResourceClaimDeviceStatus=false").enabled(
         "DRAResourceClaimDeviceStatus"
     )
     with pytest.raises(
         ReleaseError, match="DRAResourceClaimDeviceStatus to false, feature is locked to true"
     ):
-        release_for("1.37", "DRAResourceClaimDeviceStatus=false")
+        kube_scheduler_release("1.37", "DRAResourceClaimDeviceStatus=false")
     with pytest.raises(ReleaseError, match="NodeDeclaredFeatures to false"):
-        release_for("1.37", "NodeDeclaredFeatures=false")
+        kube_scheduler_release("1.37", "NodeDeclaredFeatures=false")
     with pytest.raises(ReleaseError, match="DynamicResourceAllocation"):
-        release_for("1.35", "DynamicResourceAllocation=false")
-    assert release_for("1.37", "DRAResourceClaimDeviceStatus=true").enabled("DRAResourceClaimDeviceStatus")
+        kube_scheduler_release("1.35", "DynamicResourceAllocation=false")
+    assert kube_scheduler_release("1.37", "DRAResourceClaimDeviceStatus=true").enabled(
+        "DRAResourceClaimDeviceStatus"
+    )
 
 
 def test_a_removed_gate_is_refused() -> None:
-    assert release_for("1.36", "GangScheduling=true").enabled("GangScheduling")
+    assert kube_scheduler_release("1.36", "GangScheduling=true").enabled("GangScheduling")
     with pytest.raises(ReleaseError, match="unrecognized feature gate: GangScheduling"):
-        release_for("1.37", "GangScheduling=true")
+        kube_scheduler_release("1.37", "GangScheduling=true")
     with pytest.raises(ReleaseError, match="VolumeCapacityPriority"):
-        release_for("1.33", "VolumeCapacityPriority=true")
+        kube_scheduler_release("1.33", "VolumeCapacityPriority=true")
 
 
 def test_extension_points_per_release() -> None:
@@ -164,18 +170,18 @@ def test_multipoint_merge_keeps_the_place_of_a_reconfigured_default() -> None:
     profile = {
         "plugins": {"multiPoint": {"enabled": [{"name": "NodeResourcesFit", "weight": 5}, {"name": "Mine"}]}}
     }
-    merged = merged_multipoint(profile, Release(35))
+    merged = merged_multipoint(profile, in_tree_reader(Release(35)))
     order = [p["name"] for p in merged]
     assert order.index("NodeResourcesFit") == names(35).index("NodeResourcesFit") and order[-1] == "Mine"
     assert next(p for p in merged if p["name"] == "NodeResourcesFit")["weight"] == 5
 
 
 def test_effective_points_follow_the_extension_point_table() -> None:
-    assert effective_point({}, "queueSort", Release(35)) == ["PrioritySort"]
-    assert effective_point({}, "bind", Release(35)) == ["DefaultBinder"]
-    assert "NodePorts" not in effective_point({}, "score", Release(35))
+    assert effective_point({}, "queueSort", in_tree_reader(Release(35))) == ["PrioritySort"]
+    assert effective_point({}, "bind", in_tree_reader(Release(35))) == ["DefaultBinder"]
+    assert "NodePorts" not in effective_point({}, "score", in_tree_reader(Release(35)))
     disabled = {"plugins": {"score": {"disabled": [{"name": "*"}]}}}
-    assert effective_point(disabled, "score", Release(35)) == []
+    assert effective_point(disabled, "score", in_tree_reader(Release(35))) == []
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from limitguard.schedcfg import Report, validate_text
-from limitguard.schedcfg.rules.releases import Release
+from limitguard.schedcfg.tables.releases import Release
 from tests.unit.schedcfg.helpers import config, fit_plus, messages, paths, with_args
 from tests.unit.schedcfg.helpers import limitguard_view as check
 

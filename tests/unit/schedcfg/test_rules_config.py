@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from limitguard.schedcfg import Report, validate_text
-from limitguard.schedcfg.rules.releases import Release
+from limitguard.schedcfg.tables.releases import Release
 from tests.unit.schedcfg.helpers import check, config, messages, paths, with_args
 
 ARGS0 = "profiles[0].pluginConfig[0].args"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from limitguard.admission.configmaps import configmap_check, scheduler_release
+from limitguard.admission.configmaps import configmap_check, configmap_release
 from limitguard.cli.configfile import parse_config
 from limitguard.cli.validate import main as validate_main
 from limitguard.core.config import ConfigError
@@ -56,7 +56,7 @@ def test_auto_says_it_took_the_newest_release(tmp_path: Path, capsys: Any) -> No
     assert "its newest release v0.34.7 applies" in out
 
 
-@pytest.mark.parametrize("value", ["scheduler-plugins@v0.36.0", "kube-scheduler@1.35", "koord-scheduler@"])
+@pytest.mark.parametrize("value", ["scheduler-plugins@v0.36.0", "kube-scheduler@1.38", "koord-scheduler@"])
 def test_the_cli_refuses_a_build_it_has_no_table_for(tmp_path: Path, capsys: Any, value: str) -> None:
     with pytest.raises(SystemExit) as exit_info:
         run_cli(tmp_path, capsys, "--scheduler", value)
@@ -90,7 +90,7 @@ def test_an_unknown_version_in_the_annotation_warns_and_applies_the_newest_relea
     (note,) = [f for f in report.warnings if f.rule == "input.scheduler-version"]
     assert note.path == "metadata.annotations[limitguard.io/scheduler]"
     assert note.message.startswith("scheduler-plugins@v0.36.0: unknown build, v0.34.7 applies (known: ")
-    assert {r.release for r in report.readers} == {"v0.34.7"}
+    assert {r.build_name for r in report.readers} == {"v0.34.7"}
     # a ConfigMap that v0.34.7 accepts is admitted, with the warning
     accepted = configmap(annotation="koord-scheduler@v9.9.9")
     accepted["data"] = {"c": json.dumps(config(profiles=[{"schedulerName": "s"}]))}
@@ -100,9 +100,9 @@ def test_an_unknown_version_in_the_annotation_warns_and_applies_the_newest_relea
 
 
 def test_the_server_setting_takes_a_build_and_warns_on_every_verdict_for_an_unknown_one() -> None:
-    release, why = scheduler_release(None, {}, "v1.37.0", "koord-scheduler@v1.7.0")
+    release, why = configmap_release(None, {}, "v1.37.0", "koord-scheduler@v1.7.0")
     assert release.minor == 31 and why == "koord-scheduler v1.7.0 is Kubernetes 1.28"
-    release, why = scheduler_release(None, {}, "v1.37.0", "koord-scheduler@v1.9.0")
+    release, why = configmap_release(None, {}, "v1.37.0", "koord-scheduler@v1.9.0")
     assert release.minor == 35 and release.note is not None
     assert why.startswith("koord-scheduler v1.8.0 is Kubernetes 1.35; koord-scheduler@v1.9.0: unknown build")
     assert (

@@ -17,9 +17,10 @@ import pytest
 
 from limitguard.cli.validate import main as validate_main
 from limitguard.schedcfg import validate_text
+from limitguard.schedcfg.args.registry import registry_for
 from limitguard.schedcfg.report import Report
-from limitguard.schedcfg.rules.releases import Release
-from limitguard.schedcfg.schedulers import BUILDS, SCHEDULERS, reader_label, registered_plugins, registry_for
+from limitguard.schedcfg.schedulers import BUILDS, SCHEDULERS
+from limitguard.schedcfg.tables.releases import Release
 from tests.support import REPO
 from tests.unit.schedcfg.helpers import check, config
 
@@ -53,37 +54,37 @@ def fit_plus(args: dict[str, Any], scheduler: str = KOORD) -> Report:
 # -------------------------------------------------------------------------------------------- the table
 def test_each_scheduler_fixes_the_kubernetes_release_of_its_in_tree_part() -> None:
     cluster = Release(37)
-    assert SCHEDULERS[KOORD].release_for(cluster).minor == 35
-    assert SCHEDULERS[SIGS].release_for(cluster).minor == 34
-    assert SCHEDULERS["kube-scheduler"].release_for(Release(33)).minor == 33
-    assert {s.release_for(cluster).scheduler for s in SCHEDULERS.values()} == {
+    assert SCHEDULERS[KOORD].reader_for(cluster).release.minor == 35
+    assert SCHEDULERS[SIGS].reader_for(cluster).release.minor == 34
+    assert SCHEDULERS["kube-scheduler"].reader_for(Release(33)).release.minor == 33
+    assert {s.reader_for(cluster).scheduler.spec for s in SCHEDULERS.values()} == {
         "kube-scheduler",
         "koord-scheduler@v1.8.0",
         "scheduler-plugins@v0.34.7",
     }
-    assert BUILDS["koord-scheduler@main"].release_for(cluster).minor == 35
-    assert BUILDS["scheduler-plugins@v0.33.5"].release_for(cluster).minor == 33
-    assert BUILDS["scheduler-plugins@main"].release_for(cluster).minor == 35
+    assert BUILDS["koord-scheduler@main"].reader_for(cluster).release.minor == 35
+    assert BUILDS["scheduler-plugins@v0.33.5"].reader_for(cluster).release.minor == 33
+    assert BUILDS["scheduler-plugins@main"].reader_for(cluster).release.minor == 35
 
 
 def test_a_build_on_a_minor_older_than_the_tables_is_judged_by_the_oldest_and_says_so() -> None:
     """koord-scheduler v1.7.0 is built on Kubernetes 1.28 (go.mod k8s.io/kubernetes v1.28.7)."""
-    release = BUILDS["koord-scheduler@v1.7.0"].release_for(Release(37))
-    assert release.minor == 31
-    assert reader_label(release) == "koord-scheduler v1.7.0 (Kubernetes 1.28, judged by the rules of 1.31)"
+    reader = BUILDS["koord-scheduler@v1.7.0"].reader_for(Release(37))
+    assert reader.release.minor == 31
+    assert reader.label == "koord-scheduler v1.7.0 (Kubernetes 1.28, judged by the rules of 1.31)"
 
 
 def test_two_projects_register_coscheduling_with_different_points() -> None:
-    koord_points = registered_plugins(SCHEDULERS[KOORD].release_for(Release()))["Coscheduling"]
-    sigs_points = registered_plugins(SCHEDULERS[SIGS].release_for(Release()))["Coscheduling"]
+    koord_points = SCHEDULERS[KOORD].reader_for(Release()).registered_plugins()["Coscheduling"]
+    sigs_points = SCHEDULERS[SIGS].reader_for(Release()).registered_plugins()["Coscheduling"]
     assert koord_points is not None and "queueSort" not in koord_points and "preEnqueue" in koord_points
     assert sigs_points is not None and "queueSort" in sigs_points
 
 
 def test_registries_are_per_scheduler() -> None:
-    kube = registry_for(Release())
-    koord_registry = registry_for(SCHEDULERS[KOORD].release_for(Release()))
-    sigs_registry = registry_for(SCHEDULERS[SIGS].release_for(Release()))
+    kube = registry_for(SCHEDULERS["kube-scheduler"])
+    koord_registry = registry_for(SCHEDULERS[KOORD])
+    sigs_registry = registry_for(SCHEDULERS[SIGS])
     assert "NodeResourcesFitArgs" in kube.kinds and "NodeResourcesFitArgs" in koord_registry.kinds
     assert "NodeResourcesAllocatableArgs" in sigs_registry.kinds
     assert "NodeResourcesAllocatableArgs" not in koord_registry.kinds
@@ -245,7 +246,7 @@ HOSTILE_VALUES: list[Any] = [None, True, -1, 2**70, 1.5, "x", [], {}, [None, {"a
 @pytest.mark.parametrize("scheduler", sorted(SCHEDULERS))
 def test_any_args_of_any_kind_yield_findings_never_an_exception(scheduler: str) -> None:
     """Every kind of every scheduler's registry, every field set to values of the wrong shape."""
-    registry = registry_for(SCHEDULERS[scheduler].release_for(Release()))
+    registry = registry_for(SCHEDULERS[scheduler])
     for entry in registry.kinds.values():
         for value in HOSTILE_VALUES:
             fields = {"resources": value, "scoringResourceWeights": value, "kind": entry.kind, "x": value}

@@ -9,8 +9,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from limitguard.schedcfg import schemas
-from limitguard.schedcfg.api import CONFIG_VERSIONS
 from limitguard.schedcfg.args import ARGS_KINDS
+from limitguard.schedcfg.tables.api import CONFIG_VERSIONS
 from tests.support import REPO
 from tests.unit.schedcfg.helpers import object_schemas
 

@@ -9,9 +9,9 @@ import pytest
 from aiohttp import web
 from kubernetes.client import Configuration
 
-from limitguard.admission.configmaps import configmap_check, scheduler_release
+from limitguard.admission.configmaps import configmap_check, configmap_release
 from limitguard.kube.client import KubeClient
-from limitguard.schedcfg.rules.releases import Release
+from limitguard.schedcfg.tables.releases import Release
 
 EBS = {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -50,7 +50,7 @@ def test_the_release_decides_the_admission_verdict() -> None:
 def test_scheduler_release_resolution(
     configured: str | None, cluster: str | None, minor: int, why: str, note: str | None
 ) -> None:
-    release, reason = scheduler_release(configured, {"StorageCapacityScoring": True}, cluster)
+    release, reason = configmap_release(configured, {"StorageCapacityScoring": True}, cluster)
     assert release.minor == minor and why in reason
     assert release.enabled("StorageCapacityScoring")
     assert (release.note is None) == (note is None)
@@ -59,7 +59,7 @@ def test_scheduler_release_resolution(
 
 def test_a_clamped_release_warns_in_every_verdict() -> None:
     """A cluster newer than 1.37 is validated as 1.37, and each ConfigMap verdict says so."""
-    release, _ = scheduler_release(None, {}, "v1.38.0")
+    release, _ = configmap_release(None, {}, "v1.38.0")
     allowed = configmap_check(configmap({**EBS, "profiles": [{}]}), release=release)
     denied = configmap_check(configmap(EBS), release=release)
     for response in (allowed, denied):
@@ -72,10 +72,10 @@ def test_a_clamped_release_warns_in_every_verdict() -> None:
 
 def test_gates_the_release_refuses_are_left_out_with_a_warning() -> None:
     """GangScheduling is gone in 1.37 and DRAResourceClaimDeviceStatus is locked on: a server drops them."""
-    release, _ = scheduler_release("1.37", {"GangScheduling": True, "DRAResourceClaimDeviceStatus": False})
+    release, _ = configmap_release("1.37", {"GangScheduling": True, "DRAResourceClaimDeviceStatus": False})
     assert dict(release.overrides) == {}
     assert "GangScheduling" in (release.note or "") and "locked to true" in (release.note or "")
-    kept, _ = scheduler_release("1.36", {"GangScheduling": True})
+    kept, _ = configmap_release("1.36", {"GangScheduling": True})
     assert dict(kept.overrides) == {"GangScheduling": True} and kept.note is None
 
 

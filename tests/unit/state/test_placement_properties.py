@@ -19,6 +19,7 @@ from limitguard.core.fit import fits
 from limitguard.core.hints import HOSTNAME_LABEL, Operator
 from limitguard.core.limitaware import effective_ratios
 from limitguard.core.podlimits import PodSpecError, pod_limits
+from limitguard.core.podrules import DEFAULT_RULES
 from limitguard.state.hostnames import HostnameCodes
 from limitguard.state.placement import HintNodes, hint_nodes
 from limitguard.state.store import ClusterState
@@ -87,7 +88,7 @@ def test_hint_nodes_on_the_table_equal_the_reference(operations, pod, placement,
         apply(state, operation)
     spec = {**pod["spec"], **placement}
     try:
-        limits = dict(pod_limits(spec, pod["status"]))
+        limits = dict(pod_limits(spec, pod["status"], DEFAULT_RULES))
     except PodSpecError:
         return
     found = hint_nodes(

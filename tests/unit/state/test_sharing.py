@@ -14,6 +14,7 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
+from limitguard.core.podrules import DEFAULT_RULES
 from limitguard.kube.filefeed import load_cluster_file
 from limitguard.state.records import PodRecord, pod_record
 from limitguard.state.sharing import Interner
@@ -79,16 +80,16 @@ def test_updating_or_deleting_one_pod_of_a_template_leaves_the_others_alone():
     assert not state.pod("team", "b").active and state.pod("team", "c") is None
     assert state.committed("n1") == {"cpu": 3000, "memory": 1024**3}
     assert template_pod("a")["spec"] == template_pod("b")["spec"]  # the template itself is intact
-    assert pod_record(template_pod("d")).limits == {"cpu": 1000, "memory": 1024**3}
+    assert pod_record(template_pod("d"), DEFAULT_RULES).limits == {"cpu": 1000, "memory": 1024**3}
 
 
 def test_flags_round_trip_through_the_record():
-    record = pod_record(parsed(pod("x", node_name="n1", cpu="1", owner_kind="DaemonSet")))
+    record = pod_record(parsed(pod("x", node_name="n1", cpu="1", owner_kind="DaemonSet")), DEFAULT_RULES)
     assert (record.active, record.terminating, record.daemonset, record.mirror) == (True, False, True, False)
     terminal = parsed(pod("y", node_name="n1", cpu="1", phase="Failed"))
     terminal["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     terminal["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "h"}
-    record = pod_record(terminal)
+    record = pod_record(terminal, DEFAULT_RULES)
     assert (record.active, record.terminating, record.daemonset, record.mirror) == (False, True, False, True)
     assert record.counted_node == "" and record.controller is None
 

@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from limitguard.core.kubeversion import DEFAULT_MINOR, VersionError, clamped_minor
+from limitguard.core.kuberelease import BuiltOn, Named, from_file, resolve_release
 from limitguard.core.response import Response, allowed, warning
 from limitguard.schedcfg import configmap_verdict
 from limitguard.schedcfg.report import Report
-from limitguard.schedcfg.rules.releases import DEFAULT_RELEASE, Release, reader_gates
-from limitguard.schedcfg.schedulers import AUTO, reader_label, resolve_leniently
+from limitguard.schedcfg.schedulers import AUTO, resolve_leniently
+from limitguard.schedcfg.tables.releases import DEFAULT_RELEASE, Release, reader_gates
 from limitguard.schedcfg.validator import SCHEDULER_ANNOTATION
 
 UNPROCESSABLE = 422
@@ -28,43 +28,38 @@ UNDETERMINED = (
 _MAX_WARNINGS = 10
 
 
-def scheduler_release(
-    configured: str | None,
+def configmap_release(
+    configured: Named | str | None,
     gates: Mapping[str, bool],
     cluster_version: str | None = None,
     scheduler: str = AUTO,
+    *,
+    cluster_asked: bool = False,
 ) -> tuple[Release, str]:
-    """The release ConfigMaps are validated for, and why: configured, else the cluster's /version, else
-    the newest supported. A server keeps answering: a release outside the supported range is clamped to
-    the nearest one, and gates that release refuses are left out; ``Release.note`` says so, and every
-    verdict carries it as a warning. A ``scheduler`` (``NAME[@VERSION]``) built on one Kubernetes minor
-    (koord-scheduler v1.8.0: 1.35) applies that minor whatever the cluster runs: its gates are judged there
-    and the notes name it. A version limitguard has no table for gets its scheduler's newest release, with
-    a note: a newer build must never block ConfigMap writes."""
+    """The release ConfigMaps are validated for, and why (``limitguard.core.kuberelease``): the reading
+    scheduler's own minor when ``scheduler`` (``NAME[@VERSION]``) names a build (koord-scheduler v1.8.0:
+    1.35, whatever the cluster runs), else ``configured`` (a bare string is
+    ``schedulerConfigValidation.kubernetesVersion``), else the cluster's /version, else the newest
+    supported. A server keeps answering: a release outside the supported range is judged as the nearest
+    one, and gates that release refuses are left out; ``Release.note`` says so, and every verdict
+    carries it as a warning. A version limitguard has no table for gets its scheduler's newest release,
+    with a note: a newer build must never block ConfigMap writes."""
     notes: list[str] = []
     reader, unknown_version = resolve_leniently(scheduler)
     if unknown_version:  # a newer build than the tables: its newest release, and every verdict says so
         notes.append(f"schedulerConfigValidation.scheduler {unknown_version}")
+    if isinstance(configured, str):
+        configured = from_file("schedulerConfigValidation.kubernetesVersion", configured)
     if reader is not None and reader.kubernetes_minor is not None:
-        judged = reader.release_for(Release())
-        applied = reader_label(judged)
-        release = _gated(judged.minor, gates, notes, f" by {applied}")
-        why = f"{reader.label} is Kubernetes 1.{reader.kubernetes_minor}"
-        return release, f"{why}; {unknown_version}" if unknown_version else why
-    text = configured or cluster_version
-    why = "configured" if configured else f"cluster {cluster_version}" if cluster_version else "default"
-    minor = DEFAULT_MINOR
-    if text:
-        try:
-            minor, clamp = clamped_minor(text)
-        except VersionError:
-            clamp = f"unreadable Kubernetes version {text!r}: applying the rules of 1.{DEFAULT_MINOR}"
-            why = f"unreadable cluster version {text!r}"
-        else:
-            why += f", nearest supported 1.{minor}" if clamp else ""
-        if clamp:
-            notes.append(clamp)
-    return _gated(minor, gates, notes), why
+        built_on = BuiltOn(reader.label, reader.kubernetes_minor)
+        release, why = resolve_release(configured, build=built_on)
+        applied = reader.reader_for(Release(release.minor)).label
+        gated = _gated(release.minor, gates, notes, f" by {applied}")
+        return gated, f"{why}; {unknown_version}" if unknown_version else why
+    release, why = resolve_release(configured, cluster=cluster_version, cluster_asked=cluster_asked)
+    if release.note:
+        notes.append(release.note)
+    return _gated(release.minor, gates, notes), why
 
 
 def _gated(minor: int, gates: Mapping[str, bool], notes: list[str], by: str = "") -> Release:
@@ -105,5 +100,5 @@ def _applied_note(release: Release, report: Report) -> str | None:
     applied = sorted({reader.kubernetes for reader in report.readers} - {release.name})
     if not applied:
         return release.note
-    names = ", ".join(sorted({f"{r.scheduler} {r.release}" for r in report.readers if r.release}))
+    names = ", ".join(sorted({f"{r.scheduler} {r.build_name}" for r in report.readers if r.build_name}))
     return f"rules of Kubernetes {', '.join(applied)} applied ({names}); server release: {release.note}"

@@ -38,6 +38,7 @@ from limitguard.core.config import NoLeaderPolicy
 from limitguard.core.limitaware import grown_limits
 from limitguard.core.objects import object_or_empty as _map
 from limitguard.core.podlimits import PodSpecError, pod_limits
+from limitguard.core.podrules import DEFAULT_RULES
 from limitguard.core.response import Response, allowed, errored
 from limitguard.errors import LimitguardError, StatusError
 from limitguard.kube.replica_metrics import ReplicaMetrics
@@ -64,8 +65,9 @@ def touches_ledger(request: AdmissionRequest) -> bool:
         return bool(_map(_map(request.object).get("spec")).get("nodeName"))
     if request.operation == "UPDATE" and request.target == "pods/resize":
         try:
-            old = pod_limits(_map(_map(request.old_object).get("spec")))
-            new = pod_limits(_map(_map(request.object).get("spec")))
+            # specs alone: no release's rules count a spec's limits differently without a resize status
+            old = pod_limits(_map(_map(request.old_object).get("spec")), None, DEFAULT_RULES)
+            new = pod_limits(_map(_map(request.object).get("spec")), None, DEFAULT_RULES)
         except PodSpecError:
             return False  # rejected as malformed locally, without the ledger
         return bool(grown_limits(old, new))

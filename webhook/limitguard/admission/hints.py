@@ -19,7 +19,7 @@ from limitguard.core.defaults import NotAPod, with_adds
 from limitguard.core.eligibility import Placement
 from limitguard.core.hints import digest_of, hint_annotation, hint_patch, preferred_term, skip_reason
 from limitguard.core.objects import is_object, object_or_empty
-from limitguard.core.podlimits import PodRules, PodSpecError, pod_limits, rules_in_effect
+from limitguard.core.podlimits import PodRules, PodSpecError, pod_limits
 from limitguard.core.response import JsonPatch, Response, patched
 from limitguard.state.placement import HintNodes, hint_nodes
 from limitguard.state.records import controller_of
@@ -188,13 +188,13 @@ class Hinter:
         except TypeError:  # not JSON (only a test can build such a pod): not worth remembering
             key = None
         kept = self._remembered.get(key) if key is not None else None
-        if kept is None or kept.rules is not rules_in_effect():  # the cluster's release changed
+        if kept is None or kept.rules is not self.state.pod_rules:  # the cluster's release changed
             if kept is not None:
                 self._forget_patches(kept)  # replaced below
             if patch is not None:
                 pod = with_adds(pod, patch.operations())
             spec = object_or_empty(pod.get("spec"))
-            rules = rules_in_effect()
+            rules = self.state.pod_rules
             kept = _Remembered(
                 pod_limits(spec, object_or_empty(pod.get("status")), rules), Placement(spec), rules
             )

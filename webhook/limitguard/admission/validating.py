@@ -210,7 +210,7 @@ class Validator:
             return allowed("excluded")
         spec = _map(pod.get("spec"))
         try:
-            amounts = pod_amounts(spec, _map(pod.get("status")))
+            amounts = pod_amounts(spec, _map(pod.get("status")), self.state.pod_rules)
             placement = None if spec.get("nodeName") else Placement(spec)
         except PodSpecError as error:
             return errored("malformed", f"pod {namespace}/{name}: {error}", BAD_REQUEST)
@@ -273,9 +273,10 @@ class Validator:
         try:
             # The new spec is a new desire the kubelet has yet to judge: a PodResizePending
             # Infeasible condition left by an earlier attempt must not hide it.
-            new = pod_amounts(_map(pod.get("spec")), _without_resize_verdict(_map(pod.get("status"))))
+            rules = self.state.pod_rules
+            new = pod_amounts(_map(pod.get("spec")), _without_resize_verdict(_map(pod.get("status"))), rules)
             new_limits = new.limits
-            old_limits = pod_limits(_map(old_pod.get("spec")), _map(old_pod.get("status")))
+            old_limits = pod_limits(_map(old_pod.get("spec")), _map(old_pod.get("status")), rules)
         except PodSpecError as error:
             return errored("malformed", f"pod {namespace}/{name}: {error}", BAD_REQUEST)
         node_name = str(

@@ -19,7 +19,7 @@ from limitguard.core.ratios import PERCENT_FORMS, RatioError, parse_ratio_percen
 from limitguard.core.text import clip
 from limitguard.extender.config import read_extender_config
 from limitguard.schedcfg import schemas as schedcfg_schemas
-from limitguard.schedcfg.rules.releases import ReleaseError, release_for
+from limitguard.schedcfg.schedulers import setting_problems
 
 RATIO_FIELD = "limitAware.defaultLimitToAllocatableRatio"
 RATIO_EXAMPLE = 'e.g. {cpu: 150, memory: "120%"}'
@@ -77,18 +77,19 @@ def _read(raw: Any) -> tuple[Config, FieldErrors]:
 
 
 def _check_release(raw: dict[str, Any], errors: FieldErrors) -> None:
-    """A configured release must be a supported one, with gates it accepts (a cluster's /version
-    outside the range is clamped instead: the operator cannot choose it)."""
+    """A configured release must be a supported one, with gates it accepts, and a
+    `kube-scheduler@VERSION` must agree with it, as `limitguard validate` refuses the same flags (a
+    cluster's /version outside the range is clamped instead: the operator cannot choose it)."""
     validation = raw.get("schedulerConfigValidation")
-    if not isinstance(validation, dict) or not validation.get("kubernetesVersion"):
-        return
-    if errors.invalid(RELEASE_FIELD):
+    if not isinstance(validation, dict) or errors.invalid(
+        RELEASE_FIELD, "schedulerConfigValidation.scheduler"
+    ):
         return
     gates = {} if errors.invalid("schedulerConfigValidation.featureGates") else validation.get("featureGates")
-    try:
-        release_for(validation["kubernetesVersion"], gates or {})
-    except ReleaseError as error:
-        errors.add(RELEASE_FIELD, str(error))
+    for path, detail in setting_problems(
+        validation.get("kubernetesVersion"), gates or {}, validation.get("scheduler")
+    ):
+        errors.add(path, detail)
 
 
 def ratio_problems(raw: Any) -> dict[str, FieldError]:

@@ -88,8 +88,9 @@ def run(args: argparse.Namespace) -> int:
         pod, defaults_note = with_defaults(pod, state, config)
         try:
             status = pod.get("status")
-            amounts = pod_amounts(pod["spec"], status if isinstance(status, Mapping) else None)
-            facts = PodFacts.from_spec(pod["spec"], status if isinstance(status, Mapping) else None)
+            status = status if isinstance(status, Mapping) else None
+            amounts = pod_amounts(pod["spec"], status, state.pod_rules)
+            facts = PodFacts.from_spec(pod["spec"], status, state.pod_rules)
         except PodSpecError as error:
             raise CommandError(f"{args.pod}: {error}") from None
     except CommandError as error:

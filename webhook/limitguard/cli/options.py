@@ -13,14 +13,9 @@ import time
 
 from limitguard.cli.configfile import load_config
 from limitguard.core.config import Config, ConfigError
-from limitguard.core.kubeversion import (
-    DEFAULT_MINOR,
-    VersionError,
-    release_in_effect,
-    supported_minor,
-    supported_text,
-)
-from limitguard.core.podlimits import use_release
+from limitguard.core.kuberelease import from_file, from_flag, resolve_release
+from limitguard.core.kubeversion import DEFAULT_MINOR, VersionError, supported_minor, supported_text
+from limitguard.core.podrules import PodRules, rules_for
 from limitguard.errors import LimitguardError
 from limitguard.kube.filefeed import ClusterFileError, load_cluster_file
 from limitguard.state.store import ClusterState
@@ -112,12 +107,12 @@ def add_state_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _live_state(
-    kubeconfig: str | None, timeout: float, follow_release: bool, config: Config
+    kubeconfig: str | None, timeout: float, follow_release: bool, config: Config, pod_rules: PodRules
 ) -> tuple[ClusterState, str | None]:
     """The listed state, and the cluster's /version when it decided the pod rules."""
     from limitguard.kube.livefeed import start_live_feed
 
-    state = ClusterState(node_pools=config.limit_aware.node_pools)
+    state = ClusterState(node_pools=config.limit_aware.node_pools, pod_rules=pod_rules)
     feed = await start_live_feed(state, kubeconfig, follow_release=follow_release)
     version = feed.release.version if feed.release is not None else None
     try:
@@ -135,14 +130,17 @@ def load_counted_state(args: argparse.Namespace, config: Config) -> tuple[Cluste
     """The cluster state, which release's pod rules counted it and why (a report's note), and the
     warnings a report must show (a release outside the supported range, judged as the nearest).
 
-    The release: --kubernetes-version, else the configuration's kubernetesVersion, else the live
-    cluster's /version, else the newest supported. It is applied before any pod is counted.
+    The release (limitguard.core.kuberelease): --kubernetes-version, else the configuration's
+    kubernetesVersion, else the live cluster's /version, else the newest supported. The state counts
+    every pod under its rules.
     """
-    configured = getattr(args, "kubernetes_version", None) or config.kubernetes_version
-    minor, why, warning = release_in_effect(configured, None, live=not args.cluster)
-    use_release(minor)
+    flag = from_flag("--kubernetes-version", getattr(args, "kubernetes_version", None))
+    configured = from_file("kubernetesVersion", config.kubernetes_version, getattr(args, "config", None))
+    release, why = resolve_release(flag, configured)
     state = ClusterState(
-        config.limit_aware.binding_ledger_ttl_seconds, node_pools=config.limit_aware.node_pools
+        config.limit_aware.binding_ledger_ttl_seconds,
+        node_pools=config.limit_aware.node_pools,
+        pod_rules=rules_for(release.minor),
     )
     if args.cluster:
         try:
@@ -151,15 +149,16 @@ def load_counted_state(args: argparse.Namespace, config: Config) -> tuple[Cluste
             raise CommandError(str(error)) from None
     else:
         try:
+            follow = flag is None and configured is None
             state, version = asyncio.run(
-                _live_state(args.kubeconfig, args.timeout, configured is None, config)
+                _live_state(args.kubeconfig, args.timeout, follow, config, state.pod_rules)
             )
         except OSError as error:  # KubeConfigError and connection failures
             raise CommandError(f"cannot read the live cluster: {error}") from None
-        if configured is None:
-            minor, why, warning = release_in_effect(None, version, live=True)
-    note = f"pod limits counted under the pod rules of Kubernetes 1.{minor}: {why}"
-    return state, note, [warning] if warning else []
+        if follow:  # the state counted under the rules of this release (kube.release)
+            release, why = resolve_release(cluster=version, cluster_asked=True)
+    note = f"pod limits counted under the pod rules of Kubernetes {release.name}: {why}"
+    return state, note, [release.note] if release.note else []
 
 
 def print_warnings(command: str, warnings: list[str]) -> None:

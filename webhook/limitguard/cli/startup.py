@@ -18,6 +18,8 @@ from pathlib import Path
 
 from aiohttp import web
 
+from limitguard.admission import configmaps
+from limitguard.admission.mutating import Mutator
 from limitguard.admission.validating import Validator
 from limitguard.certs import generate as certs
 from limitguard.certs.peers import PeerCAError
@@ -26,9 +28,9 @@ from limitguard.cli.mounts import check_config_file, ensure_certificates, reissu
 from limitguard.cli.replicas import Replica, identity_from_env, join_replica_set, peer_address
 from limitguard.clock import Clock, SystemClock
 from limitguard.core.config import Config
-from limitguard.core.kubeversion import release_in_effect
+from limitguard.core.kuberelease import Named, from_file, resolve_release
 from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
-from limitguard.core.podlimits import use_release
+from limitguard.core.podrules import PodRules, rules_for
 from limitguard.http.app import ServerSettings, Services, create_app
 from limitguard.http.limits import LimitedSite, ServingLimits
 from limitguard.http.metrics import Metrics
@@ -58,16 +60,24 @@ def build_services(
     settings: ServerSettings | None = None,
     node_ratio_series_limit: int = DEFAULT_SERIES_LIMIT,
     cluster_version: str | None = None,
+    *,
+    config_path: str | None = None,
+    cluster_asked: bool = False,
 ) -> Services:
-    """Wire handlers to one state and one configuration (also used by tests and benchmarks)."""
-    from limitguard.admission.configmaps import configmap_check, scheduler_release
-    from limitguard.admission.mutating import Mutator
+    """Wire handlers to one state and one configuration (also used by tests and benchmarks).
 
-    release, why = scheduler_release(
-        config.scheduler_kubernetes_version,
+    ConfigMaps are validated for the scheduler section's kubernetesVersion, else the top-level one
+    (read from ``config_path``), else ``cluster_version`` (the apiserver's /version, when
+    ``cluster_asked``), else the newest supported release."""
+    configured = from_file(
+        "schedulerConfigValidation.kubernetesVersion", config.scheduler_kubernetes_version, config_path
+    ) or from_file("kubernetesVersion", config.kubernetes_version, config_path)
+    release, why = configmaps.configmap_release(
+        configured,
         config.scheduler_feature_gates,
         cluster_version,
         config.scheduler_name,
+        cluster_asked=cluster_asked,
     )
     log.info("scheduler configurations are validated for Kubernetes " + release.name, extra={"because": why})
     metrics = Metrics(state, config, node_ratio_series_limit)
@@ -76,7 +86,7 @@ def build_services(
         "validate": Validator(
             state,
             config,
-            functools.partial(configmap_check, release=release, scheduler=config.scheduler_name),
+            functools.partial(configmaps.configmap_check, release=release, scheduler=config.scheduler_name),
         ),
         # /mutate does every part in one review; the chart's entries call one part each
         "mutate": Mutator(state, config, count_hint=count_hint),
@@ -90,26 +100,13 @@ def build_services(
     return services
 
 
-def apply_pod_release(configured: str | None, cluster_version: str | None, live: bool) -> int:
-    """Apply the pod rules of the release in effect and say which and why (the start-up log)."""
-    minor, why, warning = release_in_effect(configured, cluster_version, live)
-    use_release(minor)
-    log.info(f"pod rules of Kubernetes 1.{minor} apply", extra={"because": why})
-    if warning:
-        log.warning(warning)
-    return minor
-
-
-async def _cluster_version(feed: LiveFeed) -> str | None:
-    """The cluster's version for the ConfigMap webhook; None (the newest supported) when /version fails."""
-    try:
-        return await feed.client.server_version()
-    except Exception as error:
-        log.warning(
-            "cannot read the cluster's /version; validating for the newest release",
-            extra={"error": str(error)},
-        )
-        return None
+def pod_release(configured: Named | None, cluster_version: str | None, live: bool) -> PodRules:
+    """The pod rules of the release that applies, said with why in the start-up log."""
+    release, why = resolve_release(configured, cluster=cluster_version, cluster_asked=live)
+    log.info(f"pod rules of Kubernetes {release.name} apply", extra={"because": why})
+    if release.note:
+        log.warning(release.note)
+    return rules_for(release.minor)
 
 
 @dataclass
@@ -160,9 +157,10 @@ async def start_serve(
         config.limit_aware.binding_ledger_ttl_seconds, node_pools=config.limit_aware.node_pools
     )
     feed = None
-    follow_release = config.kubernetes_version is None and not args.cluster
+    configured = from_file("kubernetesVersion", config.kubernetes_version, args.config)
+    follow_release = configured is None and not args.cluster
     if not follow_release:  # before any pod is counted
-        apply_pod_release(config.kubernetes_version, None, live=not args.cluster)
+        state.use_pod_rules(pod_release(configured, None, live=not args.cluster))
     if args.cluster:
         counts = load_cluster_file(state, args.cluster)
         gc.freeze()  # the loaded records hold no cycles: keep full collections from walking them all
@@ -182,16 +180,16 @@ async def start_serve(
         )
     cluster_version = None
     if feed is not None and feed.release is not None:
-        cluster_version = feed.release.version  # read before the first list
-        apply_pod_release(None, cluster_version, live=True)
-    elif feed is not None and config.scheduler_kubernetes_version is None:
-        cluster_version = await _cluster_version(feed)
+        cluster_version = feed.release.version  # read before the first list, its rules handed to the state
+        pod_release(None, cluster_version, live=True)
     services = build_services(
         config,
         state,
         ServerSettings(max_body_bytes=args.max_body_bytes, limits=serving_limits(args)),
         args.node_ratio_series_limit,
         cluster_version,
+        config_path=args.config,
+        cluster_asked=feed is not None,
     )
     if feed is not None:
         feed.metrics = services.metrics

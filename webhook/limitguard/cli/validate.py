@@ -12,22 +12,22 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 from typing import Any, BinaryIO
 
 from limitguard.cli.configfile import config_errors
-from limitguard.core.kubeversion import DEFAULT_MINOR, supported_text
+from limitguard.core.kuberelease import BuiltOn, from_flag, resolve_release
+from limitguard.core.kubeversion import DEFAULT_MINOR, supported_minor, supported_text
 from limitguard.schedcfg.documents import MAX_INPUT_BYTES
 from limitguard.schedcfg.report import Finding, Report
-from limitguard.schedcfg.rules.releases import (
+from limitguard.schedcfg.schedulers import AUTO, CHOICES, SchedulerChoiceError, resolve
+from limitguard.schedcfg.tables.readers import Scheduler
+from limitguard.schedcfg.tables.releases import (
     KNOWN_GATES,
     Release,
     ReleaseError,
     parse_feature_gates,
     reader_gates,
-    release_for,
 )
-from limitguard.schedcfg.schedulers import AUTO, CHOICES, SchedulerChoiceError, reader_label, resolve
 from limitguard.schedcfg.validator import validate_text
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -54,8 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kubernetes-version",
         metavar="X.Y",
-        default=f"1.{DEFAULT_MINOR}",
-        help=f"kube-scheduler release to validate for (default 1.{DEFAULT_MINOR}; supported: {supported_text()})",
+        help=f"kube-scheduler release to validate for (default 1.{DEFAULT_MINOR}, or the one "
+        f"--scheduler kube-scheduler@VERSION names; supported: {supported_text()})",
     )
     parser.add_argument(
         "--scheduler",
@@ -63,10 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=AUTO,
         metavar="NAME[@VERSION]",
         help=f"the scheduler that reads the file ({', '.join(CHOICES)}), optionally one build of it "
-        "(koord-scheduler@v1.7.0, scheduler-plugins@main; without @VERSION its newest release): its "
+        "(koord-scheduler@v1.7.0, scheduler-plugins@main; without @VERSION its newest build): its "
         "in-tree part's Kubernetes release, plugins and args kinds apply (default auto: detected from the "
-        "plugins only one project has, at its newest release; kube-scheduler's release is "
-        "--kubernetes-version)",
+        "plugins only one project has, at its newest build); kube-scheduler@VERSION names the "
+        "Kubernetes release (kube-scheduler@v1.33.0: 1.33), as --kubernetes-version does",
     )
     parser.add_argument(
         "--feature-gates",
@@ -120,23 +120,40 @@ def _limitguard_configuration(document: dict[str, Any]) -> list[Finding]:
 OWN_CONFIGURATION = {"LimitGuardConfiguration": _limitguard_configuration}
 
 
+def _release(flag_value: str | None, chosen: Scheduler | None, gates: dict[str, bool]) -> tuple[Release, str]:
+    """kube-scheduler's release for the files and why (limitguard.core.kuberelease): the one
+    ``--scheduler kube-scheduler@VERSION`` names, else --kubernetes-version, else the newest supported.
+    ReleaseError when the flag names an unsupported release, or another one than --scheduler does."""
+    flag = from_flag("--kubernetes-version", flag_value)
+    minor = supported_minor(flag.text) if flag else None
+    pinned = chosen is not None and chosen.build is None and chosen.pinned_minor is not None
+    if pinned and minor is not None and minor != chosen.pinned_minor:
+        raise ReleaseError(
+            f"--scheduler {chosen.spec} is Kubernetes 1.{chosen.pinned_minor}, but --kubernetes-version "
+            f"names 1.{minor}: give one of them"
+        )
+    built_on = BuiltOn(chosen.label, chosen.pinned_minor) if pinned else None
+    kubernetes, why = resolve_release(flag, build=built_on)
+    return Release(kubernetes.minor, gates), why
+
+
 def run(args: argparse.Namespace) -> int:
     """Validate ``args.files``, print the results, return the exit code."""
     scheduler = getattr(args, "scheduler", AUTO)
+    chosen = resolve(scheduler)
     try:
-        release = release_for(getattr(args, "kubernetes_version", None))
         gates = parse_feature_gates(getattr(args, "feature_gates", None))
+        release, why = _release(getattr(args, "kubernetes_version", None), chosen, gates)
     except ReleaseError as exc:
         print(f"limitguard validate: {exc}", file=sys.stderr)
         return EXIT_USAGE
     # --feature-gates are the reading scheduler's flags, judged at its own Kubernetes minor (koord-scheduler
     # v1.8: 1.35); with auto that is per file, by the validator, where the reader is known
-    release = replace(release, overrides=gates)
-    chosen = resolve(scheduler)
     if chosen is not None:
-        reader, problems = reader_gates(chosen.release_for(release))
+        reader = chosen.reader_for(release)
+        _, problems = reader_gates(reader.release)
         if problems:
-            print(f"limitguard validate: {reader_label(reader)}: {'; '.join(problems)}", file=sys.stderr)
+            print(f"limitguard validate: {reader.label}: {'; '.join(problems)}", file=sys.stderr)
             return EXIT_USAGE
     unknown_gates = sorted(set(release.overrides) - KNOWN_GATES)
     if unknown_gates:
@@ -160,6 +177,7 @@ def run(args: argparse.Namespace) -> int:
         document: dict[str, Any] = {
             "valid": not io_errors and not any(failed(r) for r in reports),
             "kubernetesVersion": release.name,
+            "kubernetesVersionFrom": why,
             "scheduler": getattr(args, "scheduler", AUTO),
             "files": [r.to_dict(strict=strict) for r in reports],
             "ioErrors": io_errors,

@@ -165,7 +165,7 @@ class Config:
     # The release whose pod rules apply ("1.36", "v1.37.1"; None: the cluster's /version, or the newest)
     kubernetes_version: str | None = None
     # ConfigMap webhook: kube-scheduler release to validate for (None: kubernetes_version, the
-    # cluster's /version, or the newest)
+    # cluster's /version, or the newest: limitguard.core.kuberelease decides, crediting the key)
     scheduler_kubernetes_version: str | None = None
     scheduler_feature_gates: Mapping[str, bool] = field(default_factory=dict)
     # ConfigMap webhook: the scheduler that reads them, unless a ConfigMap's limitguard.io/scheduler says
@@ -280,7 +280,9 @@ def read_config(raw: Any, errors: FieldErrors) -> Config:
             burst=int(writes("burst", ClusterWritesConfig.burst)),
         ),
         kubernetes_version=kubernetes_version,
-        scheduler_kubernetes_version=validation.get("kubernetesVersion") or kubernetes_version,
+        scheduler_kubernetes_version=validation.get(
+            "kubernetesVersion"
+        ),  # unset: resolved with kubernetesVersion, credited to it
         scheduler_feature_gates=dict(validation.get("featureGates") or {}),
         scheduler_name=validation.get("scheduler") or "auto",
         use_scheduler_name=str(_Section(raw, errors, "useScheduler")("schedulerName", "")),

@@ -1,10 +1,10 @@
 """The Kubernetes releases limitguard knows, and how a version string names one.
 
-One table for every layer: the scheduler-configuration validator (``limitguard.schedcfg``), the pod
-model (``limitguard.core.podresources``) and the server's ``kubernetesVersion`` key all read the
-supported minors from here. A CLI refuses a release outside the range (``supported_minor``); a
-server, which must keep answering, clamps it to the nearest supported one and says so
-(``clamped_minor``).
+Every layer reads the supported minors from here: the scheduler-configuration validator
+(``limitguard.schedcfg``), the pod rules and the release resolver (``limitguard.core.kuberelease``).
+A command refuses a release outside the range where it reads it (``supported_minor``); a server,
+which must keep answering, judges it as the nearest supported one and says so (``clamped_minor``).
+What each minor brings is ``limitguard.core.kubefeatures``.
 """
 
 from __future__ import annotations
@@ -61,33 +61,3 @@ def clamped_minor(text: str) -> tuple[int, str | None]:
         f"Kubernetes version {text!r} is outside the supported {supported_text()}: "
         f"applying the rules of 1.{nearest}"
     )
-
-
-def release_in_effect(
-    configured: str | None, cluster_version: str | None, live: bool
-) -> tuple[int, str, str | None]:
-    """The minor whose pod rules a server applies, why (for the start-up log), and a warning.
-
-    The configuration's ``kubernetesVersion`` first, then the apiserver's /version (live mode), else
-    the newest supported. Outside the supported range: the nearest supported minor, with a warning.
-    """
-    if configured:
-        minor, warning = clamped_minor(configured)
-        return minor, f"kubernetesVersion {configured!r} in the configuration", warning
-    if cluster_version:
-        try:
-            minor, warning = clamped_minor(cluster_version)
-        except VersionError:
-            return (
-                DEFAULT_MINOR,
-                "the newest supported release",
-                (f"unreadable cluster version {cluster_version!r}: applying the rules of 1.{DEFAULT_MINOR}"),
-            )
-        return minor, f"the apiserver's /version reports {cluster_version}", warning
-    if live:
-        return (
-            DEFAULT_MINOR,
-            "the newest supported release (the apiserver's /version could not be read)",
-            None,
-        )
-    return DEFAULT_MINOR, "the newest supported release (no kubernetesVersion and no apiserver to ask)", None

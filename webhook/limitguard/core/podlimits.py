@@ -24,7 +24,7 @@ from limitguard.core.podresources import (
     resize_infeasible,
     with_api_defaults,
 )
-from limitguard.core.podrules import DEFAULT_RULES, PodRules, rules_for
+from limitguard.core.podrules import PodRules
 from limitguard.core.podsums import (
     guard_limits,
     nonzero,
@@ -38,51 +38,33 @@ __all__ = [
     "FROM_REQUEST",
     "NON_ZERO_DEFAULTS",
     "PodAmounts",
+    "PodRules",
     "PodSpecError",
     "ResourceAmounts",
     "pod_amounts",
     "pod_limits",
     "pod_requests",
-    "rules_in_effect",
-    "use_release",
 ]
-
-# The release whose pod rules the process applies: one cluster per process, chosen at start-up (and
-# again when the apiserver reports another release), like the feature gates a component runs with.
-_in_effect: PodRules = DEFAULT_RULES
-
-
-def rules_in_effect() -> PodRules:
-    return _in_effect
-
-
-def use_release(minor: int) -> PodRules:
-    """Apply the pod rules of a supported minor from now on; returns them."""
-    global _in_effect
-    _in_effect = rules_for(minor)
-    return _in_effect
 
 
 def _model(spec: Any, status: Any):
     return with_api_defaults(parse_pod_resources(spec, status))
 
 
-def pod_limits(
-    spec: Mapping[str, Any], status: Mapping[str, Any] | None = None, rules: PodRules | None = None
-) -> ResourceAmounts:
+def pod_limits(spec: Mapping[str, Any], status: Mapping[str, Any] | None, rules: PodRules) -> ResourceAmounts:
     """The pod's limit per resource (what filtering and admission count); zeros left out.
 
     Memoised with the other views: pods of one workload share their shape. The mapping may be
-    shared, so callers must not modify it. *rules*: the release's (default: the one in effect)."""
+    shared, so callers must not modify it. *rules*: the pod rules of the release that applies."""
     return pod_amounts(spec, status, rules).limits
 
 
 def pod_requests(
     spec: Mapping[str, Any],
     *,
+    rules: PodRules,
     non_zero: bool = False,
     status: Mapping[str, Any] | None = None,
-    rules: PodRules | None = None,
 ) -> ResourceAmounts:
     """The pod's request per resource; with *non_zero*, as the scheduler scores it (memoised with
     the other views: the mapping may be shared, so callers must not modify it)."""
@@ -201,11 +183,9 @@ def _resources_key(spec: Any, status: Any, rules: PodRules) -> tuple[Any, ...] |
         return None
 
 
-def pod_amounts(
-    spec: Mapping[str, Any], status: Mapping[str, Any] | None = None, rules: PodRules | None = None
-) -> PodAmounts:
-    """Every view the cluster state keeps for a pod, from one parse (memoised)."""
-    rules = rules or _in_effect
+def pod_amounts(spec: Mapping[str, Any], status: Mapping[str, Any] | None, rules: PodRules) -> PodAmounts:
+    """Every view the cluster state keeps for a pod, from one parse (memoised), under *rules*: those
+    of the release that applies, handed down by whoever resolved it (the state keeps them)."""
     key = _resources_key(spec, status, rules)
     if key is not None:
         try:

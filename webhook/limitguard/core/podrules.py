@@ -1,9 +1,11 @@
-"""What each Kubernetes release counts in a pod: the one table of per-release pod rules.
+"""What each Kubernetes release counts in a pod: the pod rules, read from the one release table.
 
-Like a versioned feature-gate table: each row is the release where a default changed, and every
-release takes the newest row at or below it. Counting (``limitguard.core.podresources``), QoS
-(``limitguard.core.qos``), the mutator (``limitguard.core.defaults``) and nominations
-(``limitguard.state``) ask a ``PodRules`` instead of comparing version numbers.
+Counting (``limitguard.core.podresources``), QoS (``limitguard.core.qos``), the mutator
+(``limitguard.core.defaults``) and nominations (``limitguard.state``) ask a ``PodRules`` instead of
+comparing version numbers. Each rule is a gate's default or a change without a gate in
+``limitguard.core.kubefeatures`` (the gates the feature-gate table lists for the pod rules), so this
+module holds no release facts of its own. Whoever resolved the release
+(``limitguard.core.kuberelease``) hands its rules down; nothing here keeps a release in effect.
 
 Sources: k8s.io/component-helpers ``resource/helpers.go`` at v0.35.7, v0.36.3 and v0.37.0-beta.0;
 kubernetes ``pkg/apis/core/helper/qos/qos.go``; the gate defaults of ``pkg/features/kube_features.go``.
@@ -12,10 +14,11 @@ kubernetes ``pkg/apis/core/helper/qos/qos.go``; the gate defaults of ``pkg/featu
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from limitguard.core.kubeversion import DEFAULT_MINOR, OLDEST_MINOR, SUPPORTED_MINORS
+from limitguard.core.kubefeatures import gate_default, has_change
+from limitguard.core.kubeversion import DEFAULT_MINOR, SUPPORTED_MINORS
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,8 +26,6 @@ class PodRules:
     """The pod rules of one Kubernetes release (the gates' defaults there)."""
 
     minor: int
-    # component-helpers tag whose resource helpers the release vendors
-    helpers_tag: str
     # InPlacePodLevelResourcesVerticalScaling on: a pod-level value counts max(spec, status)
     pod_level_resize: bool
     # helpers v0.37: during a resize the containers count max(sum of spec, sum of actuated[, sum of
@@ -44,52 +45,24 @@ class PodRules:
         return f"1.{self.minor}"
 
 
-# Each row: the first release with these rules. Releases between rows take the row below them.
-_CHANGES: tuple[PodRules, ...] = (
-    PodRules(
-        minor=OLDEST_MINOR,
-        helpers_tag="v0.35.7",
-        pod_level_resize=False,
-        whole_pod_resize=False,
-        qos_needs_pod_level_resource=False,
-        pod_level_defaulting_after_mutation=False,
-        gated_nominations_hold=False,
-    ),
-    # 1.36: InPlacePodLevelResourcesVerticalScaling beta, on by default (helpers v0.36.3).
-    PodRules(
-        minor=36,
-        helpers_tag="v0.36.3",
-        pod_level_resize=True,
-        whole_pod_resize=False,
-        qos_needs_pod_level_resource=False,
-        pod_level_defaulting_after_mutation=False,
-        gated_nominations_hold=False,
-    ),
-    # 1.37: whole-pod resize sums (helpers v0.37), PodLevelResourcesFixKubeletQOSClass and
-    # PodLevelResourcesFixDefaulting on, gated pods' nominations kept by the nominator.
-    PodRules(
-        minor=37,
-        helpers_tag="v0.37.0-beta.0",
-        pod_level_resize=True,
-        whole_pod_resize=True,
-        qos_needs_pod_level_resource=True,
-        pod_level_defaulting_after_mutation=True,
-        gated_nominations_hold=True,
-    ),
-)
+def _read(minor: int) -> PodRules:
+    """The rules of 1.<minor>, read from its gates' defaults and changes."""
+    return PodRules(
+        minor,
+        pod_level_resize=bool(gate_default("InPlacePodLevelResourcesVerticalScaling", minor)),
+        whole_pod_resize=has_change("pod-resources.whole-pod-resize", minor),
+        qos_needs_pod_level_resource=bool(gate_default("PodLevelResourcesFixKubeletQOSClass", minor)),
+        pod_level_defaulting_after_mutation=bool(gate_default("PodLevelResourcesFixDefaulting", minor)),
+        gated_nominations_hold=has_change("scheduler.gated-nominations-hold", minor),
+    )
 
 
-def _rules_for(minor: int) -> PodRules:
-    row = max((change for change in _CHANGES if change.minor <= minor), key=lambda change: change.minor)
-    return replace(row, minor=minor)
-
-
-RULES: dict[int, PodRules] = {minor: _rules_for(minor) for minor in SUPPORTED_MINORS}
+RULES: dict[int, PodRules] = {minor: _read(minor) for minor in SUPPORTED_MINORS}
 DEFAULT_RULES = RULES[DEFAULT_MINOR]
 
 
 def rules_for(minor: int) -> PodRules:
-    """The rules of a supported minor (callers clamp or refuse others first)."""
+    """The rules of a supported minor (the resolver clamps or refuses others first)."""
     return RULES[minor]
 
 

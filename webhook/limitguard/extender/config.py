@@ -35,7 +35,7 @@ from limitguard.core.scoring import (
 )
 from limitguard.core.scoring.combine import ScorerArgs
 from limitguard.errors import LimitguardError
-from limitguard.schedcfg.args import check_plugin_args
+from limitguard.schedcfg.rules.plugin_args import check_plugin_args
 
 _SCORER_FIELDS = frozenset({"name", "weight", "args"})
 MAX_SCORER_WEIGHT = 100

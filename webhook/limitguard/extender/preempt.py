@@ -109,7 +109,9 @@ class Preemption:
             return self._as_they_came(args, reason)
         try:
             status = args.pod.get("status")
-            amounts = pod_amounts(args.pod_spec, status if isinstance(status, Mapping) else None)
+            amounts = pod_amounts(
+                args.pod_spec, status if isinstance(status, Mapping) else None, self.state.pod_rules
+            )
         except PodSpecError as error:
             log.warning("extender preempt: pod %s unreadable, victims passed: %s", args.describe_pod(), error)
             return self._as_they_came(args, "unreadable-pod")

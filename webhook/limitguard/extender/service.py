@@ -211,7 +211,9 @@ class Extender:
             return self._pass_all(args, "exempt")
         try:
             status = args.pod.get("status")
-            amounts = pod_amounts(args.pod_spec, status if isinstance(status, Mapping) else None)
+            amounts = pod_amounts(
+                args.pod_spec, status if isinstance(status, Mapping) else None, self.state.pod_rules
+            )
         except PodSpecError as error:
             log.warning("extender filter: pod %s unreadable, passing all: %s", args.describe_pod(), error)
             return self._pass_all(args, "unreadable-pod")
@@ -273,7 +275,9 @@ class Extender:
             return _scored_zero(args, "not-ready")
         try:
             status = args.pod.get("status")
-            pod = PodFacts.from_spec(args.pod_spec, status if isinstance(status, Mapping) else None)
+            pod = PodFacts.from_spec(
+                args.pod_spec, status if isinstance(status, Mapping) else None, self.state.pod_rules
+            )
         except PodSpecError as error:
             log.warning("extender prioritize: pod %s unreadable, scoring 0: %s", args.describe_pod(), error)
             return _scored_zero(args, "unreadable-pod")

@@ -181,7 +181,9 @@ async def start_live_feed(
         releaser = UnwrittenReleaser(client, lambda: state.ledger, reflectors["pods"], clock, unwritten)
     feed = LiveFeed(client, reflectors, releaser)
     if follow_release:  # /version decides the pod rules: before the first list, and on each reconnect
-        feed.release = ReleaseFollower(client, lambda minor: feed.reflectors["pods"].request_relist())
+        feed.release = ReleaseFollower(
+            client, state, lambda _release: feed.reflectors["pods"].request_relist()
+        )
         await feed.release.check()
         pods = feed.reflectors["pods"]
         pods.client = ReconnectNotifyingClient(pods.client, feed.release)

@@ -1,11 +1,12 @@
 """Follow the cluster's Kubernetes release for the pod rules (``limitguard.core.podrules``).
 
-When the configuration names no ``kubernetesVersion``, the apiserver's GET /version decides: read
-once before the first list (so the first counts already use the cluster's rules) and again whenever
-the pods watch connects or reconnects - a control-plane upgrade restarts the apiserver, which ends
-every watch. A changed release applies its rules and relists the pods, so every pod is counted again
-under them. A release outside the supported range is judged by the nearest supported one, with a
-warning; an unreadable answer keeps the rules in effect.
+When nothing else names the release, the apiserver's GET /version decides: read once before the first
+list (so the first counts already use the cluster's rules) and again whenever the pods watch connects
+or reconnects - a control-plane upgrade restarts the apiserver, which ends every watch. The release is
+resolved by ``limitguard.core.kuberelease`` like everywhere else; a changed release hands its rules
+to the state and relists the pods, so every pod is counted again under them. A release outside the
+supported range is judged by the nearest supported one, with a warning; an unreadable answer keeps
+the rules the state has.
 """
 
 from __future__ import annotations
@@ -17,18 +18,26 @@ from typing import Any
 
 import aiohttp
 
-from limitguard.core.kubeversion import VersionError, clamped_minor
-from limitguard.core.podlimits import rules_in_effect, use_release
+from limitguard.core.kuberelease import KubernetesRelease, resolve_release
+from limitguard.core.kubeversion import VersionError, parse_minor
+from limitguard.core.podrules import rules_for
 from limitguard.core.text import clip
+from limitguard.state.store import ClusterState
 
 log = logging.getLogger("limitguard.release")
 
 
 class ReleaseFollower:
-    def __init__(self, client: Any, on_change: Callable[[int], None] | None = None) -> None:
+    """Keeps ``state``'s pod rules those of the release the cluster's /version reports."""
+
+    def __init__(
+        self, client: Any, state: ClusterState, on_change: Callable[[KubernetesRelease], None] | None = None
+    ) -> None:
         self.client = client
+        self.state = state
         self.on_change = on_change  # called after the rules changed (the feed relists pods)
         self.version: str | None = None  # the last gitVersion read
+        self.why: str | None = None  # why the release it last resolved applies
         self._task: asyncio.Task[None] | None = None
 
     async def read_version(self) -> str | None:
@@ -40,28 +49,29 @@ class ReleaseFollower:
         return version or None
 
     async def check(self) -> bool:
-        """Read /version and apply its release's rules; True when the rules changed."""
+        """Read /version and hand its release's rules to the state; True when the rules changed."""
         version = await self.read_version()
         if version is None:
             return False
         try:
-            minor, warning = clamped_minor(version)
+            parse_minor(version)
         except VersionError as error:
             log.warning("unreadable cluster version: pod rules unchanged", extra={"error": clip(str(error))})
             return False
-        if warning and version != self.version:
-            log.warning(warning)
-        self.version = version
-        if minor == rules_in_effect().minor:
+        release, why = resolve_release(cluster=version, cluster_asked=True)
+        if release.note and version != self.version:
+            log.warning(release.note)
+        self.version, self.why = version, why
+        before = self.state.pod_rules.minor
+        if release.minor == before:
             return False
-        before = rules_in_effect().minor
-        use_release(minor)
+        self.state.use_pod_rules(rules_for(release.minor))
         log.warning(
-            f"the cluster runs Kubernetes {clip(version)}: applying the pod rules of 1.{minor}",
+            f"the cluster runs Kubernetes {clip(version)}: applying the pod rules of {release.name}",
             extra={"was": f"1.{before}"},
         )
         if self.on_change is not None:
-            self.on_change(minor)
+            self.on_change(release)
         return True
 
     def watch_connecting(self) -> None:

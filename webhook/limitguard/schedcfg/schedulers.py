@@ -1,11 +1,11 @@
-"""The scheduler that reads the file: kube-scheduler, or one build of koord-scheduler or scheduler-plugins.
+"""Which scheduler reads a configuration: named (``--scheduler``, the annotation, the server setting) or
+detected from the plugins it names.
 
-Each out-of-tree scheduler build is kube-scheduler's code at one Kubernetes minor plus its own plugins and
-args kinds, so a configuration is judged by the in-tree rules of *that* minor (koord-scheduler v1.8.0 is
-built on Kubernetes 1.35 whatever the cluster runs), its own registry of args kinds and its own plugins'
-extension points. The builds are the projects' tables (``args.koordinator`` and ``args.sigs``, oldest
-first); a scheduler is named ``NAME`` (its newest release) or ``NAME@VERSION``. Detection reads the
-plugins a configuration names and decides only on plugins exactly one project registers.
+The schedulers are kube-scheduler and each build of koord-scheduler and the scheduler-plugins scheduler
+(``tables.readers``, ``args.projects``); a scheduler is named ``NAME`` (its newest build) or
+``NAME@VERSION``. ``kube-scheduler@VERSION`` names the Kubernetes release itself (kube-scheduler's
+version is Kubernetes'), so ``kube-scheduler@v1.33.0`` reads as 1.33 wherever it is named. Detection
+reads the plugins a configuration names and decides only on plugins exactly one project registers.
 """
 
 from __future__ import annotations
@@ -13,83 +13,30 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from functools import cache
+from dataclasses import dataclass, replace
 from typing import Any
 
-from limitguard.core.kubeversion import NEWEST_MINOR, OLDEST_MINOR
+from limitguard.core.kubeversion import (
+    NEWEST_MINOR,
+    OLDEST_MINOR,
+    VersionError,
+    parse_minor,
+    supported_minor,
+    supported_text,
+)
 from limitguard.core.text import clip
 from limitguard.errors import LimitguardError
 
 from .args import koordinator
 from .args import sigs as scheduler_plugins
-from .args.builds import Build
-from .args.common import KOORD_SCHEDULER, SCHEDULER_PLUGINS, as_dict, as_list
-from .args.kind import ArgsKind
-from .args.registry import IN_TREE_KINDS, LIMITGUARD_KINDS, Registry, build_registry
-from .rules.plugin_tables import added_in, in_tree_plugins, removal_hint
-from .rules.releases import Release
+from .args.projects import owners, plugins_of
+from .fields.values import as_dict, as_list
+from .tables.builds import Build
+from .tables.plugin_tables import added_in, in_tree_plugins, removal_hint
+from .tables.readers import IN_TREE, KOORD_SCHEDULER, KUBE_SCHEDULER, SCHEDULER_PLUGINS, Scheduler
+from .tables.releases import Release, ReleaseError, kube_scheduler_release
 
-KUBE_SCHEDULER = "kube-scheduler"
 AUTO = "auto"
-
-
-@dataclass(frozen=True)
-class Scheduler:
-    """One scheduler build as it reads a KubeSchedulerConfiguration at start-up."""
-
-    name: str
-    #: The build whose tables apply (None: kube-scheduler, whose release is the cluster's).
-    build: Build | None
-    #: Plugins of this project only (any build): naming one shows the file is written for it.
-    markers: frozenset[str]
-    #: The project's builds, oldest first (where a name this build lacks is found).
-    builds: tuple[Build, ...] = ()
-    #: Top-level args fields later builds added: kind -> field -> the first tag having it.
-    missing_fields: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    #: Score plugins whose dominating weight is the project's design (a reserved node must win).
-    dominant_by_design: frozenset[str] = frozenset()
-    #: Plugins this table knows but no build registers, with why they are judged anyway.
-    unreleased: Mapping[str, str] = field(default_factory=dict)
-
-    @property
-    def release(self) -> str | None:
-        """``v1.8.0``, ``main (903da7df)``; None for kube-scheduler."""
-        return None if self.build is None else self.build.name
-
-    @property
-    def kubernetes_minor(self) -> int | None:
-        return None if self.build is None else self.build.kubernetes_minor
-
-    @property
-    def kinds(self) -> tuple[ArgsKind, ...]:
-        return LIMITGUARD_KINDS if self.build is None else self.build.kinds
-
-    @property
-    def plugins(self) -> Mapping[str, frozenset[str]]:
-        return {} if self.build is None else self.build.plugins
-
-    @property
-    def spec(self) -> str:
-        """How ``--scheduler`` names it: ``koord-scheduler@v1.8.0``."""
-        return self.name if self.build is None else f"{self.name}@{self.build.version}"
-
-    @property
-    def label(self) -> str:
-        return self.name if self.build is None else f"{self.name} {self.build.name}"
-
-    def release_for(self, cluster: Release) -> Release:
-        """The Release its in-tree rules are those of: its own minor (the nearest limitguard tables for
-        one outside them), else the cluster's."""
-        minor = self.kubernetes_minor
-        if minor is None or minor == cluster.minor:
-            return replace(cluster, scheduler=self.spec, build=self.build)
-        minor = min(max(minor, OLDEST_MINOR), NEWEST_MINOR)
-        return Release(minor, dict(cluster.overrides), cluster.note, scheduler=self.spec, build=self.build)
-
-    def first_with(self, has: Callable[[Build], bool]) -> Build | None:
-        """The oldest build of this project for which ``has(build)`` holds (None: none does)."""
-        return next((b for b in self.builds if b is not self.build and has(b)), None)
 
 
 _LIMIT_AWARE = {
@@ -109,16 +56,12 @@ def _project(
     return {f"{name}@{b.version}": Scheduler(name, b, markers, builds, missing(b), **extra) for b in builds}
 
 
-def _plugins_of(builds: tuple[Build, ...]) -> frozenset[str]:
-    return frozenset(name for build in builds for name in build.plugins)
-
-
-_KOORDINATOR_ONLY = _plugins_of(koordinator.BUILDS) - {"Coscheduling"}
-_SIGS_ONLY = _plugins_of(scheduler_plugins.BUILDS) - _plugins_of(koordinator.BUILDS)
+_KOORDINATOR_ONLY = plugins_of(koordinator.BUILDS) - {"Coscheduling"}
+_SIGS_ONLY = plugins_of(scheduler_plugins.BUILDS) - plugins_of(koordinator.BUILDS)
 
 #: Every build by its spec (``koord-scheduler@v1.8.0``); kube-scheduler by its name.
 BUILDS: dict[str, Scheduler] = {
-    KUBE_SCHEDULER: Scheduler(KUBE_SCHEDULER, None, frozenset()),
+    KUBE_SCHEDULER: IN_TREE,
     **_project(
         KOORD_SCHEDULER,
         koordinator.BUILDS,
@@ -129,11 +72,11 @@ BUILDS: dict[str, Scheduler] = {
     ),
     **_project(SCHEDULER_PLUGINS, scheduler_plugins.BUILDS, _SIGS_ONLY, scheduler_plugins.missing_fields),
 }
-#: Each scheduler by its name, at its newest release (what a name without ``@VERSION`` means).
+#: Each scheduler by its name, at its newest build (what a name without ``@VERSION`` means).
 SCHEDULERS: dict[str, Scheduler] = {
     KUBE_SCHEDULER: BUILDS[KUBE_SCHEDULER],
-    KOORD_SCHEDULER: BUILDS[f"{KOORD_SCHEDULER}@{koordinator.NEWEST_RELEASE.version}"],
-    SCHEDULER_PLUGINS: BUILDS[f"{SCHEDULER_PLUGINS}@{scheduler_plugins.NEWEST_RELEASE.version}"],
+    KOORD_SCHEDULER: BUILDS[f"{KOORD_SCHEDULER}@{koordinator.NEWEST_BUILD.version}"],
+    SCHEDULER_PLUGINS: BUILDS[f"{SCHEDULER_PLUGINS}@{scheduler_plugins.NEWEST_BUILD.version}"],
 }
 CHOICES: tuple[str, ...] = (*SCHEDULERS, AUTO)
 #: What ``--scheduler``, the annotation and the server setting accept (a version is checked separately).
@@ -147,7 +90,8 @@ class SchedulerChoiceError(LimitguardError, ValueError):
 
 
 def resolve(text: str) -> Scheduler | None:
-    """The scheduler ``text`` names (None: auto); SchedulerChoiceError when unknown."""
+    """The scheduler ``text`` names (None: auto); SchedulerChoiceError when unknown, or for
+    ``kube-scheduler@VERSION`` outside the supported Kubernetes releases."""
     if text == AUTO:
         return None
     if not re.fullmatch(CHOICE_PATTERN, text):
@@ -159,20 +103,41 @@ def resolve(text: str) -> Scheduler | None:
     newest = SCHEDULERS[name]
     if not version:
         return newest
+    if newest.build is None:
+        return _kube_scheduler_at(text, version)
     wanted = _VERSION_ALIASES.get(version, version)
     for build in newest.builds:
         if build.version.removeprefix("v") == wanted.removeprefix("v"):
             return BUILDS[f"{name}@{build.version}"]
-    if newest.build is None:
-        raise SchedulerChoiceError(
-            f"{json.dumps(clip(text))}: kube-scheduler has no @VERSION: its release is the Kubernetes "
-            "version (--kubernetes-version)"
-        )
     known = ", ".join(f"{name}@{b.version}" for b in newest.builds)
     raise SchedulerChoiceError(
         f"{json.dumps(clip(text))}: limitguard has no table for this build (known: {known}; {name} alone "
         f"is the newest release, {newest.build.version})"
     )
+
+
+def _kube_scheduler_at(text: str, version: str) -> Scheduler:
+    """kube-scheduler of the Kubernetes release ``version`` names, as that binary reads a file."""
+    try:
+        minor = supported_minor(version)
+    except VersionError as error:
+        raise SchedulerChoiceError(
+            f"{json.dumps(clip(text))}: kube-scheduler's version is the Kubernetes release: {error}"
+        ) from None
+    return replace(IN_TREE, version=version, pinned_minor=minor)
+
+
+def _kube_scheduler_nearest(text: str) -> tuple[Scheduler, str]:
+    """kube-scheduler at a version limitguard has no tables for: the nearest supported release's rules
+    (a readable version), else the release chosen elsewhere; the note says which."""
+    version = text.partition("@")[2]
+    try:
+        minor = parse_minor(version)
+    except VersionError:
+        return IN_TREE, f"{clip(text)}: not a Kubernetes version; the release configured applies"
+    nearest = min(max(minor, OLDEST_MINOR), NEWEST_MINOR)
+    pinned = replace(IN_TREE, version=version, pinned_minor=minor)
+    return pinned, f"{clip(text)}: outside the supported {supported_text()}, the rules of 1.{nearest} apply"
 
 
 def resolve_leniently(text: str) -> tuple[Scheduler | None, str | None]:
@@ -185,68 +150,43 @@ def resolve_leniently(text: str) -> tuple[Scheduler | None, str | None]:
         if name not in SCHEDULERS or not re.fullmatch(CHOICE_PATTERN, text):
             raise
         newest = SCHEDULERS[name]
-        if newest.build is None:
-            return (
-                newest,
-                f"{clip(text)}: kube-scheduler has no @VERSION (its release is the Kubernetes version)",
-            )
+        if newest.build is None:  # a release limitguard has no table for: the nearest one's rules
+            return _kube_scheduler_nearest(text)
         known = ", ".join(b.version for b in newest.builds)
         return newest, f"{clip(text)}: unknown build, {newest.build.version} applies (known: {known})"
 
 
-def scheduler_of(release: Release) -> Scheduler:
-    """The scheduler a Release is validated for (its ``scheduler`` spec)."""
-    return BUILDS.get(release.scheduler) or SCHEDULERS.get(release.scheduler) or SCHEDULERS[KUBE_SCHEDULER]
-
-
-def registered_plugins(release: Release) -> dict[str, frozenset[str] | None]:
-    """Every plugin the reading scheduler registers: the in-tree ones of its minor, then its own."""
-    return {**in_tree_plugins(release), **scheduler_of(release).plugins}
-
-
-def reader_label(release: Release) -> str:
-    """How messages name the reading scheduler: ``kube-scheduler 1.37``, ``koord-scheduler v1.8.0
-    (Kubernetes 1.35)``; a build on a minor limitguard has no tables for says whose rules apply."""
-    scheduler = scheduler_of(release)
-    if scheduler.build is None:
-        return f"{scheduler.name} {release.name}"
-    if scheduler.build.kubernetes_minor != release.minor:
-        built_on = f"1.{scheduler.build.kubernetes_minor}"
-        return f"{scheduler.label} (Kubernetes {built_on}, judged by the rules of {release.name})"
-    return f"{scheduler.label} (Kubernetes {release.name})"
-
-
-def owners(plugin: str) -> list[str]:
-    """The out-of-tree schedulers any build of which registers ``plugin``."""
-    return [s.name for s in SCHEDULERS.values() if plugin in _plugins_of(s.builds)]
-
-
-def choose_hint(scheduler: Scheduler, build: Build) -> str:
-    """``--scheduler NAME@VERSION`` for another build of ``scheduler``'s project."""
-    return (
-        f"choose it with --scheduler {scheduler.name}@{build.version} (or the limitguard.io/scheduler "
-        "annotation)"
-    )
-
-
-def elsewhere(release: Release, has: Callable[[Build], bool], what: str) -> str:
-    """``; scheduler-plugins main (903da7df) has <what>: choose it with ...`` when another build of the
-    reading scheduler's project has it (``has(build)``), else empty."""
-    scheduler = scheduler_of(release)
-    build = scheduler.first_with(has)
-    if build is None:
-        return ""
-    return f"; {scheduler.name} {build.name} has {what}: {choose_hint(scheduler, build)}"
-
-
-@cache
-def _registry(spec: str) -> Registry:
-    return build_registry(IN_TREE_KINDS + BUILDS[spec].kinds)
-
-
-def registry_for(release: Release) -> Registry:
-    """The args kinds the reading scheduler decodes: kube-scheduler's and its own."""
-    return _registry(scheduler_of(release).spec)
+def setting_problems(
+    kubernetes_version: str | None, feature_gates: Mapping[str, bool], scheduler: str | None
+) -> list[tuple[str, str]]:
+    """What a server's ``schedulerConfigValidation`` setting refuses when the configuration loads, as
+    ``limitguard validate`` refuses the same flags: an unsupported release or a gate it refuses, and a
+    ``kube-scheduler@VERSION`` outside the supported releases or naming another release than
+    ``kubernetesVersion``. (A build of an out-of-tree scheduler limitguard has no table for is not
+    refused: its newest build applies, with a warning on every verdict.)"""
+    problems: list[tuple[str, str]] = []  # (field path, what is wrong)
+    minor = None
+    if kubernetes_version:
+        try:
+            minor = kube_scheduler_release(kubernetes_version, feature_gates).minor
+        except ReleaseError as error:
+            problems.append(("schedulerConfigValidation.kubernetesVersion", str(error)))
+    if scheduler and scheduler.partition("@")[0] == KUBE_SCHEDULER and "@" in scheduler:
+        try:
+            chosen = resolve(scheduler)
+        except SchedulerChoiceError as error:
+            problems.append(("schedulerConfigValidation.scheduler", str(error)))
+        else:
+            pinned = chosen.pinned_minor if chosen is not None else None
+            if minor is not None and pinned is not None and pinned != minor:
+                problems.append(
+                    (
+                        "schedulerConfigValidation.scheduler",
+                        f"{scheduler} is Kubernetes 1.{pinned}, but "
+                        f"schedulerConfigValidation.kubernetesVersion names 1.{minor}: give one of them",
+                    )
+                )
+    return problems
 
 
 # ------------------------------------------------------------------------------------------- detection
@@ -288,7 +228,7 @@ FLAG_HINT = "name it with --scheduler (or the limitguard.io/scheduler annotation
 def _newest(scheduler: Scheduler) -> str:
     """What detection says of the build it takes: the newest release, and how to choose another."""
     return (
-        f"its newest release {scheduler.release} applies (name another build with --scheduler "
+        f"its newest release {scheduler.build_name} applies (name another build with --scheduler "
         f"{scheduler.name}@VERSION)"
     )
 
@@ -355,15 +295,9 @@ __all__ = [
     "Scheduler",
     "SchedulerChoiceError",
     "choose",
-    "choose_hint",
     "detect",
-    "elsewhere",
     "named_plugins",
-    "owners",
-    "reader_label",
-    "registered_plugins",
-    "registry_for",
     "resolve",
     "resolve_leniently",
-    "scheduler_of",
+    "setting_problems",
 ]

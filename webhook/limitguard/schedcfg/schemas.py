@@ -26,8 +26,8 @@ from jsonschema.validators import extend
 
 from limitguard.core.paths import path_join
 
-from .report import Finding, format_value, invalid, required, unsupported
-from .rules.durations import GO_DURATION_PATTERN, parse_go_duration_ns
+from .fields.durations import GO_DURATION_PATTERN, parse_go_duration_ns
+from .fields.findings import Finding, format_value, invalid, required, unsupported
 
 MESSAGE_KEYWORD = "x-limitguard-message"
 RULE_KEYWORD = "x-limitguard-rule"

@@ -16,13 +16,9 @@ from limitguard.core.kubeversion import supported_text
 from limitguard.core.paths import path_join
 
 from . import schemas
-from .api import CONFIG_VERSIONS, GROUP, KIND, api_version
-from .args import check_plugin_configs
 from .documents import Document, YamlInputError, load_documents
-from .report import (
+from .fields.findings import (
     Finding,
-    Reader,
-    Report,
     Severity,
     info,
     invalid,
@@ -31,11 +27,15 @@ from .report import (
     unsupported,
     warning,
 )
+from .report import ReaderChoice, Report
 from .rules import config as config_rules
-from .rules import framework
+from .rules import framework, queue_sort
 from .rules.defaults import apply_defaults, plugin_weight_warnings
-from .rules.releases import API_REMOVED_IN, DEFAULT_RELEASE, Release, reader_gates
-from .schedulers import AUTO, CHOICES, SchedulerChoiceError, choose, reader_label, resolve_leniently
+from .rules.plugin_args import check_plugin_configs
+from .schedulers import AUTO, CHOICES, SchedulerChoiceError, choose, resolve_leniently
+from .tables.api import CONFIG_VERSIONS, GROUP, KIND, api_version
+from .tables.readers import DEFAULT_READER, Reader
+from .tables.releases import API_REMOVED_IN, DEFAULT_RELEASE, Release, reader_gates
 
 API_VERSIONS: dict[str, str] = {api_version(v): v for v in CONFIG_VERSIONS}
 HELM_HINT = (
@@ -49,32 +49,30 @@ Locator = Callable[[str], "tuple[int, int] | None"]
 KindCheck = Callable[[dict[str, Any]], list[Finding]]
 
 
-def validate_config(
-    config: dict[str, Any], version: str, release: Release = DEFAULT_RELEASE
-) -> list[Finding]:
+def validate_config(config: dict[str, Any], version: str, reader: Reader = DEFAULT_READER) -> list[Finding]:
     """kube-scheduler's order for one configuration of a served ``version``: decode (schema), default,
     validate (validation.go and the args), then the framework's plugin checks."""
     findings = schemas.validate(schemas.config_validator(version), config)
     defaulted, warnings = apply_defaults(config)
     findings += warnings
-    findings += config_rules.check_config(defaulted, release)
+    findings += config_rules.check_config(defaulted, reader)
     raw_profiles = defaulted.get("profiles")
     profiles = [
         p if isinstance(p, dict) else {} for p in (raw_profiles if isinstance(raw_profiles, list) else [])
     ]
     for i, profile in enumerate(profiles):
         findings += plugin_weight_warnings(profile, path_join("profiles", i))
-        findings += framework.check_profile(profile, path_join("profiles", i), release)
-    findings += framework.check_common_queue_sort(profiles, release)
-    findings += check_plugin_configs(config, version, release)
+        findings += framework.check_profile(profile, path_join("profiles", i), reader)
+    findings += queue_sort.check_common_queue_sort(profiles, reader)
+    findings += check_plugin_configs(config, version, reader)
     return findings
 
 
-def _not_served(api_version_text: str, version: str, release: Release) -> Finding:
+def _not_served(api_version_text: str, version: str, reader: Reader) -> Finding:
     return invalid(
         "apiVersion",
         api_version_text,
-        f"not served by {reader_label(release)} (removed in Kubernetes 1.{API_REMOVED_IN[version]}); "
+        f"not served by {reader.label} (removed in Kubernetes 1.{API_REMOVED_IN[version]}); "
         f"migrate to {api_version('v1')} (other findings below are from the {version} schema, to help the move)",
         "config.api-version-not-served",
     )
@@ -214,12 +212,15 @@ class _Validation:
             self.emit([finding], prefix=prefix, document=document, locate=locate)
             return
         detection = choose(data, self.scheduler, self.release, self.named_by)
-        release, refused = reader_gates(detection.scheduler.release_for(self.release))
         chosen = detection.scheduler
+        judged = chosen.reader_for(self.release)
+        release, refused = reader_gates(judged.release)
+        reader = Reader(release, chosen)
         if refused:  # judged at the reader's own minor, not the cluster's
-            reader = reader_label(release)
             gate_findings = [
-                Finding(self.refused_gates, "", f"feature gates of {reader}: {p}", "feature-gates.reader")
+                Finding(
+                    self.refused_gates, "", f"feature gates of {reader.label}: {p}", "feature-gates.reader"
+                )
                 for p in refused
             ]
             self.emit(gate_findings, prefix=prefix, document=document, locate=locate)
@@ -230,16 +231,18 @@ class _Validation:
                 f"({supported_text()}): the in-tree rules of {release.name}, the nearest, apply"
             )
         self.report.readers.append(
-            Reader(prefix, chosen.name, chosen.spec, chosen.release, release.name, reason, detection.certain)
+            ReaderChoice(
+                prefix, chosen.name, chosen.spec, chosen.build_name, release.name, reason, detection.certain
+            )
         )
         built_on = chosen.kubernetes_minor
         if not release.serves(version) and built_on is not None and built_on < API_REMOVED_IN[version]:
             findings = [_served_but_unchecked(str(api_version), chosen.label, release, built_on)]
         elif not release.serves(version):
-            findings = [_not_served(str(api_version), version, release)]
+            findings = [_not_served(str(api_version), version, reader)]
             findings += schemas.validate(schemas.config_validator(version), data)
         else:
-            findings = validate_config(data, version, release)
+            findings = validate_config(data, version, reader)
         self.emit(findings, prefix=prefix, document=document, locate=locate)
 
     def configmap(

@@ -18,7 +18,7 @@ from typing import Any
 from limitguard.core.config import DAEMONSET_KINDS, OwnerKind
 from limitguard.core.eligibility import NodeTraits, parse_taints
 from limitguard.core.objects import object_or_empty as _map
-from limitguard.core.podlimits import PodAmounts, PodSpecError, ResourceAmounts, pod_amounts
+from limitguard.core.podlimits import PodAmounts, PodRules, PodSpecError, ResourceAmounts, pod_amounts
 from limitguard.core.podresources import MIRROR_ANNOTATION
 from limitguard.core.podrules import scheduling_group
 from limitguard.core.pools import ANNOTATION, DEFAULT, PoolChooser, RatioSource
@@ -182,14 +182,14 @@ def is_mirror_pod(metadata: Mapping[str, Any]) -> bool:
     return MIRROR_ANNOTATION in _map(metadata.get("annotations"))
 
 
-def pod_record(pod: Mapping[str, Any]) -> PodRecord:
+def pod_record(pod: Mapping[str, Any], rules: PodRules) -> PodRecord:
     metadata = _map(pod.get("metadata"))
     spec = _map(pod.get("spec"))
     status = _map(pod.get("status"))
     namespace = shared_name(str(metadata.get("namespace") or ""))
     key = f"{namespace}/{metadata.get('name') or ''}"
     try:
-        amounts = pod_amounts(spec, status)  # shared between pods of one template: never mutated
+        amounts = pod_amounts(spec, status, rules)  # shared between pods of one template: never mutated
     except PodSpecError as error:
         log.warning("pod %s: limits not counted: %s", key, error)
         amounts = _NO_AMOUNTS

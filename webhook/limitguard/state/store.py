@@ -12,7 +12,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from limitguard.clock import Clock
-from limitguard.core.podlimits import ResourceAmounts, rules_in_effect
+from limitguard.core.podlimits import ResourceAmounts
+from limitguard.core.podrules import DEFAULT_RULES, PodRules
 from limitguard.core.pools import NodePool, PoolChooser
 from limitguard.state.columns import SumSources
 from limitguard.state.ledger import BindingLedger
@@ -46,7 +47,11 @@ class ClusterState:
         ledger_ttl_seconds: float = 60.0,
         clock: Clock | None = None,
         node_pools: Sequence[NodePool] = (),
+        pod_rules: PodRules = DEFAULT_RULES,
     ) -> None:
+        # the pod rules of the release that applies, from whoever resolved it (limitguard.core.kuberelease):
+        # every pod is counted under them, and admission and the extender judge pods under the same
+        self.pod_rules = pod_rules
         # the first pool whose selector matches a node's labels: resolved into its record as it arrives
         self.pool_of = PoolChooser(node_pools)
         self._nodes: dict[str, NodeRecord] = {}
@@ -68,6 +73,11 @@ class ClusterState:
         )
         self._synced: set[str] = set()
         self._ready = False  # read on every admission: kept, not computed
+
+    def use_pod_rules(self, rules: PodRules) -> None:
+        """Count pods under another release's rules from now on (the cluster was upgraded): pods
+        already counted keep their old counts until they are applied again (the feed relists them)."""
+        self.pod_rules = rules
 
     # -- readiness --------------------------------------------------------------------------
     def mark_synced(self, kind: str, synced: bool = True) -> None:
@@ -187,7 +197,7 @@ class ClusterState:
         victims to leave) of *priority* or higher, other than *pod_key* - its addNominatedPods.
         A gated pod's nomination (spec.schedulingGates) holds room only from 1.37 (PodRules)."""
         room: dict[str, int] = {}
-        gated_hold = rules_in_effect().gated_nominations_hold
+        gated_hold = self.pod_rules.gated_nominations_hold
         for key, waiting in self._nominated.get(node, {}).items():
             if key != pod_key and waiting.priority >= priority and (gated_hold or not waiting.gated):
                 for resource, amount in waiting.limits.items():
@@ -195,7 +205,7 @@ class ClusterState:
         return room
 
     def upsert_pod(self, obj: Mapping[str, Any]) -> PodRecord:
-        record = pod_record(obj)
+        record = pod_record(obj, self.pod_rules)
         previous = self._pods.get(record.key)
         if previous == record:
             # Most watch events are status or label updates: nothing that is counted changed.

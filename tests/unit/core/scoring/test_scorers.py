@@ -1,5 +1,6 @@
 """Scorers against hand-computed numbers and the score tables of the design documents."""
 
+from limitguard.core.podrules import DEFAULT_RULES
 from limitguard.core.scoring import NodeFacts, PodFacts, ScorerConfig, score_candidates
 from limitguard.core.scoring.fitplus import (
     FitPlusArgs,
@@ -186,7 +187,7 @@ def test_fit_plus_uses_non_zero_default_requests_of_the_pod():
             {"name": "b"},
         ]
     }
-    facts = PodFacts.from_spec(spec)
+    facts = PodFacts.from_spec(spec, None, DEFAULT_RULES)
     assert facts.types == frozenset({"cpu"})
     assert facts.requests == {"cpu": 1100, "memory": 2 * 200 * 1024**2}
     node = {"cpu": 4 * CORES, "memory": 8 * GiB}

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from limitguard.core.podlimits import pod_amounts
+from limitguard.core.podlimits import PodRules, pod_amounts
 from limitguard.core.scoring import fitplus, limitaware, podstate, scarce
 from limitguard.core.scoring.normalize import min_max_normalise, to_extender_priority
 
@@ -66,9 +66,11 @@ class PodFacts:
     types: frozenset[str]  # resources the pod really requests (> 0, no defaults)
 
     @classmethod
-    def from_spec(cls, spec: Mapping[str, Any], status: Mapping[str, Any] | None = None) -> PodFacts:
+    def from_spec(
+        cls, spec: Mapping[str, Any], status: Mapping[str, Any] | None, rules: PodRules
+    ) -> PodFacts:
         """Raises PodSpecError for a spec whose resources cannot be read."""
-        amounts = pod_amounts(spec, status)
+        amounts = pod_amounts(spec, status, rules)
         return cls(
             limits=amounts.scoring_limits,
             requests=amounts.scoring_requests,

@@ -6,14 +6,15 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ..report import Finding, duplicate, invalid
-from ..rules.releases import Release
-from .common import as_dict, as_int, as_list, resource_name_warnings
+from ..fields.findings import Finding, duplicate, invalid
+from ..fields.values import as_dict, as_int, as_list
+from ..tables.readers import Reader
+from .common import resource_name_warnings
 from .fit import default_resources, default_weights
 from .kind import ArgsKind
 
 
-def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     if not as_list(args.get("resources")):
         if "resources" not in args or args["resources"] in (None, []):
             args["resources"] = default_resources()
@@ -21,7 +22,7 @@ def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]
     return default_weights(args["resources"], path_join(path, "resources"))
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     seen: set[str] = set()
     for i, resource in enumerate(as_list(args.get("resources"))):

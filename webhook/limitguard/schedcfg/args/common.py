@@ -1,6 +1,7 @@
-"""Helpers shared by the args kinds: defensive accessors, the shape rule, resource-name findings.
+"""Helpers shared by the args kinds: the shape rule, resource-name findings, the out-of-tree messages.
 
-Every rule runs on data that may already have schema errors: a wrong type is skipped, never a crash.
+Every rule runs on data that may already have schema errors: a wrong type is skipped, never a crash
+(``fields.values``).
 """
 
 from __future__ import annotations
@@ -11,20 +12,9 @@ from typing import Any
 from limitguard.core.names import RESOURCE_NAME_HINT, is_valid_resource_name
 from limitguard.core.paths import path_join
 
-from ..report import Finding, invalid, required, warning
-from ..rules.releases import Release
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def as_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+from ..fields.findings import Finding, invalid, required, warning
+from ..fields.values import as_dict, as_int, as_list
+from ..tables.readers import KOORD_SCHEDULER, Reader
 
 
 def check_shape(shape: Any, path: str) -> list[Finding]:
@@ -76,15 +66,10 @@ def check_shape_ranges(shape: Any, path: str) -> list[Finding]:
     return findings
 
 
-#: The out-of-tree schedulers as findings and ``--scheduler`` name them.
-KOORD_SCHEDULER = "koord-scheduler"
-SCHEDULER_PLUGINS = "scheduler-plugins"
-
-
-def koord_starts(release: Release) -> str:
+def koord_starts(reader: Reader) -> str:
     """How a domain error under koord-scheduler begins, naming the build judged for: that binary does
     not refuse the value."""
-    return f"{release.scheduler_label(KOORD_SCHEDULER)} starts with it, but"
+    return f"{reader.scheduler_label(KOORD_SCHEDULER)} starts with it, but"
 
 
 def resource_name_errors(

@@ -12,29 +12,31 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ..report import Finding, forbidden, invalid
-from ..rules.durations import parse_go_duration
-from ..rules.releases import Release
+from ..fields.durations import parse_go_duration
+from ..fields.findings import Finding, forbidden, invalid
+from ..tables.readers import Reader
 from .kind import ArgsKind
 
 
-def _binding_gates(release: Release) -> bool:
-    return release.enabled("DRADeviceBindingConditions") and release.enabled("DRAResourceClaimDeviceStatus")
+def _binding_gates(reader: Reader) -> bool:
+    return reader.release.enabled("DRADeviceBindingConditions") and reader.release.enabled(
+        "DRAResourceClaimDeviceStatus"
+    )
 
 
-def default(args: dict[str, Any], _path: str, release: Release) -> list[Finding]:
+def default(args: dict[str, Any], _path: str, reader: Reader) -> list[Finding]:
     """filterTimeout defaults to 10s with its gate on. An omitted bindingTimeout stays unset (the plugin
     uses 10m when it starts), so validation never sees a default it would have to forbid."""
-    if args.get("filterTimeout") is None and release.enabled("DRASchedulerFilterTimeout"):
+    if args.get("filterTimeout") is None and reader.release.enabled("DRASchedulerFilterTimeout"):
         args["filterTimeout"] = "10s"
     return []
 
 
-def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     filter_path, binding_path = path_join(path, "filterTimeout"), path_join(path, "bindingTimeout")
     filter_timeout = args.get("filterTimeout")
-    if release.enabled("DRASchedulerFilterTimeout"):
+    if reader.release.enabled("DRASchedulerFilterTimeout"):
         seconds = parse_go_duration(filter_timeout)
         if seconds is not None and seconds < 0:
             findings.append(
@@ -44,19 +46,19 @@ def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]
         findings.append(
             forbidden(filter_path, "DRASchedulerFilterTimeout feature gate is disabled", "dra.filter-timeout")
         )
-    if not release.has("dra.binding-timeout-field"):
+    if not reader.release.has("dra.binding-timeout-field"):
         if "bindingTimeout" in args:
             findings.append(
                 forbidden(
                     binding_path,
                     f'unknown field "bindingTimeout" (DynamicResourcesArgs has it from Kubernetes 1.35; '
-                    f"this is {release.name})",
+                    f"this is {reader.release.name})",
                     "schema.unknown-field",
                 )
             )
         return findings
     binding_timeout = args.get("bindingTimeout")
-    if _binding_gates(release):
+    if _binding_gates(reader):
         seconds = parse_go_duration(binding_timeout)
         if seconds is not None and seconds < 1:
             findings.append(

@@ -15,9 +15,10 @@ from typing import Any
 from limitguard.core.names import is_qualified_name
 from limitguard.core.paths import path_join
 
-from ..report import Finding, forbidden, invalid, required, warning
-from ..rules.releases import Release
-from .common import as_dict, as_int, as_list, check_shape, replaced_zero, resource_name_warnings
+from ..fields.findings import Finding, forbidden, invalid, required, warning
+from ..fields.values import as_dict, as_int, as_list
+from ..tables.readers import Reader
+from .common import check_shape, replaced_zero, resource_name_warnings
 from .kind import ArgsKind
 
 DEFAULT_RESOURCES = ({"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1})
@@ -41,7 +42,7 @@ def default_weights(resources: list[Any], path: str) -> list[Finding]:
     return findings
 
 
-def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     strategy = args.get("scoringStrategy")
     if strategy is None:
         args["scoringStrategy"] = {"type": "LeastAllocated", "resources": default_resources()}
@@ -100,7 +101,7 @@ def check_weights(resources: list[Any], path: str) -> list[Finding]:
     return findings
 
 
-def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     findings = check_ignored(args, path)
     strategy_path = path_join(path, "scoringStrategy")
     strategy = args.get("scoringStrategy")
@@ -108,23 +109,23 @@ def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]
         return findings
     kind = strategy.get("type")  # unsupported or missing types are schema findings
     findings += check_weights(as_list(strategy.get("resources")), path_join(strategy_path, "resources"))
-    findings += _check_ratio(strategy, kind, strategy_path, release)
+    findings += _check_ratio(strategy, kind, strategy_path, reader)
     return findings
 
 
-def _check_ratio(strategy: dict[str, Any], kind: Any, strategy_path: str, release: Release) -> list[Finding]:
+def _check_ratio(strategy: dict[str, Any], kind: Any, strategy_path: str, reader: Reader) -> list[Finding]:
     """requestedToCapacityRatio against the type. From 1.36 validation requires it for type
     RequestedToCapacityRatio and forbids it otherwise; before, validation only checked a given shape, a
     missing block crashed the plugin at start-up and an extra one was ignored."""
     ratio = strategy.get("requestedToCapacityRatio")
     ratio_path = path_join(strategy_path, "requestedToCapacityRatio")
-    checks_type = release.has("fit.ratio-required-forbidden")
+    checks_type = reader.release.has("fit.ratio-required-forbidden")
     findings: list[Finding] = []
     if kind == "RequestedToCapacityRatio" and ratio is None:
         detail = "must be specified when type is RequestedToCapacityRatio"
         if not checks_type:
             detail += (
-                f" (kube-scheduler {release.name}'s validation lets it pass, then the NodeResourcesFit "
+                f" (kube-scheduler {reader.release.name}'s validation lets it pass, then the NodeResourcesFit "
                 "plugin panics when it starts)"
             )
         return [required(ratio_path, detail, "fit.ratio")]

@@ -25,23 +25,24 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ..report import Finding, invalid, required, unsupported, warning
-from ..rules.releases import Release
-from .common import KOORD_SCHEDULER, as_dict, as_int, koord_starts, resource_name_errors
+from ..fields.findings import Finding, invalid, required, unsupported, warning
+from ..fields.values import as_dict, as_int
+from ..tables.readers import KOORD_SCHEDULER, Reader
+from .common import koord_starts, resource_name_errors
 from .kind import ArgsKind
 
 STRATEGIES = ("LeastAllocated", "MostAllocated")
 KOORD_SCHEMA_DIR = "args/koordinator"
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     for name in as_dict(args.get("resources")):
         findings += resource_name_errors(str(name), path_join(path, "resources", str(name)))
     return findings
 
 
-def _strategy_error(strategy: str | None, weight: int, path: str, release: Release) -> Finding:
+def _strategy_error(strategy: str | None, weight: int, path: str, reader: Reader) -> Finding:
     """A type resourceScorer has no case for: the resource scores 0 and its weight still counts."""
     weighted = f"still counts its weight {weight}" if weight else "with weight 0 the entry does nothing"
     effect = f"NodeResourcesFitPlus scores this resource 0 on every node and {weighted}"
@@ -49,15 +50,13 @@ def _strategy_error(strategy: str | None, weight: int, path: str, release: Relea
         effect = f"RequestedToCapacityRatio is a NodeResourcesFit strategy the plugin lacks: {effect}"
     if strategy is None:
         listed = " or ".join(json.dumps(s) for s in STRATEGIES)
-        detail = (
-            f"one of {listed}; {release.scheduler_label(KOORD_SCHEDULER)} starts without it, but {effect}"
-        )
+        detail = f"one of {listed}; {reader.scheduler_label(KOORD_SCHEDULER)} starts without it, but {effect}"
         return required(path, detail, "fitplus.strategy")
     finding = unsupported(path, strategy, STRATEGIES, "fitplus.strategy")
-    return dataclasses.replace(finding, message=f"{finding.message} ({koord_starts(release)} {effect})")
+    return dataclasses.replace(finding, message=f"{finding.message} ({koord_starts(reader)} {effect})")
 
 
-def koord_validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def koord_validate(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     """The documented domain of values koord-scheduler accepts without a check, and what it would do."""
     findings: list[Finding] = []
     for name, spec in as_dict(args.get("resources")).items():
@@ -65,7 +64,7 @@ def koord_validate(args: dict[str, Any], path: str, release: Release) -> list[Fi
         findings += resource_name_errors(
             str(name),
             entry_path,
-            f"{koord_starts(release)} no pod can request such a resource, so NodeResourcesFitPlus never "
+            f"{koord_starts(reader)} no pod can request such a resource, so NodeResourcesFitPlus never "
             "scores it",
             "fitplus.resource-name",
         )
@@ -75,12 +74,12 @@ def koord_validate(args: dict[str, Any], path: str, release: Release) -> list[Fi
             continue  # not an integer: a decoding error (schema), koord-scheduler does not start
         strategy = spec.get("type")
         if isinstance(strategy, str | None) and strategy not in STRATEGIES:
-            findings.append(_strategy_error(strategy, weight or 0, path_join(entry_path, "type"), release))
+            findings.append(_strategy_error(strategy, weight or 0, path_join(entry_path, "type"), reader))
         if not weight:
             findings.append(
                 warning(
                     path_join(entry_path, "weight"),
-                    f"weight 0 (or none): {release.scheduler_label(KOORD_SCHEDULER)} leaves this "
+                    f"weight 0 (or none): {reader.scheduler_label(KOORD_SCHEDULER)} leaves this "
                     "resource out of the score",
                     "fitplus.weight-zero",
                     weight or 0,
@@ -91,7 +90,7 @@ def koord_validate(args: dict[str, Any], path: str, release: Release) -> list[Fi
                 invalid(
                     path_join(entry_path, "weight"),
                     weight,
-                    f"must not be negative: {koord_starts(release)} for a pod that requests this resource "
+                    f"must not be negative: {koord_starts(reader)} for a pod that requests this resource "
                     "and another one listed here the weighted average can leave 0..100, and the framework "
                     'then fails that pod\'s scheduling cycle ("returns an invalid score")',
                     "fitplus.weight-negative",
@@ -100,8 +99,8 @@ def koord_validate(args: dict[str, Any], path: str, release: Release) -> list[Fi
     return findings
 
 
-def koord_refuses_legacy_kind(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
-    reader = release.scheduler_label(KOORD_SCHEDULER)
+def koord_refuses_legacy_kind(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
+    reader = reader.scheduler_label(KOORD_SCHEDULER)
     detail = (
         f"{reader} decodes only {json.dumps(ARGS.kind)} for NodeResourcesFitPlus (ResourceTypesArgs is a "
         f"name from the design document): the plugin refuses these args and {reader} does not start"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..report import Finding
-from ..rules.releases import Release
+from ..fields.findings import Finding
+from ..tables.readers import Reader
 from .kind import ArgsKind
 
 
-def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], _path: str, _reader: Reader) -> list[Finding]:
     args.setdefault("hardPodAffinityWeight", 1)
     return []
 

@@ -6,16 +6,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..report import Finding
-from ..rules.releases import Release
+from ..fields.findings import Finding
+from ..tables.readers import Reader
+from ..tables.releases import Release
 
-#: (args after defaulting, path of ``args``, release) -> findings.
-Validate = Callable[[dict[str, Any], str, Release], list[Finding]]
+#: (args after defaulting, path of ``args``, the scheduler reading them) -> findings.
+Validate = Callable[[dict[str, Any], str, Reader], list[Finding]]
 #: Mutates args in place like kube-scheduler's SetDefaults_<Kind>; returns warnings for replaced values.
-Default = Callable[[dict[str, Any], str, Release], list[Finding]]
+Default = Callable[[dict[str, Any], str, Reader], list[Finding]]
 
 
-def no_rules(_args: dict[str, Any], _path: str, _release: Release) -> list[Finding]:
+def no_rules(_args: dict[str, Any], _path: str, _reader: Reader) -> list[Finding]:
     return []
 
 

@@ -16,15 +16,16 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ..report import Finding, warning
-from ..rules.releases import Release
-from .common import KOORD_SCHEDULER, as_dict, as_int, resource_name_errors
+from ..fields.findings import Finding, warning
+from ..fields.values import as_dict, as_int
+from ..tables.readers import KOORD_SCHEDULER, Reader
+from .common import resource_name_errors
 from .kind import ArgsKind
 
 DEFAULT_WEIGHTS: dict[str, int] = {"cpu": 1, "memory": 1}
 
 
-def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     weights = args.get("scoringResourceWeights")
     if weights is None or weights == {}:
         args["scoringResourceWeights"] = dict(DEFAULT_WEIGHTS)
@@ -53,13 +54,13 @@ def _name_errors(args: dict[str, Any], path: str, consequence: str = "") -> list
     return findings
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     return _name_errors(args, path)
 
 
-def koord_validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def koord_validate(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     consequence = (
-        f"{release.scheduler_label(KOORD_SCHEDULER)} carrying LimitAware starts with it, but no node has "
+        f"{reader.scheduler_label(KOORD_SCHEDULER)} carrying LimitAware starts with it, but no node has "
         "such a resource, so the plugin never limits or scores it"
     )
     return _name_errors(args, path, consequence)

@@ -8,9 +8,9 @@ from typing import Any
 from limitguard.core.names import is_qualified_name
 from limitguard.core.paths import path_join
 
-from ..report import Finding, forbidden, invalid, required
-from ..rules.releases import Release
-from .common import as_dict, as_list
+from ..fields.findings import Finding, forbidden, invalid, required
+from ..fields.values import as_dict, as_list
+from ..tables.readers import Reader
 from .kind import ArgsKind
 
 
@@ -101,7 +101,7 @@ def _check_requirement_values(req: dict[str, Any], req_path: str) -> list[Findin
     return []
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     affinity = as_dict(args.get("addedAffinity"))
     base = path_join(path, "addedAffinity")
     findings: list[Finding] = []

@@ -6,19 +6,19 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ..report import Finding, invalid
-from ..rules.releases import Release
-from .common import as_int
+from ..fields.findings import Finding, invalid
+from ..fields.values import as_int
+from ..tables.readers import Reader
 from .kind import ArgsKind
 
 
-def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], _path: str, _reader: Reader) -> list[Finding]:
     args.setdefault("minCandidateNodesPercentage", 10)
     args.setdefault("minCandidateNodesAbsolute", 100)
     return []
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     percentage = as_int(args.get("minCandidateNodesPercentage"))
     absolute = as_int(args.get("minCandidateNodesAbsolute"))
     if percentage == 0 and absolute == 0:

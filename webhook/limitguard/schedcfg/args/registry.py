@@ -1,9 +1,9 @@
 """The one registry of args kinds: kind -> plugin, schema, defaulting and rules.
 
 kube-scheduler decodes the args of an in-tree plugin as ``<PluginName>Args`` (validation_pluginargs.go has
-one function per kind). Each reading scheduler decodes those plus its own kinds (``schedulers``): two
-projects may register a kind of the same name (CoschedulingArgs), so each scheduler has its own registry
-(``schedulers.registry_for``).
+one function per kind). Each reading scheduler decodes those plus its own build's kinds
+(``tables.readers``): two projects may register a kind of the same name (CoschedulingArgs), so each
+scheduler has its own registry (``registry_for``).
 Adding a kind means one module and one schema under ``limitguard/schemas/args/``.
 """
 
@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
+from typing import cast
 
+from ..tables.readers import Scheduler
 from . import (
     balanced,
     dynamicresources,
@@ -62,3 +65,16 @@ LIMITGUARD_KINDS: tuple[ArgsKind, ...] = (fitplus.ARGS, fitplus.LEGACY_ARGS, sca
 _LIMITGUARD = build_registry(IN_TREE_KINDS + LIMITGUARD_KINDS)
 ARGS_KINDS: dict[str, ArgsKind] = dict(_LIMITGUARD.kinds)
 PLUGIN_ARGS_KINDS: dict[str, tuple[str, ...]] = dict(_LIMITGUARD.plugin_kinds)
+
+
+@cache
+def _registry(kinds: tuple[ArgsKind, ...]) -> Registry:
+    return build_registry(IN_TREE_KINDS + kinds)
+
+
+def registry_for(scheduler: Scheduler) -> Registry:
+    """The args kinds ``scheduler`` decodes: kube-scheduler's and its build's (limitguard's own scorers'
+    for kube-scheduler, as its extender reads them)."""
+    if scheduler.build is None:
+        return _LIMITGUARD
+    return _registry(cast(tuple[ArgsKind, ...], scheduler.build.kinds))

@@ -14,13 +14,14 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ..report import Finding, warning
-from ..rules.releases import Release
-from .common import as_list, koord_starts, resource_name_errors
+from ..fields.findings import Finding, warning
+from ..fields.values import as_list
+from ..tables.readers import Reader
+from .common import koord_starts, resource_name_errors
 from .kind import ArgsKind
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     seen: set[str] = set()
     for i, name in enumerate(as_list(args.get("resources"))):
@@ -37,13 +38,13 @@ def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding
     return findings
 
 
-def koord_validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def koord_validate(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     for i, name in enumerate(as_list(args.get("resources"))):
         findings += resource_name_errors(
             name,
             path_join(path, "resources", i),
-            f"{koord_starts(release)} no node has such a resource, so ScarceResourceAvoidance never "
+            f"{koord_starts(reader)} no node has such a resource, so ScarceResourceAvoidance never "
             "counts it as scarce",
             "scarce.resource-name",
         )

@@ -7,19 +7,19 @@ from typing import Any
 from limitguard.core.names import is_qualified_name
 from limitguard.core.paths import path_join
 
-from ..report import Finding, duplicate, forbidden, invalid
-from ..rules.releases import Release
-from .common import as_dict, as_list
+from ..fields.findings import Finding, duplicate, forbidden, invalid
+from ..fields.values import as_dict, as_list
+from ..tables.readers import Reader
 from .kind import ArgsKind
 
 
-def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], _path: str, _reader: Reader) -> list[Finding]:
     if not args.get("defaultingType"):
         args["defaultingType"] = "System"
     return []
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     constraints = as_list(args.get("defaultConstraints"))
     defaulting = args.get("defaultingType")

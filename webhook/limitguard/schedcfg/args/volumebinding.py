@@ -10,27 +10,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from limitguard.core.kubefeatures import gate_spec
 from limitguard.core.paths import path_join
 
-from ..report import Finding, invalid
-from ..rules.gates import gate_step
-from ..rules.releases import Release
+from ..fields.findings import Finding, invalid
+from ..tables.readers import Reader
 from .common import check_shape, check_shape_ranges
 from .kind import ArgsKind
 
 
-def capacity_gate(release: Release) -> str:
+def capacity_gate(reader: Reader) -> str:
     return (
         "StorageCapacityScoring"
-        if release.has("volume-binding.storage-capacity-scoring")
+        if reader.release.has("volume-binding.storage-capacity-scoring")
         else "VolumeCapacityPriority"
     )
 
 
-def default(args: dict[str, Any], _path: str, release: Release) -> list[Finding]:
+def default(args: dict[str, Any], _path: str, reader: Reader) -> list[Finding]:
     args.setdefault("bindTimeoutSeconds", 600)
-    if not args.get("shape") and release.enabled(capacity_gate(release)):
-        high_first = release.has("volume-binding.storage-capacity-scoring")
+    if not args.get("shape") and reader.release.enabled(capacity_gate(reader)):
+        high_first = reader.release.has("volume-binding.storage-capacity-scoring")
         args["shape"] = [
             {"utilization": 0, "score": 10 if high_first else 0},
             {"utilization": 100, "score": 0 if high_first else 10},
@@ -38,20 +38,20 @@ def default(args: dict[str, Any], _path: str, release: Release) -> list[Finding]
     return []
 
 
-def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
-    gate = capacity_gate(release)
+def validate(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
+    gate = capacity_gate(reader)
     shape_path = path_join(path, "shape")
-    if release.enabled(gate):
+    if reader.release.enabled(gate):
         return check_shape(args.get("shape"), shape_path) + check_shape_ranges(args.get("shape"), shape_path)
     if args.get("shape") is not None:
-        step = gate_step(gate, release.minor)
+        step = gate_spec(gate, reader.release.minor)
         stage = "on" if step is not None and step.default else "off"
         return [
             invalid(
                 shape_path,
                 args["shape"],
                 f"unexpected field `shape`, remove it or turn on the feature gate {gate} "
-                f"({stage} by default in Kubernetes {release.name})",
+                f"({stage} by default in Kubernetes {reader.release.name})",
                 "volume-binding.feature-gate",
             )
         ]

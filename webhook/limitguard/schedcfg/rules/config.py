@@ -12,25 +12,25 @@ from typing import Any
 from limitguard.core.names import is_qualified_name, is_valid_resource_name
 from limitguard.core.paths import path_join
 
-from ..api import GROUP
-from ..args.common import as_dict, as_int, as_list
-from ..report import Finding, duplicate, invalid, required
-from .durations import parse_go_duration
-from .fields import check_release_fields
-from .plugin_tables import invalid_in_v1
-from .releases import Release
+from ..fields.durations import parse_go_duration
+from ..fields.findings import Finding, duplicate, invalid, required
+from ..fields.values import as_dict, as_int, as_list
+from ..tables.api import GROUP
+from ..tables.plugin_tables import invalid_in_v1
+from ..tables.readers import Reader
+from .unknown_fields import check_release_fields
 
 
-def check_config(config: dict[str, Any], release: Release) -> list[Finding]:
+def check_config(config: dict[str, Any], reader: Reader) -> list[Finding]:
     """All config-level rules (``config`` is the defaulted copy; paths are those of the input)."""
-    findings = check_release_fields(config, release)
+    findings = check_release_fields(config, reader)
     findings += _check_backoff(config)
     findings += _check_leader_election(as_dict(config.get("leaderElection")))
     # clientConnection.burst >= 0 (ValidateClientConnectionConfiguration) is a schema range
     profiles = [p if isinstance(p, dict) else {} for p in as_list(config.get("profiles"))]
     findings += _check_profile_names(profiles)
     for i, profile in enumerate(profiles):
-        findings += _check_plugin_config_names(profile, path_join("profiles", i), release)
+        findings += _check_plugin_config_names(profile, path_join("profiles", i), reader)
     findings += check_extenders(as_list(config.get("extenders")))
     return findings
 
@@ -124,7 +124,7 @@ def _check_profile_names(profiles: list[dict[str, Any]]) -> list[Finding]:
     return findings
 
 
-def _check_plugin_config_names(profile: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def _check_plugin_config_names(profile: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     """validatePluginConfig: no duplicate names; names invalid in v1 (enabled lists and pluginConfig)."""
     findings: list[Finding] = []
     for point, plugin_set in as_dict(profile.get("plugins")).items():
@@ -132,7 +132,7 @@ def _check_plugin_config_names(profile: dict[str, Any], path: str, release: Rele
             continue  # validation.go does not look at multiPoint; the framework does
         for j, plugin in enumerate(as_list(as_dict(plugin_set).get("enabled"))):
             name = as_dict(plugin).get("name")
-            if isinstance(name, str) and invalid_in_v1(name, release):
+            if isinstance(name, str) and invalid_in_v1(name, reader.release):
                 findings.append(_invalid_plugin(path_join(path, "plugins", point, "enabled", j), name))
     seen: dict[str, int] = {}
     for j, entry in enumerate(as_list(profile.get("pluginConfig"))):
@@ -151,7 +151,7 @@ def _check_plugin_config_names(profile: dict[str, Any], path: str, release: Rele
             )
         else:
             seen[name] = j
-        if invalid_in_v1(name, release):
+        if invalid_in_v1(name, reader.release):
             findings.append(_invalid_plugin(path_join(entry_path, "name"), name))
     return findings
 

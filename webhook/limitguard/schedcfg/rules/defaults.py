@@ -13,9 +13,10 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ..args.common import as_dict, as_int, as_list, replaced_zero
-from ..report import Finding
-from .durations import parse_go_duration
+from ..args.common import replaced_zero
+from ..fields.durations import parse_go_duration
+from ..fields.findings import Finding
+from ..fields.values import as_dict, as_int, as_list
 
 LEADER_ELECTION_DURATIONS = {"leaseDuration": "15s", "renewDeadline": "10s", "retryPeriod": "2s"}
 DEFAULT_SCHEDULER_NAME = "default-scheduler"

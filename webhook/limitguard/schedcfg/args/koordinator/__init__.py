@@ -17,7 +17,7 @@ development branch at the commit named.
 
 from __future__ import annotations
 
-from ..builds import Build, fields_missing
+from ...tables.builds import Build, fields_missing
 from ..fitplus import KOORD_ARGS as FITPLUS_ARGS
 from ..fitplus import KOORD_LEGACY_ARGS as FITPLUS_LEGACY_ARGS
 from ..kind import ArgsKind
@@ -104,12 +104,12 @@ MAIN = V1_8_0.then(
             "reservationSelectorIndex": "main",
         }
     },
-    release=False,
+    tagged=False,
 )
 
 #: Oldest first; the newest release is the default build.
 BUILDS: tuple[Build, ...] = (V1_7_0, V1_8_0, MAIN)
-NEWEST_RELEASE = V1_8_0
+NEWEST_BUILD = V1_8_0
 
 #: The kinds defined in this package (as the newest build has them), for their schemas and tests.
 KINDS: tuple[ArgsKind, ...] = (*_OWN_KINDS, schedulinghint.ARGS)
@@ -120,4 +120,4 @@ def missing_fields(build: Build) -> dict[str, dict[str, str]]:
     return fields_missing(BUILDS, build)
 
 
-__all__ = ["BUILDS", "KINDS", "MAIN", "NEWEST_RELEASE", "V1_7_0", "V1_8_0", "missing_fields"]
+__all__ = ["BUILDS", "KINDS", "MAIN", "NEWEST_BUILD", "V1_7_0", "V1_8_0", "missing_fields"]

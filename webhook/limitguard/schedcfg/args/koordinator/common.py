@@ -14,10 +14,10 @@ from typing import Any
 from limitguard.core.paths import path_join
 from limitguard.core.quantity import QuantityError, parse_quantity
 
-from ...report import Finding, invalid, warning
-from ...rules.durations import parse_go_duration
-from ...rules.releases import Release
-from ..common import KOORD_SCHEDULER, as_dict, as_list
+from ...fields.durations import parse_go_duration
+from ...fields.findings import Finding, invalid, warning
+from ...fields.values import as_dict, as_list
+from ...tables.readers import KOORD_SCHEDULER, Reader
 from ..sigs.common import as_go_int, drop_nulls
 
 __all__ = [
@@ -33,10 +33,10 @@ __all__ = [
 ]
 
 
-def koord_scheduler(release: Release) -> str:
+def koord_scheduler(reader: Reader) -> str:
     """How the findings name the build judged for: ``koord-scheduler v1.7.0``, ``koord-scheduler main
     (a7a1b76b)``."""
-    return release.scheduler_label(KOORD_SCHEDULER)
+    return reader.scheduler_label(KOORD_SCHEDULER)
 
 
 #: Folder of these kinds' schemas under limitguard/schemas/.
@@ -114,11 +114,11 @@ def scoring_strategy_findings(strategy: Any, path: str, what: str) -> list[Findi
     return findings
 
 
-def replaced_empty(path: str, default: Any, meaning: str, release: Release) -> Finding:
+def replaced_empty(path: str, default: Any, meaning: str, reader: Reader) -> Finding:
     """An explicitly empty map or list that the defaulting treats as unset."""
     return warning(
         path,
-        f"empty, so it is replaced by the default {json.dumps(default)} ({koord_scheduler(release)} treats "
+        f"empty, so it is replaced by the default {json.dumps(default)} ({koord_scheduler(reader)} treats "
         f"an empty value as unset); {meaning}",
         "koord.defaults-replaced",
     )

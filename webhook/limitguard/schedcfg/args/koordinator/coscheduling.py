@@ -12,8 +12,8 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ...report import Finding, invalid, warning
-from ...rules.releases import Release
+from ...fields.findings import Finding, invalid, warning
+from ...tables.readers import Reader
 from ..kind import ArgsKind
 from .common import SCHEMA_DIR, as_go_int, drop_nulls, duration_seconds, koord_scheduler
 
@@ -29,14 +29,14 @@ DEFAULTS: dict[str, Any] = {
 MATCH_POLICIES = ("only-waiting", "waiting-and-running", "once-satisfied")
 
 
-def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], _path: str, _reader: Reader) -> list[Finding]:
     drop_nulls(args)
     for name, value in DEFAULTS.items():
         args.setdefault(name, value)
     return []
 
 
-def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     timeout = duration_seconds(args.get("defaultTimeout"))
     if timeout is not None and timeout < 0:
@@ -64,7 +64,7 @@ def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]
         findings.append(
             warning(
                 path_join(path, "defaultMatchPolicy"),
-                f"{json.dumps(policy)} is none of {listed}: {koord_scheduler(release)} starts, and gangs "
+                f"{json.dumps(policy)} is none of {listed}: {koord_scheduler(reader)} starts, and gangs "
                 "without their own match-policy annotation behave as once-satisfied",
                 "koord.coscheduling.match-policy",
                 policy,

@@ -9,8 +9,8 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ...report import Finding, warning
-from ...rules.releases import Release
+from ...fields.findings import Finding, warning
+from ...tables.readers import Reader
 from ..kind import ArgsKind
 from .common import SCHEMA_DIR, drop_nulls, koord_scheduler, scoring_strategy_findings
 
@@ -33,7 +33,7 @@ DEFAULT_TEMPLATES = {
 }
 
 
-def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], _path: str, _reader: Reader) -> list[Finding]:
     drop_nulls(args)
     drop_nulls(args.get("scoringStrategy"))
     args.setdefault("scoringStrategy", copy.deepcopy(DEFAULT_STRATEGY))
@@ -41,7 +41,7 @@ def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding
     return []
 
 
-def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     findings = scoring_strategy_findings(
         args.get("scoringStrategy"), path_join(path, "scoringStrategy"), "scoring strategy"
     )
@@ -51,7 +51,7 @@ def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]
             warning(
                 path_join(path, "allocator"),
                 f"{json.dumps(allocator)} is ignored: the field is deprecated and "
-                f"{koord_scheduler(release)} always uses its built-in allocator",
+                f"{koord_scheduler(reader)} always uses its built-in allocator",
                 "koord.deviceshare.allocator",
                 allocator,
             )

@@ -13,9 +13,9 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ...report import Finding, invalid, warning
-from ...rules.releases import Release
-from ..common import as_dict, as_list
+from ...fields.findings import Finding, invalid, warning
+from ...fields.values import as_dict, as_list
+from ...tables.readers import Reader
 from ..kind import ArgsKind
 from .common import SCHEMA_DIR, drop_nulls, duration_seconds, koord_scheduler, negative_quantities
 
@@ -39,7 +39,7 @@ DURATION_MESSAGES = {
 }
 
 
-def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], _path: str, _reader: Reader) -> list[Finding]:
     drop_nulls(args)
     for name in ("defaultQuotaGroupMax", "systemQuotaGroupMax"):
         if not args.get(name):
@@ -51,7 +51,7 @@ def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding
     return []
 
 
-def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     for name in ("defaultQuotaGroupMax", "systemQuotaGroupMax"):
         findings += negative_quantities(
@@ -66,12 +66,12 @@ def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]
             findings.append(
                 invalid(path_join(path, name), args[name], message, "koord.elasticquota.duration")
             )
-    findings += _hook_plugins(args.get("hookPlugins"), path_join(path, "hookPlugins"), release)
+    findings += _hook_plugins(args.get("hookPlugins"), path_join(path, "hookPlugins"), reader)
     findings += _busy_loops(args, path)
     return findings
 
 
-def _hook_plugins(hooks: Any, path: str, release: Release) -> list[Finding]:
+def _hook_plugins(hooks: Any, path: str, reader: Reader) -> list[Finding]:
     """initHookPlugins: an empty key or factory key, or a factory the binary lacks, fails New."""
     findings = []
     for i, hook in enumerate(as_list(hooks)):
@@ -84,7 +84,7 @@ def _hook_plugins(hooks: Any, path: str, release: Release) -> list[Finding]:
         else:
             problem = (
                 f"failed to initialize hook plugin {key}: factory {factory} not found "
-                f"({koord_scheduler(release)} registers no hook plugin factory; only a build that adds one "
+                f"({koord_scheduler(reader)} registers no hook plugin factory; only a build that adds one "
                 "can use hookPlugins)"
             )
             where = "factoryKey"

@@ -13,9 +13,9 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ...report import Finding, format_value, invalid, warning
-from ...rules.releases import Release
-from ..common import as_dict
+from ...fields.findings import Finding, format_value, invalid, warning
+from ...fields.values import as_dict
+from ...tables.readers import Reader
 from ..kind import ArgsKind
 from .common import (
     SCHEMA_DIR,
@@ -37,7 +37,7 @@ AGGREGATION_TYPES = ("avg", "p50", "p90", "p95", "p99")
 ESTIMATORS = ("defaultEstimator",)
 
 
-def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     drop_nulls(args)
     drop_nulls(args.get("aggregated"))
     findings: list[Finding] = []
@@ -52,7 +52,7 @@ def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
                     path_join(path, "resourceWeights"),
                     DEFAULT_RESOURCE_WEIGHTS,
                     "set dominantResourceWeight to score by the dominant resource alone",
-                    release,
+                    reader,
                 )
             )
         args["resourceWeights"] = dict(DEFAULT_RESOURCE_WEIGHTS)
@@ -64,7 +64,7 @@ def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
                     path_join(path, "usageThresholds"),
                     DEFAULT_USAGE_THRESHOLDS,
                     "nodes above 65% CPU or 95% memory usage are filtered out; a threshold of 0 turns one off",
-                    release,
+                    reader,
                 )
             )
         args["usageThresholds"] = dict(DEFAULT_USAGE_THRESHOLDS)
@@ -130,7 +130,7 @@ def _aggregated(aggregated: Any, path: str) -> list[Finding]:
     return findings
 
 
-def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     expiration = as_go_int(args.get("nodeMetricExpirationSeconds"))
     if expiration is not None and expiration <= 0:
@@ -188,11 +188,11 @@ def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]
             )
         )
     findings += _aggregated(args.get("aggregated"), path_join(path, "aggregated"))
-    findings += _surprises(args, path, release)
+    findings += _surprises(args, path, reader)
     return findings
 
 
-def _surprises(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def _surprises(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     """Values koord-scheduler starts with but acts on differently than written."""
     findings: list[Finding] = []
     estimator = args.get("estimator")
@@ -200,7 +200,7 @@ def _surprises(args: dict[str, Any], path: str, release: Release) -> list[Findin
         findings.append(
             warning(
                 path_join(path, "estimator"),
-                f"{json.dumps(estimator)} is not a registered estimator: {koord_scheduler(release)} starts "
+                f"{json.dumps(estimator)} is not a registered estimator: {koord_scheduler(reader)} starts "
                 f"and estimates with {json.dumps(ESTIMATORS[0])}",
                 "koord.loadaware.estimator",
                 estimator,
@@ -211,7 +211,7 @@ def _surprises(args: dict[str, Any], path: str, release: Release) -> list[Findin
             findings.append(
                 warning(
                     path_join(path, "prodUsageThresholds", name),
-                    f"{number} is a percentage outside 0-100 that {koord_scheduler(release)} does not check: "
+                    f"{number} is a percentage outside 0-100 that {koord_scheduler(reader)} does not check: "
                     + (
                         "it trips only when the estimated usage exceeds the node's allocatable"
                         if number > 100

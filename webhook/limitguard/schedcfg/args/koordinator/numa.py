@@ -13,8 +13,8 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ...report import Finding, invalid
-from ...rules.releases import Release
+from ...fields.findings import Finding, invalid
+from ...tables.readers import Reader
 from ..kind import ArgsKind
 from .common import SCHEMA_DIR, drop_nulls, scoring_strategy_findings
 
@@ -27,7 +27,7 @@ DEFAULT_STRATEGY = {
 }
 
 
-def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], _path: str, _reader: Reader) -> list[Finding]:
     drop_nulls(args)
     args.setdefault("defaultCPUBindPolicy", "FullPCPUs")
     for name in ("scoringStrategy", "numaScoringStrategy"):
@@ -36,7 +36,7 @@ def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding
     return []
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     policy = args.get("defaultCPUBindPolicy")
     if isinstance(policy, str) and policy not in CPU_BIND_POLICIES:

@@ -14,8 +14,8 @@ from typing import Any
 from limitguard.core.names import is_qualified_name
 from limitguard.core.paths import path_join
 
-from ...report import Finding, invalid, warning
-from ...rules.releases import Release
+from ...fields.findings import Finding, invalid, warning
+from ...tables.readers import Reader
 from ..fit import check_ignored
 from ..kind import ArgsKind
 from .common import SCHEMA_DIR, as_go_int, drop_nulls, koord_scheduler
@@ -36,7 +36,7 @@ NON_NEGATIVE = (
 )
 
 
-def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], _path: str, _reader: Reader) -> list[Finding]:
     drop_nulls(args)
     drop_nulls(args.get("preAllocationConfig"))
     for name, value in DEFAULTS.items():
@@ -47,7 +47,7 @@ def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding
     return []
 
 
-def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     percentage = as_go_int(args.get("minCandidateNodesPercentage"), 32)
     if percentage is not None and not 0 <= percentage <= 100:
@@ -66,7 +66,7 @@ def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]
                 invalid(path_join(path, name), value, "must be non-negative", "koord.reservation.negative")
             )
     findings += _ignored_resources(args, path)
-    findings += _surprises(args, path, percentage, release)
+    findings += _surprises(args, path, percentage, reader)
     return findings
 
 
@@ -93,14 +93,14 @@ def _ignored_resources(args: dict[str, Any], path: str) -> list[Finding]:
     )
 
 
-def _surprises(args: dict[str, Any], path: str, percentage: int | None, release: Release) -> list[Finding]:
+def _surprises(args: dict[str, Any], path: str, percentage: int | None, reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     workers = as_go_int(args.get("controllerWorkers"), 32)
     if workers is not None and workers <= 0:
         findings.append(
             warning(
                 path_join(path, "controllerWorkers"),
-                f"{workers} is not checked by {koord_scheduler(release)}: the reservation controller "
+                f"{workers} is not checked by {koord_scheduler(reader)}: the reservation controller "
                 "runs 1 worker",
                 "koord.reservation.workers",
                 workers,
@@ -114,7 +114,7 @@ def _surprises(args: dict[str, Any], path: str, percentage: int | None, release:
                 "minCandidateNodesPercentage and minCandidateNodesAbsolute are both 0: preemption for "
                 "reservations is enabled but considers no candidate node, so it never evicts anything "
                 "(kube-scheduler refuses this pair in DefaultPreemptionArgs; "
-                f"{koord_scheduler(release)} does not check it)",
+                f"{koord_scheduler(reader)} does not check it)",
                 "koord.reservation.no-candidates",
             )
         )

@@ -13,7 +13,7 @@ v0.34.7's kinds and plugins. ``main`` is the development branch (named master up
 
 from __future__ import annotations
 
-from ..builds import Build, fields_missing, replaced
+from ...tables.builds import Build, fields_missing, replaced
 from ..kind import ArgsKind
 from . import (
     allocatable,
@@ -89,12 +89,12 @@ MAIN = V0_34_7.then(
         "NodeMetadata": frozenset({"score"}),
     },
     fields_added={"NodeResourceTopologyMatchArgs": {"preemptionMode": "main"}},
-    release=False,
+    tagged=False,
 )
 
 #: Oldest first; the newest release is the default build.
 BUILDS: tuple[Build, ...] = (V0_33_5, V0_34_7, MAIN)
-NEWEST_RELEASE = V0_34_7
+NEWEST_BUILD = V0_34_7
 
 #: The kinds of the newest release and of the development branch, for their schemas and tests.
 KINDS: tuple[ArgsKind, ...] = V0_34_7.kinds
@@ -110,7 +110,7 @@ __all__ = [
     "BUILDS",
     "KINDS",
     "MAIN",
-    "NEWEST_RELEASE",
+    "NEWEST_BUILD",
     "UNRELEASED_KINDS",
     "V0_33_5",
     "V0_34_7",

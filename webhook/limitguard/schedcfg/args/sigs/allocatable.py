@@ -12,9 +12,10 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ...report import Finding, invalid, warning
-from ...rules.releases import Release
-from ..common import as_dict, as_list, resource_name_warnings
+from ...fields.findings import Finding, invalid, warning
+from ...fields.values import as_dict, as_list
+from ...tables.readers import Reader
+from ..common import resource_name_warnings
 from ..kind import ArgsKind
 from .common import SCHEMA_DIR, as_go_int, drop_nulls
 
@@ -23,7 +24,7 @@ MODES = ("Least", "Most")
 DEFAULT_RESOURCES = ({"name": "cpu", "weight": 1 << 20}, {"name": "memory", "weight": 1})
 
 
-def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], _path: str, _reader: Reader) -> list[Finding]:
     drop_nulls(args)
     if isinstance(args.get("resources"), list):  # a null item decodes as an empty ResourceSpec
         args["resources"] = [{} if r is None else r for r in args["resources"]]
@@ -36,7 +37,7 @@ def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding
     return []
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     resources_path = path_join(path, "resources")
     seen: set[str] = set()

@@ -10,15 +10,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...report import Finding, warning
-from ...rules.releases import Release
-from ..common import SCHEDULER_PLUGINS
+from ...fields.findings import Finding, warning
+from ...tables.readers import SCHEDULER_PLUGINS, Reader
 
 
-def sigs_scheduler(release: Release) -> str:
+def sigs_scheduler(reader: Reader) -> str:
     """How the findings name the build judged for: ``scheduler-plugins v0.33.5``, ``scheduler-plugins
     main (903da7df)``."""
-    return release.scheduler_label(SCHEDULER_PLUGINS)
+    return reader.scheduler_label(SCHEDULER_PLUGINS)
 
 
 def drop_nulls(obj: Any) -> None:
@@ -36,12 +35,12 @@ def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def replaced(path: str, value: Any, default: Any, why: str, release: Release) -> Finding:
+def replaced(path: str, value: Any, default: Any, why: str, reader: Reader) -> Finding:
     """A value the scheduler's defaulting silently replaces; ``why`` names the rule it breaks."""
     return warning(
         path,
         f"{json.dumps(value)} is replaced by the default {json.dumps(default)} ({why}; "
-        f"{sigs_scheduler(release)} does not refuse it)",
+        f"{sigs_scheduler(reader)} does not refuse it)",
         "sigs.defaults-replaced",
         value,
     )

@@ -7,8 +7,8 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ...report import Finding, invalid, warning
-from ...rules.releases import Release
+from ...fields.findings import Finding, invalid, warning
+from ...tables.readers import Reader
 from ..kind import ArgsKind
 from .common import SCHEMA_DIR, as_go_int, drop_nulls
 
@@ -17,7 +17,7 @@ DEFAULTS = {"permitWaitingTimeSeconds": 60, "podGroupBackoffSeconds": 0, "podGro
 DEFAULT_WAIT_SECONDS = 60
 
 
-def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     drop_nulls(args)
     findings: list[Finding] = []
     if as_go_int(args.get("permitWaitingTimeSeconds")) == 0:
@@ -35,7 +35,7 @@ def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]
     return findings
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     for name in ("permitWaitingTimeSeconds", "podGroupBackoffSeconds"):
         value = as_go_int(args.get(name))

@@ -8,8 +8,8 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ...report import Finding, warning
-from ...rules.releases import Release
+from ...fields.findings import Finding, warning
+from ...tables.readers import Reader
 from ..kind import ArgsKind
 from .common import SCHEMA_DIR, drop_nulls, is_number, replaced
 from .trimaran import check_spec, default_spec
@@ -17,7 +17,7 @@ from .trimaran import check_spec, default_spec
 FIELDS = ("safeVarianceMargin", "safeVarianceSensitivity")
 
 
-def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     drop_nulls(args)
     findings = default_spec(args, path)
     for name in FIELDS:
@@ -25,13 +25,13 @@ def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
         if name not in args:
             args[name] = 1.0
         elif is_number(value) and value < 0:
-            findings.append(replaced(path_join(path, name), value, 1.0, "a negative value is unset", release))
+            findings.append(replaced(path_join(path, name), value, 1.0, "a negative value is unset", reader))
             args[name] = 1.0
     return findings
 
 
-def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
-    findings = check_spec(args, path, release)
+def validate(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
+    findings = check_spec(args, path, reader)
     sensitivity = args.get("safeVarianceSensitivity")
     if is_number(sensitivity) and sensitivity == 0:
         findings.append(

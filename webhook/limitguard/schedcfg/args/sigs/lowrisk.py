@@ -8,8 +8,8 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ...report import Finding, warning
-from ...rules.releases import Release
+from ...fields.findings import Finding, warning
+from ...tables.readers import Reader
 from ..kind import ArgsKind
 from .common import SCHEMA_DIR, as_go_int, drop_nulls, is_number, replaced
 from .trimaran import check_spec, default_spec
@@ -19,7 +19,7 @@ DEFAULT_WEIGHT = 0.5
 SCORED = ("cpu", "memory")
 
 
-def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     drop_nulls(args)
     findings = default_spec(args, path)
     window = as_go_int(args.get("smoothingWindowSize"))
@@ -32,7 +32,7 @@ def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
                 window,
                 DEFAULT_WINDOW,
                 "a window must be above 0",
-                release,
+                reader,
             )
         )
         args["smoothingWindowSize"] = DEFAULT_WINDOW
@@ -48,15 +48,15 @@ def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
                         weight,
                         DEFAULT_WEIGHT,
                         "a weight must be in [0, 1]",
-                        release,
+                        reader,
                     )
                 )
                 weights[name] = DEFAULT_WEIGHT
     return findings
 
 
-def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
-    findings = check_spec(args, path, release)
+def validate(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
+    findings = check_spec(args, path, reader)
     weights = args.get("riskLimitWeights")
     if isinstance(weights, dict):
         for name in weights:

@@ -7,8 +7,8 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ...report import Finding
-from ...rules.releases import Release
+from ...fields.findings import Finding
+from ...tables.readers import Reader
 from ..kind import ArgsKind, no_rules
 from .common import SCHEMA_DIR, drop_nulls, empty_list_defaulted
 
@@ -26,7 +26,7 @@ def default_namespaces(args: dict[str, Any], path: str) -> list[Finding]:
     return findings
 
 
-def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     drop_nulls(args)
     for name, value in DEFAULTS.items():
         args.setdefault(name, value)

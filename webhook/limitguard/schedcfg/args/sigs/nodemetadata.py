@@ -8,8 +8,8 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ...report import Finding, invalid
-from ...rules.releases import Release
+from ...fields.findings import Finding, invalid
+from ...tables.readers import Reader
 from ..kind import ArgsKind
 from .common import UNRELEASED_SCHEMA_DIR, drop_nulls
 
@@ -21,14 +21,14 @@ STRATEGIES = ("Highest", "Lowest", "Newest", "Oldest")
 STRATEGIES_OF = {"Number": ("Highest", "Lowest"), "Timestamp": ("Newest", "Oldest")}
 
 
-def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], _path: str, _reader: Reader) -> list[Finding]:
     drop_nulls(args)
     if args.get("metadataType") == "Timestamp" and args.get("timestampFormat", "") == "":
         args["timestampFormat"] = RFC3339
     return []
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     key = args.get("metadataKey", "")
     if key == "":

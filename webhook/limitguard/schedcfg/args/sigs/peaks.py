@@ -13,18 +13,18 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ...report import Finding, required, warning
-from ...rules.releases import Release
+from ...fields.findings import Finding, required, warning
+from ...tables.readers import Reader
 from ..kind import ArgsKind
 from .common import SCHEMA_DIR, drop_nulls, sigs_scheduler
 
 
-def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], _path: str, _reader: Reader) -> list[Finding]:
     drop_nulls(args)  # PeaksArgs has no defaulting function
     return []
 
 
-def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     address = args.get("WatcherAddress", "")
     if address == "":
@@ -32,7 +32,7 @@ def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]
             required(
                 path_join(path, "WatcherAddress"),
                 "the Peaks plugin reads load-watcher at this address; without it the collector has no metric "
-                f'provider ("invalid MetricProvider.Type") and {sigs_scheduler(release)} does not start',
+                f'provider ("invalid MetricProvider.Type") and {sigs_scheduler(reader)} does not start',
                 "sigs.peaks.watcher",
             )
         )
@@ -41,7 +41,7 @@ def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]
             warning(
                 path_join(path, "NodePowerModel"),
                 "empty: the plugin reads the power models from the JSON file named by the scheduler's "
-                f"NODE_POWER_MODEL environment variable, and {sigs_scheduler(release)} does not start when "
+                f"NODE_POWER_MODEL environment variable, and {sigs_scheduler(reader)} does not start when "
                 "that file is missing or invalid",
                 "sigs.peaks.power-model",
             )

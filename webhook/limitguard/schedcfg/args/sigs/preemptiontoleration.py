@@ -13,8 +13,8 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ...report import Finding, invalid
-from ...rules.releases import Release
+from ...fields.findings import Finding, invalid
+from ...tables.readers import Reader
 from .. import preemption
 from ..kind import ArgsKind
 from .common import SCHEMA_DIR, as_go_int, drop_nulls
@@ -22,12 +22,12 @@ from .common import SCHEMA_DIR, as_go_int, drop_nulls
 RANGES = {"minCandidateNodesPercentage": (0, 100), "minCandidateNodesAbsolute": (0, None)}
 
 
-def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     drop_nulls(args)
-    return preemption.default(args, path, release)
+    return preemption.default(args, path, reader)
 
 
-def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     for name, (low, high) in RANGES.items():
         value = as_go_int(args.get(name), 32)
@@ -43,7 +43,7 @@ def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]
             findings.append(
                 invalid(path_join(path, name), value, "not in valid range [0, inf)", "sigs.preemption")
             )
-    return findings + preemption.validate(args, path, release)
+    return findings + preemption.validate(args, path, reader)
 
 
 ARGS = ArgsKind(

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...report import Finding
-from ...rules.releases import Release
+from ...fields.findings import Finding
+from ...tables.readers import Reader
 from ..kind import ArgsKind, no_rules
 from .common import SCHEMA_DIR, drop_nulls
 
 DEFAULTS = {"defaultProfileNamespace": "default", "defaultProfileName": "all-syscalls"}
 
 
-def default(args: dict[str, Any], _path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], _path: str, _reader: Reader) -> list[Finding]:
     drop_nulls(args)
     for name, value in DEFAULTS.items():
         args.setdefault(name, value)

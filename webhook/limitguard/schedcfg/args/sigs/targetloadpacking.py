@@ -9,9 +9,9 @@ from typing import Any
 from limitguard.core.paths import path_join
 from limitguard.core.quantity import QuantityError, parse_quantity
 
-from ...report import Finding, invalid, warning
-from ...rules.releases import Release
-from ..common import as_dict
+from ...fields.findings import Finding, invalid, warning
+from ...fields.values import as_dict
+from ...tables.readers import Reader
 from ..kind import ArgsKind
 from .common import SCHEMA_DIR, as_go_int, drop_nulls, replaced
 from .trimaran import check_spec, default_spec, parses_as_go_float
@@ -19,7 +19,7 @@ from .trimaran import check_spec, default_spec, parses_as_go_float
 DEFAULT_TARGET = 40
 
 
-def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     drop_nulls(args)
     findings = default_spec(args, path)
     args.setdefault("defaultRequests", {"cpu": "1000m"})
@@ -34,7 +34,7 @@ def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
                 target,
                 DEFAULT_TARGET,
                 "a target must be above 0",
-                release,
+                reader,
             )
         )
         args["targetUtilization"] = DEFAULT_TARGET
@@ -49,8 +49,8 @@ def _zero_cpu(value: Any) -> bool:
         return False
 
 
-def validate(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
-    findings = check_spec(args, path, release)
+def validate(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
+    findings = check_spec(args, path, reader)
     multiplier = args.get("defaultRequestsMultiplier")
     if isinstance(multiplier, str) and not parses_as_go_float(multiplier):
         findings.append(

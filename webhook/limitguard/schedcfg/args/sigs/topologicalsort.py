@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...report import Finding
-from ...rules.releases import Release
+from ...fields.findings import Finding
+from ...tables.readers import Reader
 from ..kind import ArgsKind, no_rules
 from .common import SCHEMA_DIR, drop_nulls
 from .networkoverhead import default_namespaces
 
 
-def default(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     drop_nulls(args)
     return default_namespaces(args, path)
 

@@ -13,9 +13,10 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ...report import Finding, invalid, warning
-from ...rules.releases import Release
-from ..common import as_dict, as_list, resource_name_warnings
+from ...fields.findings import Finding, invalid, warning
+from ...fields.values import as_dict, as_list
+from ...tables.readers import Reader
+from ..common import resource_name_warnings
 from ..kind import ArgsKind
 from .common import SCHEMA_DIR, UNRELEASED_SCHEMA_DIR, as_go_int, drop_nulls, replaced, unknown_value
 
@@ -41,7 +42,7 @@ CACHE_VALUES: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
-def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def default(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     drop_nulls(args)
     strategy = args.get("scoringStrategy")
     for struct in (strategy, args.get("cache"), *as_list(as_dict(strategy).get("resources"))):
@@ -63,7 +64,7 @@ def default(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
                         0,
                         1,
                         "a weight of 0 is unset",
-                        release,
+                        reader,
                     )
                 )
             resource["weight"] = 1
@@ -101,7 +102,7 @@ def _unused_cache_settings(args: dict[str, Any], path: str) -> list[Finding]:
     return findings
 
 
-def validate(args: dict[str, Any], path: str, _release: Release) -> list[Finding]:
+def validate(args: dict[str, Any], path: str, _reader: Reader) -> list[Finding]:
     findings: list[Finding] = []
     strategy = as_dict(args.get("scoringStrategy"))
     kind = strategy.get("type", "")
@@ -143,15 +144,15 @@ ARGS = ArgsKind(
 PREEMPTION_MODES = ("Disabled", "Enabled")
 
 
-def default_unreleased(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def default_unreleased(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     """master (903da7df) adds preemptionMode, defaulted to Disabled."""
-    findings = default(args, path, release)
+    findings = default(args, path, reader)
     args.setdefault("preemptionMode", "Disabled")
     return findings
 
 
-def validate_unreleased(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
-    findings = validate(args, path, release)
+def validate_unreleased(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
+    findings = validate(args, path, reader)
     mode = args.get("preemptionMode")
     if isinstance(mode, str) and mode not in PREEMPTION_MODES:
         findings.append(

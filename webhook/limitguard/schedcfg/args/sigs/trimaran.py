@@ -15,9 +15,9 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from ...report import Finding, invalid, warning
-from ...rules.releases import Release
-from ..common import as_dict
+from ...fields.findings import Finding, invalid, warning
+from ...fields.values import as_dict
+from ...tables.readers import Reader
 from .common import drop_nulls, sigs_scheduler
 
 PROVIDERS = ("KubernetesMetricsServer", "Prometheus", "SignalFx")
@@ -119,7 +119,7 @@ def default_spec(args: dict[str, Any], path: str) -> list[Finding]:
     return findings
 
 
-def check_spec(args: dict[str, Any], path: str, release: Release) -> list[Finding]:
+def check_spec(args: dict[str, Any], path: str, reader: Reader) -> list[Finding]:
     """checkSpecs: without a watcher, the provider type must be known; with one, metricProvider is unused."""
     provider = as_dict(args.get("metricProvider"))
     provider_path = path_join(path, "metricProvider")
@@ -142,7 +142,7 @@ def check_spec(args: dict[str, Any], path: str, release: Release) -> list[Findin
                 path_join(provider_path, "type"),
                 kind,
                 f"invalid MetricProvider.Type: must be one of {listed} when watcherAddress is empty "
-                f"({sigs_scheduler(release)} does not start)",
+                f"({sigs_scheduler(reader)} does not start)",
                 "sigs.trimaran.provider-type",
             )
         ]

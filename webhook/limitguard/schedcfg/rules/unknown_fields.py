@@ -12,26 +12,25 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from .. import schedulers
-from ..args.common import as_dict, as_list
-from ..report import Finding
-from .plugin_tables import POINT_SINCE
-from .releases import Release
+from ..fields.findings import Finding
+from ..fields.values import as_dict, as_list
+from ..tables.plugin_tables import POINT_SINCE
+from ..tables.readers import Reader
 
 
-def check_release_fields(config: dict[str, Any], release: Release) -> list[Finding]:
+def check_release_fields(config: dict[str, Any], reader: Reader) -> list[Finding]:
     """Unknown-field errors for extension points newer than ``release`` (one per field, like the schema's)."""
     findings: list[Finding] = []
     for i, profile in enumerate(as_list(config.get("profiles"))):
         plugins = as_dict(as_dict(profile).get("plugins"))
         for point in plugins:
             since = POINT_SINCE.get(str(point))
-            if since is not None and release.minor < since:
+            if since is not None and reader.release.minor < since:
                 findings.append(
                     Finding(
                         "error",
                         path_join("profiles", i, "plugins", str(point)),
-                        f'Forbidden: unknown field "{point}" ({schedulers.reader_label(release)} fails with a strict '
+                        f'Forbidden: unknown field "{point}" ({reader.label} fails with a strict '
                         f"decoding error: the {point} extension point exists from Kubernetes 1.{since})",
                         "schema.unknown-field",
                     )

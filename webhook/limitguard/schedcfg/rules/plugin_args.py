@@ -19,18 +19,17 @@ from typing import Any
 
 from limitguard.core.paths import path_join
 
-from .. import schedulers, schemas
-from ..api import GROUP
-from ..report import Finding, forbidden, info, unsupported, warning
-from ..rules.releases import DEFAULT_RELEASE, Release
-from . import fitplus
-from .kind import ArgsKind
-from .registry import Registry
+from .. import schemas
+from ..args import fitplus
+from ..args.kind import ArgsKind
+from ..args.registry import Registry, registry_for
+from ..fields.findings import Finding, forbidden, info, unsupported, warning
+from ..tables.api import GROUP
+from ..tables.readers import DEFAULT_READER, Reader
+from .effective import effective_point, enabled_plugins
 
 
-def check_plugin_configs(
-    config: dict[str, Any], version: str, release: Release = DEFAULT_RELEASE
-) -> list[Finding]:
+def check_plugin_configs(config: dict[str, Any], version: str, reader: Reader) -> list[Finding]:
     """Findings for the args of every pluginConfig entry of every profile."""
     findings: list[Finding] = []
     profiles = config.get("profiles")
@@ -40,10 +39,10 @@ def check_plugin_configs(
         entries = profile.get("pluginConfig") if isinstance(profile, dict) else None
         if not isinstance(entries, list):
             continue
-        enabled = _constructed(profile, release)
+        enabled = _constructed(profile, reader)
         if enabled is not None:
             configured = {e.get("name") for e in entries if isinstance(e, dict)}
-            findings += _default_args(sorted(enabled - configured), path_join("profiles", i), release)
+            findings += _default_args(sorted(enabled - configured), path_join("profiles", i), reader)
         for j, entry in enumerate(entries):
             if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
                 continue
@@ -52,34 +51,34 @@ def check_plugin_configs(
                 entry.get("args"),
                 path_join("profiles", i, "pluginConfig", j, "args"),
                 version,
-                release,
+                reader,
                 enabled=enabled is None or entry["name"] in enabled,
             )
             if enabled is not None and entry["name"] == _NRT and _NRT in enabled:
-                findings += _nrt_cache_without_reserve(profile, entry.get("args"), i, j, release)
+                findings += _nrt_cache_without_reserve(profile, entry.get("args"), i, j, reader)
     return findings
 
 
-def _default_args(plugins: list[str], path: str, release: Release) -> list[Finding]:
+def _default_args(plugins: list[str], path: str, reader: Reader) -> list[Finding]:
     """Enabled out-of-tree plugins without a pluginConfig entry: setDefaults_KubeSchedulerProfile
     (kubernetes pkg/scheduler/apis/config/v1/defaults.go) appends the defaulted ``<Name>Args`` of every
     enabled plugin whose kind GetPluginArgConversionScheme knows, and both projects register their kinds
     into kube-scheduler's v1 SchemeBuilder (scheduler-plugins v0.34.7 apis/config/v1/register.go,
     Koordinator v1.8.0 pkg/scheduler/apis/config/v1/register.go); the plugin's New validates them."""
-    registry = schedulers.registry_for(release)
+    registry = registry_for(reader.scheduler)
     findings: list[Finding] = []
     for plugin in plugins:
         entry = registry.kinds.get(plugin + "Args")
-        if entry is None or entry.in_tree or entry.plugin != plugin or not entry.exists_in(release):
+        if entry is None or entry.in_tree or entry.plugin != plugin or not entry.exists_in(reader.release):
             continue
         defaulted: dict[str, Any] = {}
-        rules = entry.default(defaulted, "args", release) + entry.validate(defaulted, "args", release)
-        reader = schedulers.reader_label(release)
+        rules = entry.default(defaulted, "args", reader) + entry.validate(defaulted, "args", reader)
+        label = reader.label
         findings += [
             Finding(
                 "error",
                 path_join(path, "pluginConfig"),
-                f"plugin {json.dumps(plugin)} is enabled without a pluginConfig entry, so {reader} gives it "
+                f"plugin {json.dumps(plugin)} is enabled without a pluginConfig entry, so {label} gives it "
                 f"the default {entry.kind}, which the plugin refuses when it is constructed: {f}",
                 "args.default-args",
                 plugin,
@@ -94,20 +93,18 @@ _NRT = "NodeResourceTopologyMatch"
 
 
 def _nrt_cache_without_reserve(
-    profile: dict[str, Any], args: Any, i: int, j: int, release: Release
+    profile: dict[str, Any], args: Any, i: int, j: int, reader: Reader
 ) -> list[Finding]:
     """scheduler-plugins v0.34.7 pkg/noderesourcetopology/README.md ("Scheduler-side cache with the
     reserve plugin"): the resync cache needs both cacheResyncPeriodSeconds > 0 and the plugin at
     reserve. New does not check it; without Reserve the OverReserve cache (cache/overreserve.go) never
     records the pods in flight, so Filter and Score judge NRT data that lacks them."""
-    from ..rules.effective import effective_point  # rules import args: resolved at call time
-
     if not isinstance(args, dict) or args.get("discardReservedNodes") is True:
         return []
     period = args.get("cacheResyncPeriodSeconds")
     if not isinstance(period, int) or isinstance(period, bool) or period <= 0:
         return []
-    if _NRT in effective_point(profile, "reserve", release):
+    if _NRT in effective_point(profile, "reserve", reader):
         return []
     return [
         warning(
@@ -121,13 +118,11 @@ def _nrt_cache_without_reserve(
     ]
 
 
-def _constructed(profile: dict[str, Any], release: Release) -> set[str] | None:
+def _constructed(profile: dict[str, Any], reader: Reader) -> set[str] | None:
     """Plugins the framework constructs for ``profile`` (None: the reader validates args at load)."""
-    if release.scheduler in ("", schedulers.KUBE_SCHEDULER):
+    if reader.scheduler.build is None:
         return None
-    from ..rules.effective import enabled_plugins  # rules import args: resolved at call time
-
-    return enabled_plugins(profile, release)
+    return enabled_plugins(profile, reader)
 
 
 def _unknown(plugin: str, args: dict[str, Any], path: str, why: str, registry: Registry) -> list[Finding]:
@@ -154,16 +149,16 @@ def _unknown(plugin: str, args: dict[str, Any], path: str, why: str, registry: R
     return findings
 
 
-def _unused(plugin: str, path: str, rules: list[Finding], release: Release) -> list[Finding]:
+def _unused(plugin: str, path: str, rules: list[Finding], reader: Reader) -> list[Finding]:
     """Rule findings of args the reader never validates: errors folded into one warning."""
     errors = [f for f in rules if f.severity == "error"]
     if not errors:
         return rules
-    reader = schedulers.reader_label(release)
+    label = reader.label
     return [
         warning(
             path,
-            f"plugin {json.dumps(plugin)} is not enabled in this profile, so {reader} never constructs it "
+            f"plugin {json.dumps(plugin)} is not enabled in this profile, so {label} never constructs it "
             f"and these args are unused; they would fail once it is enabled ({len(errors)} error"
             f"{'s' if len(errors) > 1 else ''}, the first: {errors[0]})",
             "args.unused-plugin",
@@ -174,7 +169,7 @@ def _unused(plugin: str, path: str, rules: list[Finding], release: Release) -> l
 
 
 def _ignored(
-    plugin: str, args: dict[str, Any], path: str, release: Release, registry: Registry
+    plugin: str, args: dict[str, Any], path: str, reader: Reader, registry: Registry
 ) -> list[Finding]:
     """Args of the reader's own plugin that has no args kind: PluginConfig.decodeNestedObjects
     (kube-scheduler config/v1/types.go, v0.34.7) skips a plugin whose ``<Name>Args`` is not registered,
@@ -182,14 +177,14 @@ def _ignored(
     pkg/capacityscheduling/capacity_scheduling.go, pkg/podstate/pod_state.go, pkg/qos/queue_sort.go;
     Koordinator v1.8.0 pkg/scheduler/plugins/defaultprebind/plugin.go, v1.7.0 schedulinghint New): the
     scheduler starts. A later build that has the kind is named."""
-    reader = schedulers.reader_label(release)
+    label = reader.label
     findings = _unknown(plugin, args, path, "has no args kind", registry)
-    kinds = schedulers.elsewhere(
-        release, lambda build: any(entry.plugin == plugin for entry in build.kinds), "an args kind for it"
+    kinds = reader.elsewhere(
+        lambda build: any(entry.plugin == plugin for entry in build.kinds), "an args kind for it"
     )
     findings[0] = warning(
         path,
-        f"plugin {json.dumps(plugin)} takes no args: {reader} does not decode them and the plugin "
+        f"plugin {json.dumps(plugin)} takes no args: {label} does not decode them and the plugin "
         f"ignores them (no field here has any effect){kinds}",
         "args.ignored",
         plugin,
@@ -197,12 +192,12 @@ def _ignored(
     return findings
 
 
-def _newer_field(path: str, kind: str, name: str, since: str, release: Release) -> Finding:
+def _newer_field(path: str, kind: str, name: str, since: str, reader: Reader) -> Finding:
     """A field a later build of the reader's project added: its strict decoder refuses it."""
-    scheduler = schedulers.scheduler_of(release)
+    scheduler = reader.scheduler
     first = scheduler.first_with(lambda build: name in build.fields_added.get(kind, {}))
     exists = "" if first is None or first.version == since else f": it exists from {since} on"
-    newer = schedulers.elsewhere(release, lambda build: build is first, "it")
+    newer = reader.elsewhere(lambda build: build is first, "it")
     return forbidden(
         path_join(path, name),
         f"unknown field {json.dumps(name)} ({scheduler.label} does not have it{exists}{newer})",
@@ -211,23 +206,21 @@ def _newer_field(path: str, kind: str, name: str, since: str, release: Release) 
 
 
 def check_kind(
-    entry: ArgsKind, args: dict[str, Any], path: str, release: Release
+    entry: ArgsKind, args: dict[str, Any], path: str, reader: Reader
 ) -> tuple[list[Finding], list[Finding], dict[str, Any]]:
     """One args kind as the reader runs it: its decode findings (schema; fields only a later build of
     its project has), its rule findings (defaulting, then validation) and the defaulted copy."""
-    missing = schedulers.scheduler_of(release).missing_fields.get(entry.kind, {})
+    missing = reader.scheduler.missing_fields.get(entry.kind, {})
     decoded = [
-        _newer_field(path, entry.kind, name, since, release)
-        for name, since in missing.items()
-        if name in args
+        _newer_field(path, entry.kind, name, since, reader) for name, since in missing.items() if name in args
     ]
     args = {k: v for k, v in args.items() if k not in missing}
     decoded += schemas.validate(schemas.schema_validator(entry.schema_path), args, path)
     defaulted = copy.deepcopy(args)
-    rules = entry.default(defaulted, path, release)
+    rules = entry.default(defaulted, path, reader)
     for name in missing:  # defaulting of a later build's field: not this build's
         defaulted.pop(name, None)
-    rules += entry.validate(defaulted, path, release)
+    rules += entry.validate(defaulted, path, reader)
     return decoded, rules, defaulted
 
 
@@ -236,7 +229,7 @@ def check_plugin_args(
     args: Any,
     path: str,
     version: str,
-    release: Release = DEFAULT_RELEASE,
+    reader: Reader = DEFAULT_READER,
     *,
     enabled: bool = True,
 ) -> list[Finding]:
@@ -244,13 +237,13 @@ def check_plugin_args(
     the profile does not construct the plugin (only out-of-tree readers tell that apart)."""
     if not isinstance(args, dict):
         return []  # absent/null args are fine; a wrong type is a schema error of the config
-    registry = schedulers.registry_for(release)
-    kinds = [k for k in registry.plugin_kinds.get(plugin, ()) if registry.kinds[k].exists_in(release)]
-    if not kinds and plugin in schedulers.scheduler_of(release).plugins:
-        return _ignored(plugin, args, path, release, registry)
+    registry = registry_for(reader.scheduler)
+    kinds = [k for k in registry.plugin_kinds.get(plugin, ()) if registry.kinds[k].exists_in(reader.release)]
+    if not kinds and plugin in reader.scheduler.plugins:
+        return _ignored(plugin, args, path, reader, registry)
     if not kinds:
         why = (
-            f"has no args kind in Kubernetes {release.name}"
+            f"has no args kind in Kubernetes {reader.release.name}"
             if plugin in registry.plugin_kinds
             else "is not known to limitguard"
         )
@@ -274,8 +267,8 @@ def check_plugin_args(
                 api_version,
             )
         )
-    decoded, rules, _ = check_kind(entry, checked, path, release)
+    decoded, rules, _ = check_kind(entry, checked, path, reader)
     findings += decoded
     if not enabled and not entry.in_tree and entry.validate is not fitplus.koord_refuses_legacy_kind:
-        rules = _unused(plugin, path, rules, release)
+        rules = _unused(plugin, path, rules, reader)
     return findings + rules

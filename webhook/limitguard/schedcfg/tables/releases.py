@@ -1,8 +1,9 @@
-"""What a Kubernetes release's kube-scheduler knows: served API versions, feature gates, rule changes.
+"""A Kubernetes release as kube-scheduler runs it: the minor, the feature gates, the API versions served.
 
-limitguard validates for one chosen release (``--kubernetes-version``, default the newest supported
-minor). The supported minors and version parsing are ``limitguard.core.kubeversion``'s (one table for
-every layer); the gates are in ``gates``, plugins and extension points in ``plugin_tables``. Sources
+limitguard validates for one release at a time; which one is ``limitguard.core.kuberelease``'s answer
+(``--kubernetes-version``, the configuration, the cluster, a scheduler build's own minor). The supported minors and version parsing are ``limitguard.core.kubeversion``'s (one table for
+every layer); the gates and the rule changes made without a gate are the one release table's
+(``limitguard.core.kubefeatures``), plugins and extension points in ``plugin_tables``. Sources
 (facts only): pkg/scheduler/apis/config/validation/*.go, pkg/scheduler/apis/config/v1/default_plugins.go,
 pkg/features/kube_features.go and kubernetes/kube-scheduler config/v1/types.go; docs/versions.md says
 which tag each rule was read at.
@@ -12,8 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
+from limitguard.core.kubefeatures import (
+    SCHEDULER_CONFIGURATION,
+    gate_default,
+    gate_problems,
+    gates_read_by,
+    has_change,
+)
 from limitguard.core.kubeversion import (
     DEFAULT_MINOR,
     SUPPORTED_MINORS,
@@ -21,25 +28,19 @@ from limitguard.core.kubeversion import (
     supported_minor,
 )
 
-from .gates import KNOWN_GATES, gate_default, gate_problems
-
-if TYPE_CHECKING:
-    from ..args.builds import Build
-
 __all__ = [
     "API_REMOVED_IN",
     "DEFAULT_MINOR",
     "DEFAULT_RELEASE",
     "KNOWN_GATES",
-    "RULE_CHANGES",
     "SUPPORTED_MINORS",
     "Release",
     "ReleaseError",
     "gate_default",
+    "kube_scheduler_release",
     "parse_feature_gates",
     "parse_version",
     "reader_gates",
-    "release_for",
 ]
 
 #: An unsupported --kubernetes-version or a --feature-gates value kube-scheduler refuses.
@@ -48,45 +49,27 @@ ReleaseError = VersionError
 #: Config API version -> first minor whose kube-scheduler no longer serves it.
 API_REMOVED_IN: dict[str, int] = {"v1beta2": 28, "v1beta3": 29}
 
-#: Rule change -> first minor with the new behaviour (validation_pluginargs.go, defaults.go, types.go).
-RULE_CHANGES: dict[str, int] = {
-    # DynamicResourcesArgs.bindingTimeout is a field (types_pluginargs.go)
-    "dra.binding-timeout-field": 35,
-    # VolumeCapacityPriority renamed StorageCapacityScoring; its default shape scores empty nodes high
-    "volume-binding.storage-capacity-scoring": 33,
-    # NodeResourcesFitArgs: requestedToCapacityRatio Required / Forbidden by type (kubernetes PR #132120)
-    "fit.ratio-required-forbidden": 36,
-}
+#: The feature gates validation and defaulting read (limitguard.core.kubefeatures lists their stages).
+KNOWN_GATES = gates_read_by(SCHEDULER_CONFIGURATION)
 
 
 @dataclass(frozen=True)
 class Release:
-    """One kube-scheduler release with its feature gates (defaults plus --feature-gates overrides).
+    """One Kubernetes release of kube-scheduler's code with its feature gates (defaults plus
+    --feature-gates overrides).
 
-    ``note`` says why this release was chosen when it is not the one asked for (a server clamps a
-    cluster version outside the supported range to the nearest one and says so in every verdict).
-    ``scheduler`` names the scheduler that reads the file (``limitguard.schedcfg.schedulers``): an
-    out-of-tree one is kube-scheduler's code of this minor plus its own plugins and args kinds; ``build``
-    is that scheduler's build, so every rule can name the binary it judges for.
+    ``note`` says why this release was chosen when it is not the one asked for (a server judges a
+    cluster version outside the supported range as the nearest one and says so in every verdict).
+    Which scheduler build reads the file is not part of it: ``tables.readers.Reader`` pairs the two.
     """
 
     minor: int = DEFAULT_MINOR
     overrides: Mapping[str, bool] = field(default_factory=dict)
     note: str | None = None
-    scheduler: str = "kube-scheduler"
-    build: Build | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
         return f"1.{self.minor}"
-
-    def scheduler_label(self, project: str) -> str:
-        """How a rule of ``project`` names the build it judges for: ``koord-scheduler v1.7.0``,
-        ``scheduler-plugins main (903da7df)``; the project alone when no build of it was chosen (a rule
-        called outside the validator)."""
-        if self.build is None or self.scheduler.partition("@")[0] != project:
-            return project
-        return f"{project} {self.build.name}"
 
     def enabled(self, gate: str) -> bool:
         if gate in self.overrides:
@@ -98,8 +81,9 @@ class Release:
         return removed is None or self.minor < removed
 
     def has(self, change: str) -> bool:
-        """Whether this release has the behaviour RULE_CHANGES names ``change``."""
-        return self.minor >= RULE_CHANGES[change]
+        """Whether this release has the behaviour ``change`` names (a change without a gate in
+        limitguard.core.kubefeatures)."""
+        return has_change(change, self.minor)
 
 
 DEFAULT_RELEASE = Release()
@@ -136,8 +120,11 @@ def release_with_gates(
     return Release(minor, gates, note)
 
 
-def release_for(version: str | None = None, feature_gates: str | Mapping[str, bool] | None = None) -> Release:
-    """A Release from CLI-style strings (None -> the default minor); ReleaseError when unsupported."""
+def kube_scheduler_release(
+    version: str | None = None, feature_gates: str | Mapping[str, bool] | None = None
+) -> Release:
+    """kube-scheduler's Release from CLI-style strings (None -> the default minor); ReleaseError when
+    the version is unsupported or the release refuses a gate (a setting the operator chose)."""
     return release_with_gates(supported_minor(version) if version else DEFAULT_MINOR, feature_gates)
 
 
@@ -145,7 +132,8 @@ def reader_gates(release: Release) -> tuple[Release, list[str]]:
     """``release`` keeping only the --feature-gates its own minor accepts, and what that minor refuses.
 
     Gates are judged by the scheduler that reads the file, at its Kubernetes minor (koord-scheduler v1.8
-    is component-base 1.35 whatever the cluster runs): what it refuses would stop it at start-up."""
+    is component-base 1.35 whatever the cluster runs): ``release`` is that minor's, and what it refuses
+    would stop that scheduler at start-up."""
     kept: dict[str, bool] = {}
     problems: list[str] = []
     for gate, value in release.overrides.items():

@@ -6,7 +6,7 @@ GROUP = "kubescheduler.config.k8s.io"
 KIND = "KubeSchedulerConfiguration"
 
 #: Configuration API versions limitguard has schemas for (newest first). Which of them a Kubernetes
-#: release still serves is in ``rules.releases``.
+#: release still serves is in ``tables.releases``.
 CONFIG_VERSIONS: tuple[str, ...] = ("v1", "v1beta3", "v1beta2")
 
 
