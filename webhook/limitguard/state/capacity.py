@@ -9,17 +9,24 @@ changes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from limitguard.state.columns import Column
-    from limitguard.state.table import NodeTable
+from limitguard.state.columns import Column
 
 SAFE_PRODUCT = 2**62  # allocatable x percent below this cannot overflow int64
 UNCHECKED_ROOM = np.iinfo(np.int64).max  # `room` of a node that does not check the resource
 NO_ROOM = -1  # `room` of a row without a node: no limit fits it (limits are > 0)
+
+
+class NodeRows(Protocol):
+    """What a capacity reads of the node table besides the resource's column: which rows hold a
+    node, and which nodes have a ratio map of their own (the NodeTable is one). A protocol, so this
+    module needs nothing from the table's."""
+
+    alive: np.ndarray
+    has_override: np.ndarray
 
 
 class Capacity:
@@ -72,7 +79,7 @@ class Capacity:
         self.room[row] = room
 
     @classmethod
-    def build(cls, table: NodeTable, column: Column, resource: str, default: int | None) -> Capacity | None:
+    def build(cls, table: NodeRows, column: Column, resource: str, default: int | None) -> Capacity | None:
         """Whole arrays at once; None when int64 cannot hold the products exactly."""
         overridden = table.has_override
         own = column.override_pct >= 0
@@ -89,7 +96,7 @@ class Capacity:
         cap = np.where(table.alive, cap, 0)
         return cls(resource, default, present, cap, cap - column.committed - column.held, table.alive)
 
-    def update_row(self, table: NodeTable, column: Column, row: int) -> None:
+    def update_row(self, table: NodeRows, column: Column, row: int) -> None:
         """Recompute one row from the table's current values (a node or its sums changed)."""
         if not table.alive[row]:
             self.present[row] = False
