@@ -6,14 +6,13 @@ state or the clock, so every rule is testable with literals.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
 from limitguard.core.config import Enforcement, LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import NodeTraits, Placement
 from limitguard.core.fit import LimitRow, describe_node, fits, shortfalls
-from limitguard.core.memokeys import small_key
+from limitguard.core.memo import Memo, MiB
 from limitguard.core.pools import RatioSource
 from limitguard.core.ratios import RATIO_ANNOTATION
 from limitguard.core.response import Response, allowed, enforce, warned
@@ -163,7 +162,13 @@ def check_unbound(
     )
 
 
-@functools.lru_cache(maxsize=256)
+# Policy: per (example node, its sums, the pod's limits), 256 texts, 2 MiB, never cleared (bounded
+# only): the key holds every number the texts show, so a kept text is never stale.
+NO_ROOM_TEXTS: Memo[tuple[object, ...], tuple[str, str]] = Memo(
+    "no-room-texts", entries=256, max_bytes=2 * MiB
+)
+
+
 def _no_room_texts(
     eligible: int,
     node: str,
@@ -216,8 +221,12 @@ def no_room(
         tuple(sources.items()) if sources else (),
         example.ratio_source.describe(),
     )
-    # a pod of thousands of resources: its texts are built again, not kept (core.memokeys)
-    after_subject, brief = (_no_room_texts if small_key(texts) else _no_room_texts.__wrapped__)(*texts)
+    found = NO_ROOM_TEXTS.get(texts)
+    if found is None:
+        found = _no_room_texts(*texts)
+        # a pod of thousands of resources: its texts are built again, not kept
+        NO_ROOM_TEXTS.put(texts, found, value_bytes=len(found[0]) + len(found[1]))
+    after_subject, brief = found
     message = subject + after_subject
     if config.unbound_pods is UnboundPolicy.WARN and config.enforcement is not Enforcement.DRY_RUN:
         return warned("no-room", message, brief)

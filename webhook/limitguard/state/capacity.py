@@ -54,6 +54,11 @@ class Capacity:
         self._largest: int | None = None  # max(room), and how many rows have it; None: not known
         self._at_largest = 0
 
+    @property
+    def nbytes(self) -> int:
+        """What its arrays hold (a memo's byte budget counts it)."""
+        return self.present.nbytes + self.cap.nbytes + self.free.nbytes + self.room.nbytes
+
     def largest_room(self) -> int:
         """The most room any row has. A limit above it fits no node, eligible or not: a pod that
         fits nowhere (a full cluster, the case this check exists for) costs one comparison instead

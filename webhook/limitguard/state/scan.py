@@ -15,14 +15,13 @@ import numpy as np
 from limitguard.core.config import LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import UNSCHEDULABLE_TAINT, Placement, Requirement
 from limitguard.core.limitaware import NodeLike, effective_ratios, no_room
-from limitguard.core.memokeys import small_key
+from limitguard.core.memo import Cleared, Memo, MiB
 from limitguard.core.response import MAX_MESSAGE_LENGTH, Response, allowed, retold
 from limitguard.state.capacity import Capacity
 from limitguard.state.columns import exact
 from limitguard.state.store import ClusterState
 from limitguard.state.table import NodeTable
 
-LAYOUT_MEMO_LIMIT = 256  # distinct placements remembered between node changes
 VERDICTS_KEPT = 256  # distinct pod shapes whose unbound verdict is remembered, per node-table version
 
 
@@ -102,10 +101,8 @@ def eligible_rows(table: NodeTable, placement: Placement) -> Eligible:
             order = table.name_rank() if placement.selector else table.seq
             example = int(rows[np.argmin(order[rows])])
         found = Eligible(mask, len(rows), example, len(rows) == len(table.rows))
-        if small_key(key):  # a selector as large as the body: worked out each time, never kept
-            if len(table.layout_memo) >= LAYOUT_MEMO_LIMIT:
-                table.layout_memo.clear()
-            table.layout_memo[key] = found
+        # a selector as large as the body is worked out each time, never kept
+        table.layout_memo.put(key, found, value_bytes=mask.nbytes)
     return found
 
 
@@ -210,11 +207,14 @@ class UnboundVerdicts:
     node table stands for everything else the verdict reads (sums, bindings held, nodes).
     """
 
-    __slots__ = ("_kept", "_version")
+    __slots__ = ("_kept",)
 
     def __init__(self) -> None:
-        self._version = -1
-        self._kept: dict[tuple[object, ...], _Kept] = {}
+        # Policy: per pod shape, VERDICTS_KEPT verdicts, 2 MiB with their messages, cleared when the
+        # node table's version changes.
+        self._kept: Memo[tuple[object, ...], _Kept] = Memo(
+            "unbound-verdicts", entries=VERDICTS_KEPT, max_bytes=2 * MiB, cleared=Cleared.ON_VERSION
+        )
 
     def verdict(
         self,
@@ -230,9 +230,7 @@ class UnboundVerdicts:
         sources: Mapping[str, str] | None = None,
     ) -> Response | None:
         """unbound_verdict's answer (*exempt_reason*: the pod's exemption, None: not exempt)."""
-        if table.version != self._version:
-            self._kept.clear()
-            self._version = table.version
+        self._kept.at_version(table.version)
         key = (placement.key, id(pod_limits), id(sources), id(config), exempt_reason)
         kept = self._kept.get(key)
         if kept is not None:
@@ -257,11 +255,9 @@ class UnboundVerdicts:
         if len(message) >= MAX_MESSAGE_LENGTH or (message and not message.startswith(subject)):
             return verdict
         shape = (placement.key, tuple(pod_limits.items()), tuple(sources.items()) if sources else ())
-        if small_key(shape):
-            if len(self._kept) >= VERDICTS_KEPT:
-                self._kept.clear()
-            told = message[len(subject) :] if message else None
-            self._kept[key] = _Kept(pod_limits, sources, config, verdict, told)
+        told = message[len(subject) :] if message else None
+        kept = _Kept(pod_limits, sources, config, verdict, told)
+        self._kept.put(key, kept, measured=shape, value_bytes=2 * len(message))
         return verdict
 
 

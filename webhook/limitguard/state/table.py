@@ -20,8 +20,9 @@ import orjson
 
 from limitguard.core.eligibility import Taint
 from limitguard.core.hints import HOSTNAME_LABEL
+from limitguard.core.memo import Cleared, Memo, MiB
 from limitguard.core.pools import DEFAULT, RatioSource
-from limitguard.state.candidates import Candidates, KeptLists, names_key
+from limitguard.state.candidates import Candidates, kept_lists, names_key
 from limitguard.state.capacity import SAFE_PRODUCT, Capacity
 from limitguard.state.changelog import ChangeLog
 from limitguard.state.columns import (
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 
 _MASK_CACHE_MIN_ROWS = 64  # label pairs this common get their boolean mask cached
 _MASK_CACHE_SIZE = 256
+LAYOUT_MEMO_ENTRIES = 256  # distinct placements remembered between node changes
 _SUM_FIELDS = ("committed", "held", "scoring", "requested")
 _COUNT_FIELDS = ("terminating", "nominated")
 
@@ -73,7 +75,11 @@ class NodeTable:
         self._held_dirty: set[str] = set()  # nodes whose ledger total alone changed (bindings)
         # label key -> value -> rows; the eligibility masks are built from it
         self._labels: dict[str, dict[str, set[int]]] = {}
-        self._mask_cache: dict[tuple[str, str | None], np.ndarray] = {}
+        # Policy: per label pair, _MASK_CACHE_SIZE masks, 8 MiB, each forgotten when a node with the
+        # pair changes, all when the table grows.
+        self._mask_cache: Memo[tuple[str, str | None], np.ndarray] = Memo(
+            "label-masks", entries=_MASK_CACHE_SIZE, max_bytes=8 * MiB, cleared=Cleared.ON_CHANGE
+        )
         self._row_labels: dict[int, Mapping[str, str]] = {}
         self.hostnames = HostnameCodes()  # each row's kubernetes.io/hostname value (placement hints)
         # distinct taint sets: id 0 is "no taints"
@@ -81,11 +87,21 @@ class NodeTable:
         self.taint_sets: list[tuple[Taint, ...]] = [()]
         self._taint_refs: list[int] = [0]
         self._name_rank: np.ndarray | None = None
-        self._candidates: KeptLists[Candidates] = KeptLists()  # the last lists resolved
-        self._capacities: dict[tuple[str, int | None], Capacity] = {}
+        self._candidates = kept_lists(
+            "candidate-rows"
+        )  # the last lists resolved, cleared as nodes come or go
+        # Policy: per (resource, cluster default percent), 64 capacities, 32 MiB of rows (a capacity
+        # is 25 bytes a row; the keys come from columns and configuration, not from requests),
+        # kept current row by row, all forgotten when the table grows.
+        self._capacities: Memo[tuple[str, int | None], Capacity] = Memo(
+            "capacities", entries=64, max_bytes=32 * MiB, cleared=Cleared.ON_CHANGE
+        )
         # Answers that depend only on which nodes exist and their labels, taints and order (e.g. a
-        # placement's eligible rows): kept until a node is added, changed or removed.
-        self.layout_memo: dict[Hashable, Any] = {}
+        # placement's eligible rows). Policy: per placement, LAYOUT_MEMO_ENTRIES answers, 16 MiB with
+        # their masks, cleared when a node is added, changed or removed.
+        self.layout_memo: Memo[Hashable, Any] = Memo(
+            "placement-layouts", entries=LAYOUT_MEMO_ENTRIES, max_bytes=16 * MiB, cleared=Cleared.ON_CHANGE
+        )
         # Changes whenever any row's node or sums may have changed: answers computed from the table
         # may be remembered under it (a burst of pods created between two bindings shares them).
         self.version = 0
@@ -241,9 +257,7 @@ class NodeTable:
             found = Capacity.build(self, column, resource, default)
             if found is None:
                 return None
-            if len(self._capacities) >= 64:  # ratio maps come from configuration: a handful
-                self._capacities.clear()
-            self._capacities[key] = found
+            self._capacities.put(key, found, value_bytes=found.nbytes)
         return found
 
     def _refresh_capacities(self, row: int) -> None:
@@ -253,7 +267,7 @@ class NodeTable:
             if column.wide or (
                 capacity.default is not None and abs(allocatable) * capacity.default >= SAFE_PRODUCT
             ):
-                del self._capacities[key]
+                self._capacities.discard(key)
                 continue
             capacity.update_row(self, column, row)
 
@@ -286,8 +300,8 @@ class NodeTable:
         self.taint_set[row] = 0
 
     def _forget_masks(self, key: str, value: str) -> None:
-        self._mask_cache.pop((key, value), None)
-        self._mask_cache.pop((key, None), None)
+        self._mask_cache.discard((key, value))
+        self._mask_cache.discard((key, None))
 
     def _rows_mask(self, groups: Iterable[set[int]]) -> np.ndarray:
         mask = np.zeros(self._size, bool)
@@ -305,9 +319,7 @@ class NodeTable:
         groups = list(values.values()) if value is None else [values.get(value, set())]
         mask = self._rows_mask(groups)
         if sum(len(rows) for rows in groups) >= _MASK_CACHE_MIN_ROWS:
-            if len(self._mask_cache) >= _MASK_CACHE_SIZE:
-                self._mask_cache.clear()
-            self._mask_cache[(key, value)] = mask
+            self._mask_cache.put((key, value), mask, value_bytes=mask.nbytes)
         return mask
 
     def values_mask(self, key: str, test: Callable[[str], bool]) -> np.ndarray:
@@ -359,7 +371,7 @@ class NodeTable:
         for key, capacity in list(self._capacities.items()):
             column = self.columns[capacity.resource]
             if column.wide:
-                del self._capacities[key]
+                self._capacities.discard(key)
             else:
                 capacity.update_free(column, index)
 
@@ -394,4 +406,4 @@ class NodeTable:
     def keep_candidates(self, key: bytes | memoryview, candidates: Candidates) -> None:
         """Keep *candidates* (resolved on this table) for the list whose key is *key*: the filter's
         passed names, which kube-scheduler sends to prioritize next."""
-        self._candidates.keep(key, candidates)
+        self._candidates.put(key, candidates, value_bytes=candidates.nbytes)
