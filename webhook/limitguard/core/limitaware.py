@@ -6,11 +6,11 @@ state or the clock, so every rule is testable with literals.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from limitguard.core.config import Enforcement, LimitAwareConfig, UnboundPolicy
-from limitguard.core.eligibility import NodeTraits, Placement
+from limitguard.core.eligibility import NodeTraits
 from limitguard.core.fit import LimitRow, describe_node, fits, shortfalls
 from limitguard.core.memo import Memo, MiB
 from limitguard.core.pools import RatioSource
@@ -118,48 +118,6 @@ def check_resize(
     own = old_limits if counted is None else counted
     without_pod = {resource: allocated.get(resource, 0) - own.get(resource, 0) for resource in grown}
     return check_on_node(subject, grown, node, without_pod, config, exempt=exempt, sources=sources)
-
-
-def check_unbound(
-    subject: str,
-    pod_limits: Mapping[str, int],
-    placement: Placement,
-    nodes: Iterable[NodeLike],
-    allocated_of: Callable[[str], Mapping[str, int]],
-    config: LimitAwareConfig,
-    *,
-    exempt: bool = False,
-    exempt_reason: str = "",
-    sources: Mapping[str, str] | None = None,
-) -> Response:
-    """A pod created without a node: is there any eligible node with room for its limits?
-
-    One pass, cheapest test first: eligibility (label and taint lookups) before the fit sums, and
-    it stops at the first node that takes the pod; only a "no" visits every node.
-    """
-    if not pod_limits or config.unbound_pods is UnboundPolicy.IGNORE:
-        return allowed("fits")
-    eligible = 0
-    example: NodeLike | None = None
-    used = [(resource, amount) for resource, amount in pod_limits.items() if amount > 0]
-    for node in nodes:
-        if placement.rejection(node.traits) is not None:
-            continue
-        eligible += 1
-        if fits(used, node.allocatable, allocated_of(node.traits.name), effective_ratios(node, config)):
-            return allowed("fits")
-        example = example or node
-    return no_room(
-        subject,
-        pod_limits,
-        eligible,
-        example,
-        allocated_of,
-        config,
-        exempt=exempt,
-        exempt_reason=exempt_reason,
-        sources=sources,
-    )
 
 
 # Policy: per (example node, its sums, the pod's limits), 256 texts, 2 MiB, never cleared (bounded

@@ -75,9 +75,9 @@ class KeptScores:
 
     def score(
         self, table: NodeTable, candidates: Candidates, names: Sequence[str], pod: PodFacts
-    ) -> ColumnScores | None:
+    ) -> ColumnScores:
         """columnar.score_rows(table, candidates.index, names, pod, ...): *names* are the known
-        candidates, in order. None for the reference path."""
+        candidates, in order."""
         shape = self._current(table, pod)
         if shape is None:  # its candidates scored alone
             return score_rows(table, candidates.index, names, pod, self._scorers, self._cluster_ratios)
@@ -85,9 +85,10 @@ class KeptScores:
             return shape.last[1]
         index = candidates.index
         scored = combine(names, self._scorers, [part[index] for part in shape.parts])
-        if scored is not None:
-            _read_only((scored.totals, scored.priorities))
-            shape.last = (candidates, scored)
+        if scored is None:  # int64 cannot be exact over these candidates: scored in Python integers
+            return score_rows(table, index, names, pod, self._scorers, self._cluster_ratios)
+        _read_only((scored.totals, scored.priorities))
+        shape.last = (candidates, scored)
         return scored
 
     def _current(self, table: NodeTable, pod: PodFacts) -> _Shape | None:

@@ -84,8 +84,11 @@ class Capacity:
         self.room[row] = room
 
     @classmethod
-    def build(cls, table: NodeRows, column: Column, resource: str, default: int | None) -> Capacity | None:
-        """Whole arrays at once; None when int64 cannot hold the products exactly."""
+    def build(
+        cls, table: NodeRows, column: Column, resource: str, default: int | None, *, exact: bool = False
+    ) -> Capacity | None:
+        """Whole arrays at once; None when int64 cannot hold the products exactly (*exact*: the
+        column holds Python integers, state.exact, and any product is exact)."""
         overridden = table.has_override
         own = column.override_pct >= 0
         if default is None:
@@ -93,7 +96,7 @@ class Capacity:
             cap = np.where(overridden, column.override_cap, 0)
         else:
             largest = int(np.abs(column.allocatable).max()) if len(column.allocatable) else 0
-            if default < 0 or largest * default >= SAFE_PRODUCT:
+            if not exact and (default < 0 or largest * default >= SAFE_PRODUCT):
                 return None
             present = ~overridden | own
             cap = np.where(overridden, column.override_cap, column.allocatable * default // 100)
