@@ -91,3 +91,12 @@ def test_every_live_memo_reports_its_counters_by_name() -> None:
     memo.get("a")
     found = [stats for stats in live_memos() if stats.name == "test-live"]
     assert found and found[-1].hits >= 1 and found[-1].entries == 1
+
+
+def test_renewing_an_entry_makes_it_the_last_to_go() -> None:
+    memo: RecentMemo[bytes, str] = RecentMemo("test-renew", entries=2, max_bytes=1000)
+    memo.put(b"a", "a")
+    memo.put(b"b", "b")
+    memo.renew(b"a")
+    memo.put(b"c", "c")
+    assert memo.get(b"a") == "a" and memo.get(b"b") is None and memo.bytes == 2

@@ -264,6 +264,16 @@ class RecentMemo(Memo[Key, Value]):
         self._bytes = sum(entry[2] for entry in kept)
         return True
 
+    def renew(self, key: Key) -> None:
+        """Make *key*'s entry the newest (it was just used), as it is: nothing is measured again."""
+        entries = self._entries
+        assert isinstance(entries, list)
+        for position, entry in enumerate(entries):
+            if entry[0] == key:
+                if position != len(entries) - 1:
+                    entries.append(entries.pop(position))
+                return
+
     def items(self) -> Iterator[tuple[Key, Value]]:
         return ((key, value) for key, value, _ in list(self._entries))  # type: ignore[misc]
 

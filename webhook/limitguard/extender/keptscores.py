@@ -98,10 +98,10 @@ class KeptScores:
         if shape is not None and shape.table is not table:
             shape = None  # kept for another table (the state's was replaced): not this one's
         if shape is not None:
-            self._shapes.discard(pod)
-            if self._brought_up_to_date(shape):
-                self._shapes.put(pod, shape, measured=_measured(pod), value_bytes=shape.nbytes)  # newest
+            if self._brought_up_to_date(shape):  # the same rows: its size is what was measured
+                self._shapes.renew(pod)
                 return shape
+            self._shapes.discard(pod)
         elif self._seen.get(pod) is None:
             self._seen.put(pod, True, measured=_measured(pod))
             return None
