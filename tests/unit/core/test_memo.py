@@ -78,7 +78,7 @@ def test_a_recent_memo_finds_by_equality_and_drops_the_oldest() -> None:
     memo: RecentMemo[bytes, str] = RecentMemo("test-recent", entries=2, max_bytes=1000)
     memo.put(b"[1]", "one")
     memo.put(b"[2]", "two")
-    assert memo.get(memoryview(b"[1]")) == "one"  # compared, not hashed
+    assert memo.get(memoryview(b"[2]")) == "two"  # compared, not hashed
     memo.put(b"[3]", "three")
     assert memo.get(b"[1]") is None and memo.get(b"[2]") == "two" and memo.evictions == 1
     memo.put(b"[4]" * 200, "big", value_bytes=398)  # over the bytes with the others: they go first
@@ -93,10 +93,10 @@ def test_every_live_memo_reports_its_counters_by_name() -> None:
     assert found and found[-1].hits >= 1 and found[-1].entries == 1
 
 
-def test_renewing_an_entry_makes_it_the_last_to_go() -> None:
+def test_the_entry_used_last_is_the_last_to_go() -> None:
     memo: RecentMemo[bytes, str] = RecentMemo("test-renew", entries=2, max_bytes=1000)
     memo.put(b"a", "a")
     memo.put(b"b", "b")
-    memo.renew(b"a")
+    assert memo.get(b"a") == "a"
     memo.put(b"c", "c")
     assert memo.get(b"a") == "a" and memo.get(b"b") is None and memo.bytes == 2

@@ -224,29 +224,18 @@ class Validator:
                 exempt,
                 sources=amounts.sources,
             )
-        return self.unbound(f"pod {namespace}/{name}", limits, placement, namespace, exempt, amounts.sources)
-
-    def unbound(
-        self,
-        subject: str,
-        limits: Mapping[str, int],
-        placement: Placement,
-        namespace: str,
-        exempt: str | None,
-        sources: Mapping[str, str] | None,
-    ) -> Response:
-        """A pod created without a node: is any eligible node left with room for its limits? The
-        node table answers (state.scan), remembered per pod shape until the table changes."""
+        # Is any eligible node left with room for its limits? The node table answers (state.scan),
+        # remembered per pod shape until the table changes.
         return self._unbound.verdict(
             self.state.node_table(),
-            subject,
+            f"pod {namespace}/{name}",
             limits,
             placement,
             self.state.node,
             self.state.allocated,
             self._limit_aware(namespace),
             exempt_reason=exempt,
-            sources=sources,
+            sources=amounts.sources,
         )
 
     def pod_resize(self, request: AdmissionRequest) -> Response:

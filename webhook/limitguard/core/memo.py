@@ -72,7 +72,6 @@ class Memo(Generic[Key, Value]):
         "_bytes",
         "_entries",
         "_expires",
-        "_version",
         "cleared",
         "evictions",
         "hits",
@@ -83,6 +82,7 @@ class Memo(Generic[Key, Value]):
         "name",
         "refused",
         "ttl",
+        "version",
     )
 
     def __init__(
@@ -101,7 +101,7 @@ class Memo(Generic[Key, Value]):
         self.max_key_bytes = min(max_key_bytes, max_bytes)
         self.cleared = cleared
         self.ttl = ttl
-        self._version: Hashable = None
+        self.version: Hashable = None  # what the entries were made at (Cleared.ON_VERSION)
         self._expires = 0.0
         self._bytes = 0
         self.hits = self.misses = self.evictions = self.refused = 0
@@ -167,9 +167,9 @@ class Memo(Generic[Key, Value]):
 
     def at_version(self, version: Hashable) -> None:
         """Cleared.ON_VERSION: forget everything when *version* is not the one the entries were made at."""
-        if version != self._version:
+        if version != self.version:
             self.clear()
-            self._version = version
+            self.version = version
 
     def at_time(self, now: float) -> None:
         """Cleared.AFTER_TTL: forget everything once *now* (the caller's clock) passes the entries'
@@ -221,7 +221,7 @@ class Memo(Generic[Key, Value]):
 
 
 class RecentMemo(Memo[Key, Value]):
-    """A Memo of a handful of entries found by equality, newest last; the oldest goes first.
+    """A Memo of a handful of entries found by equality, the one used last kept longest.
 
     For keys that are compared faster than hashed: candidate lists as their JSON array (up to
     megabytes), one length check and one memcmp each, where a hash would read every byte of a new
@@ -233,15 +233,19 @@ class RecentMemo(Memo[Key, Value]):
         return []
 
     def get(self, key: Key, default: Value | None = None) -> Value | None:
-        for kept_key, value, _ in self._entries:  # type: ignore[misc]
-            if kept_key == key:
+        """The value kept under *key*, its entry made the newest (the one used last goes last)."""
+        entries = self._entries
+        for position, entry in enumerate(entries):  # type: ignore[arg-type]
+            if entry[0] == key:
                 self.hits += 1
-                return value
+                if position != len(entries) - 1:
+                    entries.append(entries.pop(position))  # type: ignore[union-attr]
+                return entry[1]  # type: ignore[return-value]
         self.misses += 1
         return default
 
     def put(self, key: Key, value: Value, *, measured: object = None, value_bytes: int = 0) -> bool:
-        """Keep *value* under *key* (newest), dropping the oldest past the bounds; *measured*: what
+        """Keep *value* under *key* (newest), dropping the least recently used past the bounds; *measured*: what
         stands for the key's size (default: its length, for bytes-like keys)."""
         if measured is None and isinstance(key, (bytes, memoryview)):
             size: int | None = len(key) if len(key) <= self.max_key_bytes else None
@@ -263,16 +267,6 @@ class RecentMemo(Memo[Key, Value]):
         self._entries = kept
         self._bytes = sum(entry[2] for entry in kept)
         return True
-
-    def renew(self, key: Key) -> None:
-        """Make *key*'s entry the newest (it was just used), as it is: nothing is measured again."""
-        entries = self._entries
-        assert isinstance(entries, list)
-        for position, entry in enumerate(entries):
-            if entry[0] == key:
-                if position != len(entries) - 1:
-                    entries.append(entries.pop(position))
-                return
 
     def items(self) -> Iterator[tuple[Key, Value]]:
         return ((key, value) for key, value, _ in list(self._entries))  # type: ignore[misc]

@@ -63,12 +63,12 @@ class KeptScores:
         self._scorers = scorers
         self._cluster_ratios = cluster_ratios
         # Policy: per pod shape (PodFacts, by equality), _SHAPES_KEPT shapes, 32 MiB of kept values
-        # (8 bytes a row per scorer: 480 KB at 15,000 nodes and four scorers), the oldest dropped
+        # (8 bytes a row per scorer: 480 KB at 15,000 nodes and four scorers), the least recently used dropped
         # first; each brought up to date by the table's change log, or scored afresh.
         self._shapes: RecentMemo[PodFacts, _Shape] = RecentMemo(
             "kept-scores", entries=_SHAPES_KEPT, max_bytes=32 * MiB, cleared=Cleared.ON_VERSION
         )
-        # Policy: the last _SHAPES_SEEN shapes scored once, 256 KiB, the oldest dropped first.
+        # Policy: the last _SHAPES_SEEN shapes scored once, 256 KiB, the least recently used dropped first.
         self._seen: RecentMemo[PodFacts, bool] = RecentMemo(
             "scored-once", entries=_SHAPES_SEEN, max_bytes=256 * KiB
         )
@@ -99,7 +99,6 @@ class KeptScores:
             shape = None  # kept for another table (the state's was replaced): not this one's
         if shape is not None:
             if self._brought_up_to_date(shape):  # the same rows: its size is what was measured
-                self._shapes.renew(pod)
                 return shape
             self._shapes.discard(pod)
         elif self._seen.get(pod) is None:

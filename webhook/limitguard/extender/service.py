@@ -123,13 +123,12 @@ class Extender:
             self._template = (candidates, PriorityTemplate(candidates.host_json()))
         return self._template[1]
 
-    def _table_for(self, args: ExtenderArgs) -> NodeTable:
-        """The node table the request is judged on: the state's, or for a request carrying Node
-        objects (nodeCacheCapable: false) one of its own, whose rows are the scheduler's Nodes
-        (labels, allocatable, ratio map: the pool its labels choose) with the state's sums."""
-        table = self.state.node_table()  # expired ledger entries dropped, sums synced
-        if args.nodes is None:
-            return table
+    def _request_table(self, args: ExtenderArgs) -> NodeTable:
+        """The node table of a request carrying Node objects (nodeCacheCapable: false): its rows
+        are the scheduler's Nodes (labels, allocatable, ratio map: the pool its labels choose), its
+        sums the state's."""
+        assert args.nodes is not None
+        self.state.node_table()  # expired ledger entries dropped first
         own = NodeTable()
         pool_of = self.state.pool_of  # the scheduler's labels pick the pool
         for name in dict.fromkeys(args.node_names):
@@ -142,7 +141,7 @@ class Extender:
 
     def scored(self, args: ExtenderArgs, pod: PodFacts) -> PrioritizeOutcome:
         """The candidates' scores, on the node table (kept per pod shape for the state's)."""
-        table = self._table_for(args)
+        table = self.state.node_table() if args.nodes is None else self._request_table(args)
         candidates = table.candidates(args.node_names, args.names_key)
         names = args.node_names
         known_names = (
@@ -224,7 +223,7 @@ class Extender:
     ) -> FilterOutcome:
         """The candidates that take the pod's *limits*, on the node table; *reason* names a failure."""
         limit_aware = self.config.limit_aware
-        table = self._table_for(args)
+        table = self.state.node_table() if args.nodes is None else self._request_table(args)
         candidates = table.candidates(args.node_names, args.names_key)
         # As admission does (addNominatedPods): room held for nominated pods of equal or higher priority.
         held = None

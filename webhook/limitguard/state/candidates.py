@@ -46,7 +46,7 @@ def kept_lists(name: str) -> RecentMemo[bytes | memoryview, Any]:
     """A memo of what was made of the candidate lists sent lately, by each list's JSON array
     (names_key, or the bytes as sent), newest last: a list sent again is found with a length check
     and a memcmp. Policy: LISTS_KEPT lists, KEPT_LISTS_BYTES, keys under MOST_KEPT_KEY_BYTES,
-    the oldest dropped first; the node table clears its own when a node comes or goes."""
+    the least recently used dropped first; the node table clears its own when a node comes or goes."""
     return RecentMemo(
         name, entries=LISTS_KEPT, max_bytes=KEPT_LISTS_BYTES, max_key_bytes=MOST_KEPT_KEY_BYTES - 1
     )

@@ -251,7 +251,8 @@ class UnboundVerdicts:
         sources: Mapping[str, str] | None = None,
     ) -> Response:
         """unbound_verdict's answer (*exempt_reason*: the pod's exemption, None: not exempt)."""
-        self._kept.at_version(table.version)
+        if self._kept.version != table.version:
+            self._kept.at_version(table.version)
         key = (placement.key, id(pod_limits), id(sources), id(config), exempt_reason)
         kept = self._kept.get(key)
         if kept is not None:
