@@ -164,3 +164,24 @@ def test_resources_past_the_columns_cap_are_answered_exactly_by_the_table():
         assert table.prioritize(args).sheet == reference.prioritize(args).sheet, amount
         review = decode_review(orjson.dumps(pod_create(scheduled)))
         assert validator(review) == oracle(review), amount
+
+
+def test_nodes_sent_as_the_cache_holds_them_are_judged_on_the_state_s_own_table():
+    sent = [node("n1", cpu="4"), node("n2", cpu="8")]
+    state = cluster(*sent)
+    table, reference = both(state)
+    scheduled = pod("web", containers=[container("c", limits={"cpu": "6"})])
+    args = ExtenderArgs(
+        pod=scheduled,
+        node_names=["n1", "n2"],
+        nodes={n["metadata"]["name"]: n for n in sent},
+        names_form=False,
+    )
+    assert table._request_table(args) is state.node_table()
+    assert table.filter(args) == reference.filter(args) and table.filter(args).passed == ["n2"]
+    changed = node("n2", cpu="4")  # the scheduler's Node differs from the cache's: a table of its own
+    args = ExtenderArgs(
+        pod=scheduled, node_names=["n1", "n2"], nodes={"n1": sent[0], "n2": changed}, names_form=False
+    )
+    assert table._request_table(args) is not state.node_table()
+    assert table.filter(args) == reference.filter(args) and table.filter(args).passed == []

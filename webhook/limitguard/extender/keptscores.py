@@ -66,7 +66,7 @@ class KeptScores:
         # (8 bytes a row per scorer: 480 KB at 15,000 nodes and four scorers), the least recently used dropped
         # first; each brought up to date by the table's change log, or scored afresh.
         self._shapes: RecentMemo[PodFacts, _Shape] = RecentMemo(
-            "kept-scores", entries=_SHAPES_KEPT, max_bytes=32 * MiB, cleared=Cleared.ON_VERSION
+            "kept-scores", entries=_SHAPES_KEPT, max_bytes=32 * MiB, cleared=Cleared.ON_CHANGE
         )
         # Policy: the last _SHAPES_SEEN shapes scored once, 256 KiB, the least recently used dropped first.
         self._seen: RecentMemo[PodFacts, bool] = RecentMemo(

@@ -124,18 +124,29 @@ class Extender:
         return self._template[1]
 
     def _request_table(self, args: ExtenderArgs) -> NodeTable:
-        """The node table of a request carrying Node objects (nodeCacheCapable: false): its rows
-        are the scheduler's Nodes (labels, allocatable, ratio map: the pool its labels choose), its
-        sums the state's."""
+        """The node table for a request carrying Node objects (nodeCacheCapable: false): the
+        state's while every Node sent is what the cache holds (the usual case), else one of the
+        request's own, whose rows are the scheduler's Nodes (labels, allocatable, ratio map: the
+        pool its labels choose) with the state's sums."""
         assert args.nodes is not None
-        self.state.node_table()  # expired ledger entries dropped first
-        own = NodeTable()
+        table = self.state.node_table()  # expired ledger entries dropped, sums synced
         pool_of = self.state.pool_of  # the scheduler's labels pick the pool
+        records = []
+        as_cached = True
         for name in dict.fromkeys(args.node_names):
             sent = args.nodes.get(name)
-            record = node_record(sent, pool_of) if sent is not None else self.state.node(name)
+            cached = self.state.node(name)
+            record = node_record(sent, pool_of) if sent is not None else cached
             if record is not None and record.name == name:
-                own.upsert_node(record)
+                records.append(record)
+                as_cached = as_cached and record == cached
+            elif record is not None:
+                as_cached = False  # a Node sent under another name: its own row, not the cache's
+        if as_cached:
+            return table
+        own = NodeTable()
+        for record in records:
+            own.upsert_node(record)
         own.sync(self.state.sum_sources)
         return own
 
@@ -149,7 +160,8 @@ class Extender:
             if not candidates.unknown
             else [name for name, k in zip(names, candidates.known.tolist(), strict=True) if k]
         )
-        if args.nodes is None:
+        on_state = args.nodes is None or table is self.state.table
+        if on_state:
             scored = self._kept_scores.score(table, candidates, known_names, pod)
         else:  # a table of this request's own: nothing to keep
             scored = score_rows(
@@ -165,7 +177,7 @@ class Extender:
         if not candidates.unknown:
             priorities = scored.priorities
             host_json = candidates.host_json()
-            if args.nodes is None:
+            if on_state:
                 template = self._template_of(candidates)
         else:
             priorities = np.zeros(len(names), np.int64)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from limitguard.core.memo import RecentMemo
+from limitguard.core.memo import Cleared, RecentMemo
 
 # A list whose key is this long or longer is not kept: no cluster's node names come near it (15,000
 # names of 63 characters are ~1 MB), and a caller cannot make the kept keys hold much memory.
@@ -42,13 +42,17 @@ LISTS_KEPT = 4  # a filter's list and its passed names, for a scheduler profile 
 KEPT_LISTS_BYTES = 16 << 20
 
 
-def kept_lists(name: str) -> RecentMemo[bytes | memoryview, Any]:
+def kept_lists(name: str, cleared: Cleared = Cleared.NEVER) -> RecentMemo[bytes | memoryview, Any]:
     """A memo of what was made of the candidate lists sent lately, by each list's JSON array
     (names_key, or the bytes as sent), newest last: a list sent again is found with a length check
     and a memcmp. Policy: LISTS_KEPT lists, KEPT_LISTS_BYTES, keys under MOST_KEPT_KEY_BYTES,
     the least recently used dropped first; the node table clears its own when a node comes or goes."""
     return RecentMemo(
-        name, entries=LISTS_KEPT, max_bytes=KEPT_LISTS_BYTES, max_key_bytes=MOST_KEPT_KEY_BYTES - 1
+        name,
+        entries=LISTS_KEPT,
+        max_bytes=KEPT_LISTS_BYTES,
+        max_key_bytes=MOST_KEPT_KEY_BYTES - 1,
+        cleared=cleared,
     )
 
 
