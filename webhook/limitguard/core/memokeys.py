@@ -17,14 +17,10 @@ OBJECT_SIZE = 64  # bytes: about what CPython takes for a small tuple, str or in
 MAX_KEPT_KEY_SIZE = 8 * 1024  # bytes, as OBJECT_SIZE per object plus each string's characters
 
 
-def small_key(key: object, limit: int = MAX_KEPT_KEY_SIZE) -> bool:
-    """Whether *key* (tuples and frozensets of strings, numbers and slotted records such as
-    eligibility.Requirement, to any depth) takes at most *limit* bytes; it stops counting there."""
-    return key_size(key, limit) is not None
-
-
 def key_size(key: object, limit: int = MAX_KEPT_KEY_SIZE) -> int | None:
-    """The bytes *key* takes by this measure, or None past *limit* (it stops counting there)."""
+    """The bytes *key* (tuples and frozensets of strings, numbers and slotted records such as
+    eligibility.Requirement, to any depth) takes by this measure, or None past *limit* (it stops
+    counting there)."""
     size = 0
     pending = [key]
     while pending:
