@@ -358,7 +358,9 @@ def score_rows(
     parts = scorer_parts(table, rows, len(names), pod, scorers, cluster_ratios)
     scored = None if parts is None else combine(names, scorers, parts)
     if scored is None:
-        parts = scorer_parts(ExactTable(table), rows, len(names), pod, scorers, cluster_ratios)
+        index = np.arange(rows.start, rows.stop) if isinstance(rows, slice) else rows
+        exact_rows = ExactTable(table, index)  # the candidates' rows alone, renumbered
+        parts = scorer_parts(exact_rows, slice(0, len(index)), len(index), pod, scorers, cluster_ratios)
         assert parts is not None  # Python integers: nothing to refuse
         scored = combine(names, scorers, [part.astype(object) for part in parts])
         assert scored is not None

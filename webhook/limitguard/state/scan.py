@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from limitguard.core.memo import Cleared, Memo, MiB
 from limitguard.core.response import MAX_MESSAGE_LENGTH, Response, allowed, retold
 from limitguard.state.capacity import Capacity
 from limitguard.state.columns import exact
-from limitguard.state.exact import exact_capacity, exact_column, exact_fit_mask
+from limitguard.state.exact import ExactTable, exact_capacity, exact_fit_mask
 from limitguard.state.store import ClusterState
 from limitguard.state.table import NodeTable
 
@@ -286,12 +287,12 @@ def over_ratio_names(table: NodeTable, default_ratios: Mapping[str, int]) -> lis
     node_overages is non-empty), found with one comparison per column."""
     over = np.zeros(table.size, bool)
     for resource in set(table.columns) | set(default_ratios):
-        column = table.columns.get(resource)
+        column: Any = table.columns.get(resource)
         found = capacity(table, resource, default_ratios)
         if found is None:  # past int64: the same comparison in Python integers
-            column = exact_column(table, resource)
-            found = Capacity.build(table, column, resource, default_ratios.get(resource), exact=True)
-            assert found is not None
+            exact_rows = ExactTable(table)
+            column = exact_rows.columns[resource]
+            found = exact_rows.capacity(resource, default_ratios.get(resource))
         if column is not None:
             over |= found.present & (column.committed > found.cap)
     return [table.names[row] for row in np.flatnonzero(over & table.alive).tolist()]
