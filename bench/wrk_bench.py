@@ -7,7 +7,7 @@ them with `wrk -t1 -c16` posting real AdmissionReview and ExtenderArgs bodies (b
 Per scenario it prints requests/s, the ratio to the floor, and wrk's p50/p99. Where `serve` runs on
 uvloop, a second floor runs on uvloop too: the ratio to it is the policy's own share, apart from
 what the faster loop gives both. It also measures the state load (time, peak RSS) and, in a separate
-process, the policy cost without HTTP: the columnar node-table path next to the reference path.
+process, the policy cost without HTTP: the node table next to the reference oracle (limitguard.testing.reference).
 
     python -m bench.wrk_bench                         # all sizes, 3 x 5 s per side and scenario
     python -m bench.wrk_bench --sizes 5000 --rounds 1
@@ -71,6 +71,7 @@ from limitguard.cli.configfile import load_config
 from limitguard.extender.protocol import decode_extender_args
 from limitguard.extender.service import Extender
 from limitguard.extender.config import ExtenderConfig
+from limitguard.testing.reference import ReferenceExtender, ReferenceValidator
 
 cluster, config_file, scan_file, extender_file = sys.argv[1:5]
 state = ClusterState()
@@ -87,9 +88,8 @@ def timed(call, count):
     return (time.perf_counter() - started) / count * 1000
 
 for columnar in (True, False):
-    validator = Validator(state, config, columnar=columnar)
-    extender = Extender(state, config, ExtenderConfig(config.scorers))
-    extender.columnar = columnar
+    validator = (Validator if columnar else ReferenceValidator)(state, config)
+    extender = (Extender if columnar else ReferenceExtender)(state, config, ExtenderConfig(config.scorers))
     count = 200 if columnar else 10
     print(
         "columnar" if columnar else "reference",

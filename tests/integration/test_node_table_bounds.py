@@ -54,7 +54,7 @@ def test_columns_stop_at_the_cap_and_the_table_holds_no_arrays_for_the_rest(capl
     assert len(mirrored(state)) == MAX_COLUMNS  # ...but only MAX_COLUMNS hold arrays
     array_bytes = sum(getattr(column, field).nbytes for column in mirrored(state) for field in Column.FIELDS)
     assert array_bytes <= MAX_COLUMNS * len(Column.FIELDS) * 8 * table.size
-    assert sum("reference path" in record.getMessage() for record in caplog.records) == 1  # once
+    assert sum("exact path" in record.getMessage() for record in caplog.records) == 1  # once
 
 
 def extender_filter(state: ClusterState, resource: str, amount: str) -> tuple[list[str], dict[str, str]]:
@@ -66,12 +66,14 @@ def extender_filter(state: ClusterState, resource: str, amount: str) -> tuple[li
     return outcome.passed, outcome.failed
 
 
-def test_a_resource_without_a_column_is_judged_exactly_by_the_reference_path():
+def test_a_resource_without_a_column_is_judged_exactly_by_the_exact_path():
     state = annotated_state()
     last = NODES - 1  # its resources came last: no column
     resource = f"example.com/dev{last}"
-    assert not state.node_table().columns[resource].mirrored
-    assert fit_failures(state.node_table(), [(resource, 1)], {}) is None  # the table declines
+    table = state.node_table()
+    assert not table.columns[resource].mirrored
+    (failed_rows,) = fit_failures(table, [(resource, 7)], {})  # in Python integers, from the records
+    assert [table.names[row] for row in failed_rows.nonzero()[0]] == [f"n{last:03d}"]
     # 4 devices x 150% = 6 on its own node; no other node checks the resource (no default ratio)
     passed, failed = extender_filter(state, resource, "6")
     assert failed == {} and len(passed) == NODES

@@ -11,12 +11,6 @@ from __future__ import annotations
 import grimp
 import pytest
 
-# Cycles known today, each to be broken by the change that owns its package; an entry that no longer
-# matches a cycle fails the test, so the list only shrinks.
-KNOWN: set[frozenset[str]] = {
-    frozenset({"limitguard.state.capacity", "limitguard.state.table"}),
-}
-
 
 def strongly_connected(graph: grimp.ImportGraph) -> list[set[str]]:
     """Tarjan's components of the module graph, iteratively (the graph is deep)."""
@@ -75,11 +69,7 @@ def cycles() -> list[frozenset[str]]:
 
 
 def test_no_module_imports_itself_round_a_cycle(cycles: list[frozenset[str]]) -> None:
-    assert [sorted(cycle) for cycle in cycles if cycle not in KNOWN] == []
-
-
-def test_every_known_cycle_still_exists(cycles: list[frozenset[str]]) -> None:
-    assert [sorted(cycle) for cycle in KNOWN if cycle not in cycles] == []
+    assert [sorted(cycle) for cycle in cycles] == []
 
 
 def test_the_search_finds_a_cycle() -> None:

@@ -100,17 +100,17 @@ def test_a_selector_as_large_as_a_body_is_answered_and_kept_nowhere():
 def test_limits_as_large_as_a_body_are_answered_and_kept_nowhere():
     state, settings = worked_example(), config(unbound_pods=UnboundPolicy.DENY)
     validator = Validator(state, settings)
-    limitaware._no_room_texts.cache_clear()
+    limitaware.NO_ROOM_TEXTS.clear()
     podlimits._AMOUNTS.clear()
     for name in ("a", "b"):
         limits = {"cpu": "6", **{f"example.com/{name}-{index}": "1" for index in range(HUGE)}}
         answer = ask(validator, pod_create(pod(name, containers=[container(limits=limits)])))
         assert not answer.allowed
     assert not podlimits._AMOUNTS
-    assert limitaware._no_room_texts.cache_info().currsize == 0
+    assert len(limitaware.NO_ROOM_TEXTS) == 0
     assert not validator._unbound._kept
     assert ask(validator, pod_create(pod("small", cpu="6"))).message.startswith("pod default/small")
-    assert len(podlimits._AMOUNTS) == 1 and limitaware._no_room_texts.cache_info().currsize == 1
+    assert len(podlimits._AMOUNTS) == 1 and len(limitaware.NO_ROOM_TEXTS) == 1
 
 
 def test_the_mutator_keeps_no_shape_as_large_as_a_body():
@@ -121,3 +121,15 @@ def test_the_mutator_keeps_no_shape_as_large_as_a_body():
     assert not mutator._answers
     ask(mutator, pod_create(pod("best-effort", containers=[container()])))
     assert len(mutator._answers) == 1
+
+
+def test_many_distinct_shapes_each_small_enough_to_keep_hold_no_more_than_the_byte_budget():
+    """Every shape under the per-key bound, as many as the entry bound allows: 4,096 of ~7 KiB
+    would have been ~30 MiB; the byte budget holds the memo to 4 MiB."""
+    mutator = Mutator(worked_example(), config(), hints=False)
+    for index in range(1_200):
+        requests = {f"example.com/s{index}-{resource}": "1" for resource in range(30)}
+        ask(mutator, pod_create(pod(f"p{index}", containers=[container(requests=requests)])))
+        assert mutator._answers.bytes <= mutator._answers.max_bytes == 4 << 20
+    assert mutator._answers.evictions > 0
+    assert 0 < len(mutator._answers) < 1_200

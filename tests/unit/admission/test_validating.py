@@ -11,6 +11,7 @@ from limitguard.core.config import Config, Enforcement, LimitAwareConfig, NotRea
 from limitguard.core.ratios import MAX_RATIO_RESOURCES, RATIO_ANNOTATION
 from limitguard.state.store import ClusterState
 from limitguard.testing.examples import config, worked_example
+from limitguard.testing.reference import ReferenceValidator
 from tests.support import (
     binding,
     container,
@@ -348,7 +349,9 @@ def test_a_request_counted_as_the_limit_is_named_as_one_in_every_denial(columnar
     requested = [container(requests={"cpu": "4"})]
     state = worked_example()
     state.upsert_pod(pod("pod6", containers=requested, phase="Pending"))
-    validator = Validator(state, config(unbound_pods=UnboundPolicy.DENY), columnar=columnar)
+    validator = (Validator if columnar else ReferenceValidator)(
+        state, config(unbound_pods=UnboundPolicy.DENY)
+    )
     expected = "cpu limit 4 (its request; no limit set) exceeds remaining 0"
     on_node = ask(validator, pod_create(pod("web", node_name="node1", containers=requested)))
     bound = ask(validator, binding("pod6", "node1"))

@@ -1,7 +1,12 @@
 """What a memo key made from a request is measured at, and where keeping one stops."""
 
 from limitguard.core.eligibility import Placement, Requirement, Toleration
-from limitguard.core.memokeys import MAX_KEPT_KEY_SIZE, OBJECT_SIZE, small_key
+from limitguard.core.memokeys import MAX_KEPT_KEY_SIZE, OBJECT_SIZE, key_size
+
+
+def small_key(key: object, limit: int = MAX_KEPT_KEY_SIZE) -> bool:
+    """Whether a memo would keep *key* under *limit* (core.memo.Memo measures with key_size)."""
+    return key_size(key, limit) is not None
 
 
 def size_of(key: object) -> int:

@@ -205,7 +205,7 @@ def test_the_remembered_choice_is_the_scan_s_choice() -> None:
         ]
     )
     chooser = PoolChooser(pools)
-    chooser.MEMO_LIMIT = 4
+    chooser._memo.max_entries = 4
     cases = [{}, {"x": "1"}, {"x": "1", "y": "2"}, {"x": "1", "y": "3"}, {"x": "2"}, {"x": "1", "z": "9"}]
     for labels in cases * 2:
         found, expected = chooser(labels), pool_of(labels, pools)

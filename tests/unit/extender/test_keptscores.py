@@ -28,6 +28,7 @@ from limitguard.extender.protocol import ExtenderArgs
 from limitguard.extender.service import Extender
 from limitguard.state.store import ClusterState
 from limitguard.state.table import NodeTable
+from limitguard.testing.reference import ReferenceExtender
 from tests.support import container, node, pod
 from tests.unit.state.random_clusters import (
     CONFIGS,
@@ -73,8 +74,7 @@ def test_kept_scores_rescored_row_by_row_equal_the_reference(
     for name, operation in zip(NODE_NAMES, first, strict=False):
         apply(state, ("node", {**operation[1], "metadata": {**operation[1]["metadata"], "name": name}}))
     kept = Extender(state, config, ExtenderConfig(tuple(scorers)))
-    reference = Extender(state, config, ExtenderConfig(tuple(scorers)))
-    reference.columnar = False
+    reference = ReferenceExtender(state, config, ExtenderConfig(tuple(scorers)))
     calls = [ExtenderArgs(pod=scheduled, node_names=names, nodes=None, names_form=True) for names in lists]
     for args in calls * 2:  # a second time: from values kept for every row
         assert_same_priorities(kept.prioritize(args), reference.prioritize(args))
@@ -130,8 +130,7 @@ def prioritize_around(state: ClusterState, change, names: list[str] | None = Non
     """The sizes scored by two prioritize calls, *change* and a third call; the answers before and
     after the change, the one after checked against the reference."""
     extender = Extender(state, CONFIG, ExtenderConfig(SCORERS_ALL))
-    reference = Extender(state, CONFIG, ExtenderConfig(SCORERS_ALL))
-    reference.columnar = False
+    reference = ReferenceExtender(state, CONFIG, ExtenderConfig(SCORERS_ALL))
     args = ExtenderArgs(pod=POD, node_names=names or sorted(names_of(state)), nodes=None, names_form=True)
     scored = ScoredRows()
     with counted(scored):
@@ -174,8 +173,7 @@ def test_nothing_changed_gives_the_last_answer_and_another_list_reads_the_kept_r
     sizes, before, after = prioritize_around(state, lambda: state.upsert_pod(bound), names)
     assert sizes == [20, 40, 1] and after.scores == before.scores  # n33 is no candidate
     extender = Extender(state, CONFIG, ExtenderConfig(SCORERS_ALL))
-    reference = Extender(state, CONFIG, ExtenderConfig(SCORERS_ALL))
-    reference.columnar = False
+    reference = ReferenceExtender(state, CONFIG, ExtenderConfig(SCORERS_ALL))
     rotated = [*sorted(names_of(state))[25:], *sorted(names_of(state))[:5]]  # where a next search may start
     scored = ScoredRows()
     with counted(scored):

@@ -23,6 +23,7 @@ from limitguard.extender.service import Extender
 from limitguard.http.node_ratio_metrics import NodeRatioCollector
 from limitguard.state.store import ClusterState
 from limitguard.testing.builders import binding, node, pod
+from limitguard.testing.reference import ReferenceExtender
 from tests.integration.extender.shapes import args_names, args_nodes, scheduler_node, scheduler_pod
 
 GPU = {"karpenter.sh/nodepool": "gpu"}
@@ -210,8 +211,7 @@ def _extender(state: ClusterState, config: Config) -> Extender:
 def test_the_extender_filter_reason_names_the_source(columnar: bool) -> None:
     config = pools_config()
     state = pooled_state(config, node("gpu-1", labels=GPU, cpu="1"), node("plain", cpu="1"), node("roomy"))
-    extender = _extender(state, config)
-    extender.columnar = columnar
+    extender = (Extender if columnar else ReferenceExtender)(state, config, ExtenderConfig(()))
     args = decode_extender_args(
         orjson.dumps(args_names(scheduler_pod(cpu_limit="4"), ["gpu-1", "plain", "roomy"]))
     )
@@ -243,8 +243,9 @@ def test_scoring_ranks_pools_above_the_scoring_default(columnar: bool) -> None:
     config = pools_config()
     state = pooled_state(config, node("gpu-1", labels=GPU), node("plain"))
     args = LimitAwareArgs(weights={"cpu": 1}, default_ratios={"cpu": 100})
-    extender = Extender(state, config, ExtenderConfig((ScorerConfig("LimitAware", 1, args),)))
-    extender.columnar = columnar
+    extender = (Extender if columnar else ReferenceExtender)(
+        state, config, ExtenderConfig((ScorerConfig("LimitAware", 1, args),))
+    )
     outcome = extender.prioritize(
         decode_extender_args(orjson.dumps(args_names(scheduler_pod(cpu_limit="4"), ["gpu-1", "plain"])))
     )

@@ -2,7 +2,7 @@
 
 Random sequences of node add/update/delete, pod add/update/remove and ledger reserve/release are
 applied to one ClusterState; after each step the table must mirror the dict sums, and the
-columnar answers (unbound-pod scan, extender filter and prioritize) must equal the reference ones
+node table's answers (unbound-pod scan, extender filter and prioritize) must equal the reference oracle's
 exactly, including messages, failure reasons, score sheets and the fallback for huge quantities.
 """
 
@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from limitguard.admission.validating import Validator
 from limitguard.core.config import Config, LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import Placement
-from limitguard.core.limitaware import check_unbound
 from limitguard.core.reports.audit import audit
 from limitguard.extender import keptscores
 from limitguard.extender.config import ExtenderConfig
@@ -32,6 +31,7 @@ from limitguard.state.capacity import Capacity
 from limitguard.state.columns import exact
 from limitguard.state.scan import over_ratio_names, screened_nodes, unbound_verdict
 from limitguard.state.store import ClusterState
+from limitguard.testing.reference import ReferenceExtender, ReferenceValidator, check_unbound
 from tests.support import container
 from tests.unit.state.random_clusters import (
     CANDIDATE_NAMES,
@@ -102,7 +102,7 @@ def assert_table_mirrors_state(state: ClusterState) -> None:
 )
 def test_unbound_scan_on_the_table_equals_the_reference(operations, queries, config, in_bulk):
     state = synced_state()
-    columnar, reference = Validator(state, config), Validator(state, config, columnar=False)
+    columnar, reference = Validator(state, config), ReferenceValidator(state, config)
     with copies(in_bulk):
         for index, operation in enumerate(operations):
             apply(state, operation)
@@ -149,8 +149,7 @@ def test_extender_on_the_table_equals_the_reference(
 ):
     state = synced_state()
     columnar = Extender(state, config, ExtenderConfig(tuple(scorers)))
-    reference = Extender(state, config, ExtenderConfig(tuple(scorers)))
-    reference.columnar = False
+    reference = ReferenceExtender(state, config, ExtenderConfig(tuple(scorers)))
     args = ExtenderArgs(pod=pod, node_names=candidates, nodes=None, names_form=True)
     share = 1.0 if rescore_any_share else keptscores._MOST_RESCORED_SHARE  # else one row of 8 at most
     with copies(in_bulk), patch.object(keptscores, "_MOST_RESCORED_SHARE", share):

@@ -31,7 +31,7 @@ from limitguard.core.defaults import (
     patch_shape,
     skips_defaults,
 )
-from limitguard.core.memokeys import small_key
+from limitguard.core.memo import Memo, MiB
 from limitguard.core.objects import is_object, object_or_empty
 from limitguard.core.response import Response, allowed, patched, warning
 from limitguard.core.text import clip
@@ -41,8 +41,7 @@ from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
 
-# Bounded; past the bound, new shapes are computed and not kept (so are shapes too large to keep,
-# core.memokeys). Pods of one workload share a shape, so a ReplicaSet's scale-up computes its patch once.
+# Pods of one workload share a shape, so a ReplicaSet's scale-up computes its patch once.
 MAX_REMEMBERED_SHAPES = 4096
 
 
@@ -71,7 +70,10 @@ class Mutator:
         self.hinter = Hinter(state, config, count_hint) if hints else None
         # pod shape (core.defaults.patch_shape) -> its answer without warnings; answers are frozen
         # (the patch too: core.response.JsonPatch), so every pod of a shape can share one.
-        self._answers: dict[tuple[object, ...], Response] = {}
+        # Policy: per pod shape, MAX_REMEMBERED_SHAPES answers, 4 MiB with their patches, never cleared.
+        self._answers: Memo[tuple[object, ...], Response] = Memo(
+            "mutate-answers", entries=MAX_REMEMBERED_SHAPES, max_bytes=4 * MiB
+        )
 
     def __call__(self, request: AdmissionRequest) -> Response:
         if not (request.group == "" and request.target == "pods" and request.operation == "CREATE"):
@@ -152,6 +154,8 @@ class Mutator:
         if answer is None:
             patch = best_effort_patch(pod, defaults)
             answer = patched("defaulted", patch) if patch else allowed("not-best-effort")
-            if shape is not None and len(self._answers) < MAX_REMEMBERED_SHAPES and small_key(shape):
-                self._answers[shape] = answer
+            if shape is not None:
+                # the answer's patch: its JSON and the base64 the review carries
+                held = len(answer.patch.encoded) * 7 // 3 if answer.patch is not None else 0
+                self._answers.put(shape, answer, value_bytes=held)
         return answer

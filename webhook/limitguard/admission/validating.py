@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from limitguard.admission.review import AdmissionRequest
 from limitguard.core.config import Config, LimitAwareConfig, NotReadyPolicy
 from limitguard.core.eligibility import Placement
-from limitguard.core.limitaware import check_on_node, check_resize, check_unbound, grown_limits
+from limitguard.core.limitaware import check_on_node, check_resize, grown_limits
 from limitguard.core.objects import object_or_empty as _map
 from limitguard.core.podlimits import PodSpecError, pod_amounts, pod_limits
 from limitguard.core.quantity import format_units
 from limitguard.core.ratios import RATIO_ANNOTATION
 from limitguard.core.response import BAD_REQUEST, FORBIDDEN, Response, allowed, errored
-from limitguard.state.records import NodeRecord, PodRecord, controller_of, is_mirror_pod, node_ratio_override
+from limitguard.state.records import PodRecord, controller_of, is_mirror_pod, node_ratio_override
 from limitguard.state.scan import UnboundVerdicts
 from limitguard.state.store import ClusterState
 
@@ -35,11 +35,8 @@ class Validator:
         state: ClusterState,
         config: Config,
         configmap_check: ConfigMapCheck | None = None,
-        *,
-        columnar: bool = True,
     ) -> None:
         self.state = state
-        self.columnar = columnar  # scan nodes on the node table; False: the reference path (tests)
         self.config = config
         self._configmap_check = configmap_check
         # Scheduler-config validation is the one check that can take seconds (2 s for a 1 MB
@@ -194,13 +191,6 @@ class Validator:
             verdict = dataclasses.replace(verdict, message=verdict.message + note)
         return verdict
 
-    def _candidates(self, spec: Mapping[str, Any]) -> Iterable[NodeRecord]:
-        """Only nodes that can match the pod's nodeSelector, looked up in the label index."""
-        selector = _map(spec.get("nodeSelector"))
-        if selector:
-            return self.state.nodes_labelled({str(k): str(v) for k, v in selector.items()})
-        return self.state.nodes()
-
     def pod_create(self, request: AdmissionRequest) -> Response:
         pod = _map(request.object)
         metadata = _map(pod.get("metadata"))
@@ -234,30 +224,17 @@ class Validator:
                 exempt,
                 sources=amounts.sources,
             )
-        subject = f"pod {namespace}/{name}"
-        if self.columnar:
-            verdict = self._unbound.verdict(
-                self.state.node_table(),
-                subject,
-                limits,
-                placement,
-                self.state.node,
-                self.state.allocated,
-                self._limit_aware(namespace),
-                exempt_reason=exempt,
-                sources=amounts.sources,
-            )
-            if verdict is not None:
-                return verdict
-        return check_unbound(
-            subject,
+        # Is any eligible node left with room for its limits? The node table answers (state.scan),
+        # remembered per pod shape until the table changes.
+        return self._unbound.verdict(
+            self.state.node_table(),
+            f"pod {namespace}/{name}",
             limits,
             placement,
-            self._candidates(spec),
+            self.state.node,
             self.state.allocated,
             self._limit_aware(namespace),
-            exempt=exempt is not None,
-            exempt_reason=exempt or "",
+            exempt_reason=exempt,
             sources=amounts.sources,
         )
 

@@ -100,14 +100,14 @@ def run(args: argparse.Namespace) -> int:
     metadata = pod.get("metadata") if isinstance(pod.get("metadata"), Mapping) else {}
     scorers = with_all_scorers(config.scorers)
 
-    def score_on_table(nodes: list[Any]) -> ScoreSheet | None:
-        """The candidates' scores from the node table's columns (None: the per-node reference)."""
+    def score_on_table(nodes: list[Any]) -> ScoreSheet:
+        """The candidates' scores from the node table's columns (exact always: state.exact)."""
         table = state.node_table()
         names = [node.traits.name for node in nodes]
         scored = score_rows(
             table, table.node_rows(names), names, facts, scorers, config.limit_aware.default_ratios
         )
-        return scored.to_sheet() if scored is not None else None
+        return scored.to_sheet()
 
     explanation = explain_pod(
         pod,

@@ -6,14 +6,13 @@ state or the clock, so every rule is testable with literals.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from limitguard.core.config import Enforcement, LimitAwareConfig, UnboundPolicy
-from limitguard.core.eligibility import NodeTraits, Placement
+from limitguard.core.eligibility import NodeTraits
 from limitguard.core.fit import LimitRow, describe_node, fits, shortfalls
-from limitguard.core.memokeys import small_key
+from limitguard.core.memo import Memo, MiB
 from limitguard.core.pools import RatioSource
 from limitguard.core.ratios import RATIO_ANNOTATION
 from limitguard.core.response import Response, allowed, enforce, warned
@@ -121,49 +120,13 @@ def check_resize(
     return check_on_node(subject, grown, node, without_pod, config, exempt=exempt, sources=sources)
 
 
-def check_unbound(
-    subject: str,
-    pod_limits: Mapping[str, int],
-    placement: Placement,
-    nodes: Iterable[NodeLike],
-    allocated_of: Callable[[str], Mapping[str, int]],
-    config: LimitAwareConfig,
-    *,
-    exempt: bool = False,
-    exempt_reason: str = "",
-    sources: Mapping[str, str] | None = None,
-) -> Response:
-    """A pod created without a node: is there any eligible node with room for its limits?
-
-    One pass, cheapest test first: eligibility (label and taint lookups) before the fit sums, and
-    it stops at the first node that takes the pod; only a "no" visits every node.
-    """
-    if not pod_limits or config.unbound_pods is UnboundPolicy.IGNORE:
-        return allowed("fits")
-    eligible = 0
-    example: NodeLike | None = None
-    used = [(resource, amount) for resource, amount in pod_limits.items() if amount > 0]
-    for node in nodes:
-        if placement.rejection(node.traits) is not None:
-            continue
-        eligible += 1
-        if fits(used, node.allocatable, allocated_of(node.traits.name), effective_ratios(node, config)):
-            return allowed("fits")
-        example = example or node
-    return no_room(
-        subject,
-        pod_limits,
-        eligible,
-        example,
-        allocated_of,
-        config,
-        exempt=exempt,
-        exempt_reason=exempt_reason,
-        sources=sources,
-    )
+# Policy: per (example node, its sums, the pod's limits), 256 texts, 2 MiB, never cleared (bounded
+# only): the key holds every number the texts show, so a kept text is never stale.
+NO_ROOM_TEXTS: Memo[tuple[object, ...], tuple[str, str]] = Memo(
+    "no-room-texts", entries=256, max_bytes=2 * MiB
+)
 
 
-@functools.lru_cache(maxsize=256)
 def _no_room_texts(
     eligible: int,
     node: str,
@@ -216,8 +179,12 @@ def no_room(
         tuple(sources.items()) if sources else (),
         example.ratio_source.describe(),
     )
-    # a pod of thousands of resources: its texts are built again, not kept (core.memokeys)
-    after_subject, brief = (_no_room_texts if small_key(texts) else _no_room_texts.__wrapped__)(*texts)
+    found = NO_ROOM_TEXTS.get(texts)
+    if found is None:
+        found = _no_room_texts(*texts)
+        # a pod of thousands of resources: its texts are built again, not kept
+        NO_ROOM_TEXTS.put(texts, found, value_bytes=len(found[0]) + len(found[1]))
+    after_subject, brief = found
     message = subject + after_subject
     if config.unbound_pods is UnboundPolicy.WARN and config.enforcement is not Enforcement.DRY_RUN:
         return warned("no-room", message, brief)

@@ -7,7 +7,8 @@ limits map makes a key of ~10 MiB of Python objects, and a memo of a few hundred
 gigabytes until the process is killed. Real pods' shapes are small (a few resources per container,
 a few selector terms and tolerations: a pod of three containers with requests and limits is ~4 KiB
 by this measure), so a key past MAX_KEPT_KEY_SIZE is not kept and its answer is worked out again
-each time it is asked. Only a memo's miss measures its key; a hit pays nothing.
+each time it is asked. The one memo type (core.memo.Memo) measures a key on a miss, to keep it
+within its byte budget; a hit pays nothing.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ OBJECT_SIZE = 64  # bytes: about what CPython takes for a small tuple, str or in
 MAX_KEPT_KEY_SIZE = 8 * 1024  # bytes, as OBJECT_SIZE per object plus each string's characters
 
 
-def small_key(key: object, limit: int = MAX_KEPT_KEY_SIZE) -> bool:
-    """Whether *key* (tuples and frozensets of strings, numbers and slotted records such as
-    eligibility.Requirement, to any depth) takes at most *limit* bytes; it stops counting there."""
+def key_size(key: object, limit: int = MAX_KEPT_KEY_SIZE) -> int | None:
+    """The bytes *key* (tuples and frozensets of strings, numbers and slotted records such as
+    eligibility.Requirement, to any depth) takes by this measure, or None past *limit* (it stops
+    counting there)."""
     size = 0
     pending = [key]
     while pending:
@@ -31,5 +33,5 @@ def small_key(key: object, limit: int = MAX_KEPT_KEY_SIZE) -> bool:
         else:  # a number, None, or a record whose fields are its __slots__
             pending.extend(getattr(item, name) for name in getattr(type(item), "__slots__", ()))
         if size > limit:
-            return False
-    return True
+            return None
+    return size

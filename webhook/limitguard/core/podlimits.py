@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from limitguard.core.memokeys import small_key
+from limitguard.core.memo import Memo, MiB
 from limitguard.core.podresources import (
     NON_ZERO_DEFAULTS,
     PodSpecError,
@@ -100,10 +100,9 @@ def _sources(model: Any, rules: PodRules, limits: ResourceAmounts) -> Mapping[st
     return found or _FROM_LIMITS
 
 
-# Bounded; past the bound, new shapes are computed and not kept (so are shapes too large to keep,
-# core.memokeys). The dicts handed out are shared between pods, so callers must never mutate them.
-_AMOUNTS: dict[tuple[Any, ...], PodAmounts] = {}
-_MAX_AMOUNTS = 4096
+# The dicts handed out are shared between pods, so callers must never mutate them.
+# Policy: per resources shape (release included), 4,096 shapes, 4 MiB, never cleared (bounded only).
+_AMOUNTS: Memo[tuple[Any, ...], PodAmounts] = Memo("pod-amounts", entries=4096, max_bytes=4 * MiB)
 
 
 def _frozen(amounts: Any) -> tuple[Any, ...] | None:
@@ -204,6 +203,6 @@ def pod_amounts(spec: Mapping[str, Any], status: Mapping[str, Any] | None, rules
         limits if scoring_limits == limits else scoring_limits,
         _sources(model, rules, limits),
     )
-    if key is not None and len(_AMOUNTS) < _MAX_AMOUNTS and small_key(key):
-        _AMOUNTS[key] = amounts
+    if key is not None:
+        _AMOUNTS.put(key, amounts)
     return amounts

@@ -14,6 +14,7 @@ from typing import Any
 
 from limitguard.core.fielderrors import FieldError, FieldErrors
 from limitguard.core.labelselector import LabelSelector, parse_label_selector
+from limitguard.core.memo import Memo, MiB
 from limitguard.core.names import dns1123_label_problem
 from limitguard.core.paths import path_join
 from limitguard.core.ratios import RatioError, RatioMap, parse_ratio_map
@@ -61,6 +62,9 @@ def pool_of(labels: Mapping[str, str], pools: Sequence[NodePool]) -> NodePool | 
     return None
 
 
+_UNKNOWN: Any = object()  # a memo miss: None is a kept answer (no pool)
+
+
 class PoolChooser:
     """pool_of, remembered by the values of the label keys the selectors name (all a match can
     depend on): nodes of one pool share those values, so a cluster's nodes cost one selector scan per
@@ -72,7 +76,11 @@ class PoolChooser:
     def __init__(self, pools: Sequence[NodePool] = ()) -> None:
         self.pools = tuple(pools)
         self._keys = tuple(sorted({r.key for pool in self.pools for r in pool.selector.requirements}))
-        self._memo: dict[tuple[str | None, ...], NodePool | None] = {}
+        # Policy: per values of the selectors' label keys, MEMO_LIMIT entries, 1 MiB, never cleared
+        # (the pools are fixed for the chooser's life).
+        self._memo: Memo[tuple[str | None, ...], NodePool | None] = Memo(
+            "node-pools", entries=self.MEMO_LIMIT, max_bytes=1 * MiB
+        )
 
     def __bool__(self) -> bool:
         return bool(self.pools)
@@ -80,14 +88,11 @@ class PoolChooser:
     def __call__(self, labels: Mapping[str, str]) -> NodePool | None:
         get = labels.get
         key = tuple([get(name) for name in self._keys])
-        try:
-            return self._memo[key]
-        except KeyError:
-            pass
+        found = self._memo.get(key, _UNKNOWN)
+        if found is not _UNKNOWN:
+            return found
         found = pool_of(labels, self.pools)
-        if len(self._memo) >= self.MEMO_LIMIT:
-            self._memo.clear()
-        self._memo[key] = found
+        self._memo.put(key, found)
         return found
 
 

@@ -1,9 +1,10 @@
 """The extender's filter and prioritize over the node table: whole columns at once, integers only.
 
-Each function returns exactly what the reference (Extender's per-node loop over NodeFacts and
-limitguard.core.scoring.score_candidates) returns, or None when the table cannot be exact for this
-request (a `wide` column, weights or ratios too large for int64): the caller then takes the
-reference path. Go's truncating division is reproduced with sign-aware floor division.
+Each function returns exactly what the reference oracle (limitguard.testing.reference: a per-node
+loop over NodeFacts and limitguard.core.scoring.score_candidates) returns. Where int64 cannot be
+exact (a `wide` column, weights, limits or ratios whose products pass int64) the same vector code
+runs again over the table's columns in Python integers (state.exact.ExactTable): callers never
+choose. Go's truncating division is reproduced with sign-aware floor division.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from limitguard.core.scoring import (
 from limitguard.core.scoring.normalize import MAX_EXTENDER_PRIORITY, MAX_NODE_SCORE, MIN_NODE_SCORE
 from limitguard.state.candidates import Candidates, names_key
 from limitguard.state.columns import exact
+from limitguard.state.exact import ExactTable
 from limitguard.state.scan import capacity, fit_failures
 from limitguard.state.table import NodeTable
 
@@ -51,40 +53,40 @@ def filter_rows(
     limits: Mapping[str, int],
     default_ratios: Mapping[str, int],
     reason_of: Callable[[list[str], str], str],
-) -> tuple[list[str], dict[str, str], int, bytes | None] | None:
+    held_elsewhere: Mapping[str, Mapping[str, int]] | None = None,
+) -> tuple[list[str], dict[str, str], int, bytes | None]:
     """(passed names, failed name -> reason_of(the resources that do not fit, where the node's ratio
-    came from), unknown count, the passed names' key when some failed), or None.
+    came from), unknown count, the passed names' key when some failed).
 
-    *candidates* are *names* resolved on *table*."""
+    *candidates* are *names* resolved on *table*; *held_elsewhere*: per node, what it keeps for
+    nominated pods beyond its sums (scan.fit_failures)."""
     unknown = candidates.unknown
     if not candidates.count:
         return list(names), {}, unknown, None
     used = [(resource, amount) for resource, amount in limits.items() if amount > 0]
-    if len(used) > _MAX_CODED_RESOURCES:
-        return None
-    failures = fit_failures(table, used, default_ratios)
-    if failures is None:
-        return None
+    failures = fit_failures(table, used, default_ratios, held_elsewhere)
     if not failures:
         return list(names), {}, unknown, None
-    # a bit per failing resource, in the order of the pod's limits (the order shortfalls() names them)
-    code = np.zeros(len(names), np.int64)
+    # a bit per failing resource, in the order of the pod's limits (the order shortfalls() names them);
+    # past what int64 codes with the ratio source's id above them, Python integers
+    kind = np.int64 if len(used) <= _MAX_CODED_RESOURCES else object
+    code = np.zeros(len(names), kind)
     if unknown:
         known = candidates.known
         rows = np.where(known, candidates.rows, 0)
         for bit, failed in enumerate(failures):
-            code |= (failed[rows] & known).astype(np.int64) << bit
+            code |= (failed[rows] & known).astype(kind) << bit
     else:
         rows = candidates.index
         for bit, failed in enumerate(failures):
-            code |= failed[rows].astype(np.int64) << bit
+            code |= failed[rows].astype(kind) << bit
     if not code.any():
         return list(names), {}, unknown, None
     # Split the names and build the failures in C: one reason per distinct set of failing resources
     # and ratio source (the source id goes above the resource bits).
     named = np.array(names, object)
     failing = code != 0
-    keyed = code[failing] | table.ratio_source[rows][failing].astype(np.int64) << len(used)
+    keyed = code[failing] | table.ratio_source[rows][failing].astype(kind) << len(used)
     distinct, inverse = np.unique(keyed, return_inverse=True)
     reasons = np.empty(len(distinct), object)
     reasons[:] = [
@@ -102,14 +104,14 @@ def filter_rows(
     return passed, failed_names, unknown, passed_key
 
 
-def _min_max(raw: np.ndarray) -> np.ndarray | None:
+def _min_max(raw: np.ndarray, exact_ints: bool) -> np.ndarray | None:
     if not len(raw):
         return raw
     lowest, highest = int(raw.min()), int(raw.max())
     spread = highest - lowest
     if spread == 0:
         return np.full(len(raw), MIN_NODE_SCORE, np.int64)
-    if spread * (MAX_NODE_SCORE - MIN_NODE_SCORE) >= SAFE:
+    if not exact_ints and spread * (MAX_NODE_SCORE - MIN_NODE_SCORE) >= SAFE:
         return None
     return (raw - lowest) * (MAX_NODE_SCORE - MIN_NODE_SCORE) // spread + MIN_NODE_SCORE
 
@@ -126,21 +128,22 @@ Rows = np.ndarray | slice  # node-table rows: an index array, or a slice (a view
 
 
 def _limit_aware(
-    table: NodeTable,
+    table: NodeTable | ExactTable,
     rows: Rows,
     size: int,
     pod: PodFacts,
     args: limitaware.LimitAwareArgs,
     cluster_ratios: Mapping[str, int],
+    exact_ints: bool,
 ) -> np.ndarray | None:
     default = args.default_ratios if args.default_ratios is not None else cluster_ratios
-    total = np.zeros(size, np.int64)
+    total = np.zeros(size, object if exact_ints else np.int64)
     some_weights = None  # per row: the weights of resources only some candidates count
     every_weight = 0  # the weights of resources every candidate counts (the usual case)
     for resource, weight in args.weights.items():
         pod_limit = pod.limits.get(resource, 0)
-        found = capacity(table, resource, default)
-        if found is None or not exact(pod_limit):
+        found = capacity(table, resource, default)  # type: ignore[arg-type]
+        if found is None or not (exact_ints or exact(pod_limit)):
             return None
         cap = found.cap[rows]
         counted = found.present[rows] & (cap > 0)
@@ -156,12 +159,12 @@ def _limit_aware(
             weighted = np.where(counted, score * weight, 0)
             counted_weight = np.where(counted, weight, 0)
             some_weights = counted_weight if some_weights is None else some_weights + counted_weight
-        if _largest(score) * abs(weight) * len(args.weights) >= SAFE:
+        if not exact_ints and _largest(score) * abs(weight) * len(args.weights) >= SAFE:
             return None
         total += weighted
     if some_weights is None:  # one weight sum for every row
         if not every_weight:
-            return np.zeros(size, np.int64)
+            return np.zeros(size, total.dtype)
         return (
             _trunc_div_positive(total, every_weight) if every_weight > 0 else _trunc_div(total, every_weight)
         )
@@ -171,7 +174,12 @@ def _limit_aware(
 
 
 def _fit_plus(
-    table: NodeTable, rows: Rows, size: int, pod: PodFacts, args: fitplus.FitPlusArgs
+    table: NodeTable | ExactTable,
+    rows: Rows,
+    size: int,
+    pod: PodFacts,
+    args: fitplus.FitPlusArgs,
+    exact_ints: bool,
 ) -> np.ndarray | None:
     terms = [
         (
@@ -186,14 +194,14 @@ def _fit_plus(
     weight_sum = sum(weight for *_, weight in terms)
     if not weight_sum:
         return np.full(size, MAX_NODE_SCORE, np.int64)
-    if sum(abs(weight) for *_, weight in terms) * MAX_NODE_SCORE >= SAFE:
+    if not exact_ints and sum(abs(weight) for *_, weight in terms) * MAX_NODE_SCORE >= SAFE:
         return None
-    total = np.zeros(size, np.int64)
+    total = np.zeros(size, object if exact_ints else np.int64)
     for resource, pod_request, most, weight in terms:
         column = table.columns.get(resource)
         if column is None:
             continue  # no node has any: allocatable 0 scores 0
-        if column.wide or not exact(pod_request):
+        if not exact_ints and (column.wide or not exact(pod_request)):
             return None
         allocatable = column.allocatable[rows]
         requested = column.requested[rows] + pod_request
@@ -217,7 +225,12 @@ def _fit_plus(
 
 
 def _scarce(
-    table: NodeTable, rows: Rows, size: int, pod: PodFacts, args: scarce.ScarceResourceArgs
+    table: NodeTable | ExactTable,
+    rows: Rows,
+    size: int,
+    pod: PodFacts,
+    args: scarce.ScarceResourceArgs,
+    exact_ints: bool,
 ) -> np.ndarray | None:
     if not any(
         resource in table.columns and scarce.is_resource_type(resource) and resource not in pod.types
@@ -229,7 +242,7 @@ def _scarce(
     for resource, column in table.columns.items():
         if not scarce.is_resource_type(resource) or resource in pod.types:
             continue
-        if column.wide:
+        if column.wide and not exact_ints:
             return None
         has = (column.allocatable[rows] > 0).astype(np.int64)
         leftover += has
@@ -263,7 +276,7 @@ class ColumnScores:
 
 
 def scorer_parts(
-    table: NodeTable,
+    table: NodeTable | ExactTable,
     rows: Rows,
     size: int,
     pod: PodFacts,
@@ -271,22 +284,24 @@ def scorer_parts(
     cluster_ratios: Mapping[str, int],
 ) -> list[np.ndarray] | None:
     """Each scorer's value for each of *rows* before the normalisation over the candidates (raw
-    LimitAware and PodState, final FitPlus and ScarceResourceAvoidance), or None for the reference
-    path. A row's values depend on that row alone: kept scores are brought up to date row by row."""
-    if sum(abs(scorer.weight) for scorer in scorers) * MAX_NODE_SCORE >= SAFE:
+    LimitAware and PodState, final FitPlus and ScarceResourceAvoidance); None when int64 cannot be
+    exact for them (then ExactTable(table) can). A row's values depend on that row alone: kept
+    scores are brought up to date row by row."""
+    exact_ints = isinstance(table, ExactTable)
+    if not exact_ints and sum(abs(scorer.weight) for scorer in scorers) * MAX_NODE_SCORE >= SAFE:
         return None
     parts = []
     for scorer in scorers:
         args = scorer.resolved_args()
         if scorer.name == limitaware.NAME:
             assert isinstance(args, limitaware.LimitAwareArgs)
-            part = _limit_aware(table, rows, size, pod, args, cluster_ratios)
+            part = _limit_aware(table, rows, size, pod, args, cluster_ratios, exact_ints)
         elif scorer.name == fitplus.NAME:
             assert isinstance(args, fitplus.FitPlusArgs)
-            part = _fit_plus(table, rows, size, pod, args)
+            part = _fit_plus(table, rows, size, pod, args, exact_ints)
         elif scorer.name == scarce.NAME:
             assert isinstance(args, scarce.ScarceResourceArgs)
-            part = _scarce(table, rows, size, pod, args)
+            part = _scarce(table, rows, size, pod, args, exact_ints)
         elif scorer.name == podstate.NAME:
             part = table.terminating[rows] - table.nominated[rows]
         else:
@@ -306,12 +321,14 @@ assert _SCORE_PER_PRIORITY * MAX_EXTENDER_PRIORITY == MAX_NODE_SCORE and MIN_NOD
 def combine(
     names: Sequence[str], scorers: Sequence[ScorerConfig], parts: list[np.ndarray]
 ) -> ColumnScores | None:
-    """score_candidates' answer from scorer_parts over every candidate, or None for the reference path."""
+    """score_candidates' answer from scorer_parts over every candidate; None when int64 cannot be
+    exact for it (parts in Python integers always can)."""
     columns = []
     weighted: np.ndarray | None = None
     weight_sum = 0
+    exact_ints = any(part.dtype == object for part in parts)
     for scorer, raw in zip(scorers, parts, strict=True):
-        scores = _min_max(raw) if scorer.name in _NORMALISED else raw
+        scores = _min_max(raw, exact_ints) if scorer.name in _NORMALISED else raw
         if scores is None:
             return None
         columns.append((scorer, raw, scores))
@@ -323,6 +340,8 @@ def combine(
     totals = np.zeros(len(names), np.int64) if weighted is None else weighted // weight_sum
     clipped = np.minimum(np.maximum(totals, MIN_NODE_SCORE), MAX_NODE_SCORE)  # ufuncs: no np.clip wrapper
     priorities = clipped // _SCORE_PER_PRIORITY  # = clipped * MAX_EXTENDER_PRIORITY // MAX_NODE_SCORE
+    if exact_ints:
+        priorities = priorities.astype(np.int64)  # 0..10 whatever the totals were
     return ColumnScores(names, columns, totals, priorities)
 
 
@@ -333,7 +352,16 @@ def score_rows(
     pod: PodFacts,
     scorers: Sequence[ScorerConfig],
     cluster_ratios: Mapping[str, int],
-) -> ColumnScores | None:
-    """score_candidates for the nodes of *rows* (all known, one per name), or None for the reference path."""
+) -> ColumnScores:
+    """score_candidates for the nodes of *rows* (all known, one per name): in int64, else (a value
+    or a product past it) in Python integers."""
     parts = scorer_parts(table, rows, len(names), pod, scorers, cluster_ratios)
-    return None if parts is None else combine(names, scorers, parts)
+    scored = None if parts is None else combine(names, scorers, parts)
+    if scored is None:
+        index = np.arange(rows.start, rows.stop) if isinstance(rows, slice) else rows
+        exact_rows = ExactTable(table, index)  # the candidates' rows alone, renumbered
+        parts = scorer_parts(exact_rows, slice(0, len(index)), len(index), pod, scorers, cluster_ratios)
+        assert parts is not None  # Python integers: nothing to refuse
+        scored = combine(names, scorers, [part.astype(object) for part in parts])
+        assert scored is not None
+    return scored

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from limitguard.core.memo import Memo, MiB
 from limitguard.core.scoring import NodeFacts
 from limitguard.core.scoring.scarce import resource_types
 from limitguard.state.records import NodeRecord
@@ -13,14 +14,18 @@ class NodeFactsReader:
 
     def __init__(self, state: ClusterState) -> None:
         self.state = state
-        self._types: dict[str, tuple[object, frozenset[str]]] = {}
+        # Policy: per node name, 65,536 nodes, 16 MiB, never cleared (an entry names the allocatable
+        # map it was made from, and a node's new map replaces it).
+        self._types: Memo[str, tuple[object, frozenset[str]]] = Memo(
+            "node-resource-types", entries=65536, max_bytes=16 * MiB
+        )
 
     def types(self, record: NodeRecord) -> frozenset[str]:
         cached = self._types.get(record.name)
         if cached is not None and cached[0] is record.allocatable:
             return cached[1]
         types = resource_types(record.allocatable)
-        self._types[record.name] = (record.allocatable, types)
+        self._types.put(record.name, (record.allocatable, types), value_bytes=64 * (len(types) + 2))
         return types
 
     def facts(self, record: NodeRecord, *, with_types: bool = True) -> NodeFacts:

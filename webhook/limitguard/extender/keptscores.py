@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from limitguard.core.memo import Cleared, KiB, MiB, RecentMemo
 from limitguard.core.scoring import PodFacts, ScorerConfig
 from limitguard.extender.columnar import ColumnScores, combine, score_rows, scorer_parts
 from limitguard.state.candidates import Candidates
@@ -38,10 +39,19 @@ class _Shape:
     parts: list[np.ndarray]  # scorer_parts over rows 0..high_water (read-only, replaced on change)
     last: tuple[Candidates, ColumnScores] | None = None  # the last answer, at this version
 
+    @property
+    def nbytes(self) -> int:
+        return sum(part.nbytes for part in self.parts)
+
 
 def _read_only(arrays: Sequence[np.ndarray]) -> None:
     for array in arrays:
         array.flags.writeable = False
+
+
+def _measured(pod: PodFacts) -> tuple[object, ...]:
+    """What stands for the shape's size in a memo (its maps as tuples: the walk does not read dicts)."""
+    return (tuple(pod.limits.items()), tuple(pod.requests.items()), pod.types)
 
 
 class KeptScores:
@@ -52,14 +62,22 @@ class KeptScores:
     def __init__(self, scorers: Sequence[ScorerConfig], cluster_ratios: Mapping[str, int]) -> None:
         self._scorers = scorers
         self._cluster_ratios = cluster_ratios
-        self._shapes: list[_Shape] = []  # newest last
-        self._seen: list[PodFacts] = []
+        # Policy: per pod shape (PodFacts, by equality), _SHAPES_KEPT shapes, 32 MiB of kept values
+        # (8 bytes a row per scorer: 480 KB at 15,000 nodes and four scorers), the least recently used dropped
+        # first; each brought up to date by the table's change log, or scored afresh.
+        self._shapes: RecentMemo[PodFacts, _Shape] = RecentMemo(
+            "kept-scores", entries=_SHAPES_KEPT, max_bytes=32 * MiB, cleared=Cleared.ON_CHANGE
+        )
+        # Policy: the last _SHAPES_SEEN shapes scored once, 256 KiB, the least recently used dropped first.
+        self._seen: RecentMemo[PodFacts, bool] = RecentMemo(
+            "scored-once", entries=_SHAPES_SEEN, max_bytes=256 * KiB
+        )
 
     def score(
         self, table: NodeTable, candidates: Candidates, names: Sequence[str], pod: PodFacts
-    ) -> ColumnScores | None:
+    ) -> ColumnScores:
         """columnar.score_rows(table, candidates.index, names, pod, ...): *names* are the known
-        candidates, in order. None for the reference path."""
+        candidates, in order."""
         shape = self._current(table, pod)
         if shape is None:  # its candidates scored alone
             return score_rows(table, candidates.index, names, pod, self._scorers, self._cluster_ratios)
@@ -67,32 +85,32 @@ class KeptScores:
             return shape.last[1]
         index = candidates.index
         scored = combine(names, self._scorers, [part[index] for part in shape.parts])
-        if scored is not None:
-            _read_only((scored.totals, scored.priorities))
-            shape.last = (candidates, scored)
+        if scored is None:  # int64 cannot be exact over these candidates: scored in Python integers
+            return score_rows(table, index, names, pod, self._scorers, self._cluster_ratios)
+        _read_only((scored.totals, scored.priorities))
+        shape.last = (candidates, scored)
         return scored
 
     def _current(self, table: NodeTable, pod: PodFacts) -> _Shape | None:
         """The kept values of *pod*'s shape, up to date; None while the shape was scored only once
         (or the table cannot be exact for every row): its candidates are then scored alone."""
-        for position, shape in enumerate(self._shapes):
-            if shape.table is table and shape.pod == pod:
-                del self._shapes[position]
-                if self._brought_up_to_date(shape):
-                    self._shapes.append(shape)
-                    return shape
-                break
-        else:
-            if pod not in self._seen:
-                self._seen = [*self._seen[-(_SHAPES_SEEN - 1) :], pod]
-                return None
+        shape = self._shapes.get(pod)
+        if shape is not None and shape.table is not table:
+            shape = None  # kept for another table (the state's was replaced): not this one's
+        if shape is not None:
+            if self._brought_up_to_date(shape):  # the same rows: its size is what was measured
+                return shape
+            self._shapes.discard(pod)
+        elif self._seen.get(pod) is None:
+            self._seen.put(pod, True, measured=_measured(pod))
+            return None
         rows = table.high_water
         parts = scorer_parts(table, slice(0, rows), rows, pod, self._scorers, self._cluster_ratios)
         if parts is None:
             return None
         _read_only(parts)
         shape = _Shape(table, pod, table.version, parts)
-        self._shapes = [*self._shapes[-(_SHAPES_KEPT - 1) :], shape]
+        self._shapes.put(pod, shape, measured=_measured(pod), value_bytes=shape.nbytes)
         return shape
 
     def _brought_up_to_date(self, shape: _Shape) -> bool:

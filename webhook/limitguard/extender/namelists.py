@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from limitguard.state.candidates import MOST_KEPT_KEY_BYTES, KeptLists, checked_names
+from limitguard.state.candidates import MOST_KEPT_KEY_BYTES, checked_names, kept_lists
 
 _KEY = b'"NodeNames":['
 _WITHOUT_NAMES = b'"NodeNames":null}'
@@ -47,7 +47,7 @@ class NameLists:
     __slots__ = ("_kept",)
 
     def __init__(self) -> None:
-        self._kept: KeptLists[list[str]] = KeptLists()
+        self._kept = kept_lists("extender-name-lists")  # the names parsed of each list
 
     def split(self, body: bytes, most_document_bytes: int) -> SentNames | None:
         """*body* read in two parts, or None when it is not in kube-scheduler's form with the names
@@ -75,7 +75,8 @@ class NameLists:
     def keep(self, array: bytes, names: list[str]) -> None:
         """Keep *names*, whose JSON array is *array*, for a call that sends them (never modified)."""
         if len(names) <= MOST_KEPT_NAMES:
-            self._kept.keep(array, names)
+            # the list of str objects: about its JSON text again, plus a pointer and header per name
+            self._kept.put(array, names, value_bytes=len(array) + 64 * len(names))
 
     def _names(self, array: bytes) -> list[str] | None:
         kept = self._kept.get(array)

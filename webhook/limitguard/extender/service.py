@@ -8,30 +8,27 @@ configured scorers (limitguard.core.scoring). Both fail open: a node or pod we c
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from limitguard.core.config import Config, Enforcement, NotReadyPolicy
-from limitguard.core.fit import fits, shortfalls, source_note
+from limitguard.core.fit import shortfalls, source_note
 from limitguard.core.limitaware import effective_ratios
 from limitguard.core.podlimits import PodSpecError, pod_amounts
-from limitguard.core.scoring import PodFacts, ScoreSheet, score_candidates
-from limitguard.core.scoring.scarce import NAME as SCARCE
+from limitguard.core.scoring import PodFacts, ScoreSheet
 from limitguard.errors import LimitguardError
-from limitguard.extender.columnar import filter_rows
+from limitguard.extender.columnar import filter_rows, score_rows
 from limitguard.extender.config import ExtenderConfig
-from limitguard.extender.facts import NodeFactsReader
 from limitguard.extender.keptscores import KeptScores
 from limitguard.extender.namelists import NameLists
 from limitguard.extender.protocol import ExtenderArgs, PriorityTemplate
 from limitguard.state.candidates import Candidates
-from limitguard.state.records import NodeRecord, controller_of, is_mirror_pod, node_record
+from limitguard.state.records import controller_of, is_mirror_pod, node_record
 from limitguard.state.store import ClusterState
+from limitguard.state.table import NodeTable
 
 log = logging.getLogger(__name__)
 
@@ -90,24 +87,6 @@ class PrioritizeOutcome:
         return self.sheet_of() if self.sheet_of is not None else None
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic GC around one scoring pass.
-
-    A pass allocates ~10 small objects per candidate (50,000 for 5,000 nodes) and no cycles; with
-    150,000 pod records alive, the collections those allocations trigger would cost more than the
-    scoring itself. Reference counting still frees everything as usual.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def failure_reason(resources: list[str], ratio_source: str, sources: Mapping[str, str] | None = None) -> str:
     """The FailedNodes message: it names no node, so kube-scheduler's event aggregates it per ratio
     source ("0/5 nodes are available: 3 limit-to-allocatable ratio exceeded (cpu; pool gpu), ...").
@@ -128,9 +107,6 @@ class Extender:
         self.state = state
         self.config = config
         self.extender_config = extender_config
-        self.facts = NodeFactsReader(state)
-        self._needs_types = any(scorer.name == SCARCE for scorer in extender_config.scorers)
-        self.columnar = True  # on the node table; False: the reference per-node path (tests)
         self.name_lists = NameLists()  # the candidate lists sent lately, for decoding the next calls
         self._kept_scores = KeptScores(extender_config.scorers, config.limit_aware.default_ratios)
         # The last candidates prioritized, and their answer template once they came a second time.
@@ -147,8 +123,36 @@ class Extender:
             self._template = (candidates, PriorityTemplate(candidates.host_json()))
         return self._template[1]
 
-    def _prioritize_on_table(self, args: ExtenderArgs, pod: PodFacts) -> PrioritizeOutcome | None:
-        table = self.state.node_table()
+    def _request_table(self, args: ExtenderArgs) -> NodeTable:
+        """The node table for a request carrying Node objects (nodeCacheCapable: false): the
+        state's while every Node sent is what the cache holds (the usual case), else one of the
+        request's own, whose rows are the scheduler's Nodes (labels, allocatable, ratio map: the
+        pool its labels choose) with the state's sums."""
+        assert args.nodes is not None
+        table = self.state.node_table()  # expired ledger entries dropped, sums synced
+        pool_of = self.state.pool_of  # the scheduler's labels pick the pool
+        records = []
+        as_cached = True
+        for name in dict.fromkeys(args.node_names):
+            sent = args.nodes.get(name)
+            cached = self.state.node(name)
+            record = node_record(sent, pool_of) if sent is not None else cached
+            if record is not None and record.name == name:
+                records.append(record)
+                as_cached = as_cached and record == cached
+            elif record is not None:
+                as_cached = False  # a Node sent under another name: its own row, not the cache's
+        if as_cached:
+            return table
+        own = NodeTable()
+        for record in records:
+            own.upsert_node(record)
+        own.sync(self.state.sum_sources)
+        return own
+
+    def scored(self, args: ExtenderArgs, pod: PodFacts) -> PrioritizeOutcome:
+        """The candidates' scores, on the node table (kept per pod shape for the state's)."""
+        table = self.state.node_table() if args.nodes is None else self._request_table(args)
         candidates = table.candidates(args.node_names, args.names_key)
         names = args.node_names
         known_names = (
@@ -156,15 +160,25 @@ class Extender:
             if not candidates.unknown
             else [name for name, k in zip(names, candidates.known.tolist(), strict=True) if k]
         )
-        scored = self._kept_scores.score(table, candidates, known_names, pod)
-        if scored is None:
-            return None
+        on_state = args.nodes is None or table is self.state.table
+        if on_state:
+            scored = self._kept_scores.score(table, candidates, known_names, pod)
+        else:  # a table of this request's own: nothing to keep
+            scored = score_rows(
+                table,
+                candidates.index,
+                known_names,
+                pod,
+                self.extender_config.scorers,
+                self.config.limit_aware.default_ratios,
+            )
         # A name listed twice has one row, so one score: the positions can be filled directly.
         host_json = template = None
         if not candidates.unknown:
             priorities = scored.priorities
             host_json = candidates.host_json()
-            template = self._template_of(candidates)
+            if on_state:
+                template = self._template_of(candidates)
         else:
             priorities = np.zeros(len(names), np.int64)
             priorities[candidates.known] = scored.priorities
@@ -177,19 +191,6 @@ class Extender:
             score_array=priorities,
             template=template,
         )
-
-    def _candidates(self, args: ExtenderArgs) -> list[tuple[str, NodeRecord | None]]:
-        """Each candidate with its record: the scheduler's own Node object when sent, else ours."""
-        if args.nodes is not None:
-            pool_of = self.state.pool_of  # the scheduler's labels pick the pool
-            return [
-                (
-                    name,
-                    node_record(args.nodes[name], pool_of) if name in args.nodes else self.state.node(name),
-                )
-                for name in args.node_names
-            ]
-        return [(name, self.state.node(name)) for name in args.node_names]
 
     def _pass_all(self, args: ExtenderArgs, reason: str) -> FilterOutcome:
         return FilterOutcome(list(args.node_names), {}, reason)
@@ -225,49 +226,65 @@ class Extender:
         def reason(resources: list[str], ratio_source: str) -> str:
             return failure_reason(resources, ratio_source, sources)
 
-        # The node table knows no room held for nominated pods: it answers only while none is held.
-        columnar = self.columnar and args.nodes is None and not self.state.has_nominated_pods()
-        if columnar and not log.isEnabledFor(logging.DEBUG):
-            table = self.state.node_table()
-            candidates = table.candidates(args.node_names, args.names_key)
-            found = filter_rows(
-                table, args.node_names, candidates, limits, limit_aware.default_ratios, reason
-            )
-            if found is not None:
-                passed, failed, unknown, passed_key = found
-                if passed_key is not None:  # kube-scheduler sends exactly these to prioritize next
-                    self.name_lists.keep(passed_key, passed)
-                return FilterOutcome(passed, failed, "checked", unknown)
-        priority = args.pod_spec.get("priority")
-        priority = priority if type(priority) is int else 0
-        pod_key = args.describe_pod()
-        passed: list[str] = []
-        failed: dict[str, str] = {}
-        unknown = 0
-        for name, record in self._candidates(args):
-            if record is None:
-                unknown += 1
-                passed.append(name)
-                continue
-            ratios = effective_ratios(record, limit_aware)
-            allocated = self.state.allocated(name)
-            held = self.state.nominated_room(name, priority, pod_key)  # as admission does
-            if held:
-                allocated = {r: allocated.get(r, 0) + held.get(r, 0) for r in {*allocated, *held}}
-            if fits(used, record.allocatable, allocated, ratios):
-                passed.append(name)
-                continue
-            ratio_source = record.ratio_source.describe()
-            found = shortfalls(limits, record.allocatable, allocated, ratios, sources, ratio_source)
-            failed[name] = reason([shortfall.resource for shortfall in found], ratio_source)
-            if log.isEnabledFor(logging.DEBUG):
-                log.debug(
-                    "extender filter: %s does not fit %s: %s",
-                    args.describe_pod(),
-                    name,
-                    "; ".join(shortfall.describe() for shortfall in found),
-                )
+        return self.checked(args, limits, sources, reason)
+
+    def checked(
+        self,
+        args: ExtenderArgs,
+        limits: Mapping[str, int],
+        sources: Mapping[str, str],
+        reason: Callable[[list[str], str], str],
+    ) -> FilterOutcome:
+        """The candidates that take the pod's *limits*, on the node table; *reason* names a failure."""
+        limit_aware = self.config.limit_aware
+        table = self.state.node_table() if args.nodes is None else self._request_table(args)
+        candidates = table.candidates(args.node_names, args.names_key)
+        # As admission does (addNominatedPods): room held for nominated pods of equal or higher priority.
+        held = None
+        if self.state.has_nominated_pods():
+            priority = args.pod_spec.get("priority")
+            held = self.state.nominated_holds(priority if type(priority) is int else 0, args.describe_pod())
+        passed, failed, unknown, passed_key = filter_rows(
+            table, args.node_names, candidates, limits, limit_aware.default_ratios, reason, held
+        )
+        if passed_key is not None and args.nodes is None:  # kube-scheduler sends these to prioritize next
+            self.name_lists.keep(passed_key, passed)
+        if failed and log.isEnabledFor(logging.DEBUG):
+            self._log_shortfalls(args, table, failed, limits, sources, held or {})
         return FilterOutcome(passed, failed, "checked", unknown)
+
+    def _log_shortfalls(
+        self,
+        args: ExtenderArgs,
+        table: NodeTable,
+        failed: Mapping[str, str],
+        limits: Mapping[str, int],
+        sources: Mapping[str, str],
+        held: Mapping[str, Mapping[str, int]],
+    ) -> None:
+        """Each failed node's shortfalls, at debug level (worked out only then)."""
+        ratios_of = self.config.limit_aware
+        for name in failed:
+            record = table.records[table.rows[name]]
+            if record is None:
+                continue
+            allocated = dict(self.state.allocated(name))
+            for resource, amount in held.get(name, {}).items():
+                allocated[resource] = allocated.get(resource, 0) + amount
+            found = shortfalls(
+                limits,
+                record.allocatable,
+                allocated,
+                effective_ratios(record, ratios_of),
+                sources,
+                record.ratio_source.describe(),
+            )
+            log.debug(
+                "extender filter: %s does not fit %s: %s",
+                args.describe_pod(),
+                name,
+                "; ".join(shortfall.describe() for shortfall in found),
+            )
 
     def prioritize(self, args: ExtenderArgs) -> PrioritizeOutcome:
         """0..10 per candidate: the weighted scorers; unknown nodes score 0 and do not normalise."""
@@ -281,25 +298,4 @@ class Extender:
         except PodSpecError as error:
             log.warning("extender prioritize: pod %s unreadable, scoring 0: %s", args.describe_pod(), error)
             return _scored_zero(args, "unreadable-pod")
-        if self.columnar and args.nodes is None:
-            outcome = self._prioritize_on_table(args, pod)
-            if outcome is not None:
-                return outcome
-        known = []
-        unknown = 0
-        with _collector_paused():
-            for _name, record in self._candidates(args):
-                if record is None:
-                    unknown += 1
-                    continue
-                known.append(self.facts.facts(record, with_types=self._needs_types))
-            sheet = score_candidates(
-                pod, known, self.extender_config.scorers, self.config.limit_aware.default_ratios
-            )
-        scores: Mapping[str, int] = dict(zip(sheet.nodes, sheet.priorities, strict=True))
-        return PrioritizeOutcome(
-            list(args.node_names),
-            [scores.get(name, 0) for name in args.node_names],
-            unknown,
-            sheet_of=lambda: sheet,
-        )
+        return self.scored(args, pod)

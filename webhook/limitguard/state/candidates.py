@@ -9,10 +9,12 @@ keeps the last resolutions until a node comes or goes (NodeTable.candidates).
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from typing import Any
 
 import numpy as np
 import orjson
+
+from limitguard.core.memo import Cleared, RecentMemo
 
 # A list whose key is this long or longer is not kept: no cluster's node names come near it (15,000
 # names of 63 characters are ~1 MB), and a caller cannot make the kept keys hold much memory.
@@ -35,33 +37,23 @@ def checked_names(names: list[object]) -> bool:
     return True
 
 
-Value = TypeVar("Value")
-_LISTS_KEPT = 4  # a filter's list and its passed names, for a scheduler profile or two
+LISTS_KEPT = 4  # a filter's list and its passed names, for a scheduler profile or two
+# What the kept lists may hold in all: keys (under MOST_KEPT_KEY_BYTES each) and what is kept of them.
+KEPT_LISTS_BYTES = 16 << 20
 
 
-class KeptLists(Generic[Value]):
-    """What was made of the candidate lists sent lately, by each list's JSON array (names_key, or
-    the bytes as sent), newest last: a list sent again is found with a length check and a memcmp."""
-
-    __slots__ = ("_kept",)
-
-    def __init__(self) -> None:
-        self._kept: list[tuple[bytes | memoryview, Value]] = []
-
-    def get(self, key: bytes | memoryview) -> Value | None:
-        for kept_key, value in self._kept:
-            if kept_key == key:
-                return value
-        return None
-
-    def keep(self, key: bytes | memoryview, value: Value) -> None:
-        """Keep *value* under *key*, dropping the oldest; a key of MOST_KEPT_KEY_BYTES or more is not kept."""
-        if len(key) < MOST_KEPT_KEY_BYTES:
-            kept = [(k, v) for k, v in self._kept if k != key]
-            self._kept = [*kept[-(_LISTS_KEPT - 1) :], (key, value)]
-
-    def clear(self) -> None:
-        self._kept = []
+def kept_lists(name: str, cleared: Cleared = Cleared.NEVER) -> RecentMemo[bytes | memoryview, Any]:
+    """A memo of what was made of the candidate lists sent lately, by each list's JSON array
+    (names_key, or the bytes as sent), newest last: a list sent again is found with a length check
+    and a memcmp. Policy: LISTS_KEPT lists, KEPT_LISTS_BYTES, keys under MOST_KEPT_KEY_BYTES,
+    the least recently used dropped first; the node table clears its own when a node comes or goes."""
+    return RecentMemo(
+        name,
+        entries=LISTS_KEPT,
+        max_bytes=KEPT_LISTS_BYTES,
+        max_key_bytes=MOST_KEPT_KEY_BYTES - 1,
+        cleared=cleared,
+    )
 
 
 def _as_slice(rows: np.ndarray) -> np.ndarray | slice:
@@ -90,6 +82,11 @@ class Candidates:
         self.index: np.ndarray | slice = _as_slice(known_rows)
         self._json_names = json_names
         self._host_json: list[bytes] | None = None
+
+    @property
+    def nbytes(self) -> int:
+        """What its arrays hold, roughly (a memo's byte budget counts it)."""
+        return self.rows.nbytes * 2 + self.known.nbytes + 64 * len(self._host_json or ())
 
     def subset(self, mask: np.ndarray) -> Candidates:
         """The candidates where *mask* is True, in order, without looking a name up again."""

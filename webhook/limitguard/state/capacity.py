@@ -9,17 +9,24 @@ changes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from limitguard.state.columns import Column
-    from limitguard.state.table import NodeTable
+from limitguard.state.columns import Column
 
 SAFE_PRODUCT = 2**62  # allocatable x percent below this cannot overflow int64
 UNCHECKED_ROOM = np.iinfo(np.int64).max  # `room` of a node that does not check the resource
 NO_ROOM = -1  # `room` of a row without a node: no limit fits it (limits are > 0)
+
+
+class NodeRows(Protocol):
+    """What a capacity reads of the node table besides the resource's column: which rows hold a
+    node, and which nodes have a ratio map of their own (the NodeTable is one). A protocol, so this
+    module needs nothing from the table's."""
+
+    alive: np.ndarray
+    has_override: np.ndarray
 
 
 class Capacity:
@@ -47,6 +54,11 @@ class Capacity:
         self._largest: int | None = None  # max(room), and how many rows have it; None: not known
         self._at_largest = 0
 
+    @property
+    def nbytes(self) -> int:
+        """What its arrays hold (a memo's byte budget counts it)."""
+        return self.present.nbytes + self.cap.nbytes + self.free.nbytes + self.room.nbytes
+
     def largest_room(self) -> int:
         """The most room any row has. A limit above it fits no node, eligible or not: a pod that
         fits nowhere (a full cluster, the case this check exists for) costs one comparison instead
@@ -72,8 +84,11 @@ class Capacity:
         self.room[row] = room
 
     @classmethod
-    def build(cls, table: NodeTable, column: Column, resource: str, default: int | None) -> Capacity | None:
-        """Whole arrays at once; None when int64 cannot hold the products exactly."""
+    def build(
+        cls, table: NodeRows, column: Column, resource: str, default: int | None, *, exact: bool = False
+    ) -> Capacity | None:
+        """Whole arrays at once; None when int64 cannot hold the products exactly (*exact*: the
+        column holds Python integers, state.exact, and any product is exact)."""
         overridden = table.has_override
         own = column.override_pct >= 0
         if default is None:
@@ -81,7 +96,7 @@ class Capacity:
             cap = np.where(overridden, column.override_cap, 0)
         else:
             largest = int(np.abs(column.allocatable).max()) if len(column.allocatable) else 0
-            if default < 0 or largest * default >= SAFE_PRODUCT:
+            if not exact and (default < 0 or largest * default >= SAFE_PRODUCT):
                 return None
             present = ~overridden | own
             cap = np.where(overridden, column.override_cap, column.allocatable * default // 100)
@@ -89,7 +104,7 @@ class Capacity:
         cap = np.where(table.alive, cap, 0)
         return cls(resource, default, present, cap, cap - column.committed - column.held, table.alive)
 
-    def update_row(self, table: NodeTable, column: Column, row: int) -> None:
+    def update_row(self, table: NodeRows, column: Column, row: int) -> None:
         """Recompute one row from the table's current values (a node or its sums changed)."""
         if not table.alive[row]:
             self.present[row] = False

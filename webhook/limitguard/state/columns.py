@@ -2,13 +2,14 @@
 
 Exactness: every value is an exact integer. int64 holds any value up to BOUND (2**53, 8 PiB in
 bytes) with room for the arithmetic done on it (sums of three, times 100); a column that ever
-holds a larger magnitude is marked `wide` and queries touching it use the reference path.
+holds a larger magnitude is marked `wide` and queries touching it use the exact path (state.exact:
+the same column in Python integers, built from the records and the state's sums).
 
 Boundedness: a column costs 7 int64 arrays over every row (57 KB at 1,000 nodes, 0.9 MB at 15,000),
 and resource names come from input (node allocatable, ratio annotations, pod limits). The table
 mirrors at most MAX_COLUMNS resources; any further name gets UNMIRRORED, a column without arrays
-that is always `wide`, so every query touching it takes the reference path (the state's exact dict
-sums): still exact, only not vectorised, and no memory over the rows.
+that is always `wide`, so every query touching it takes the exact path (state.exact, built from the
+state's exact dict sums for that query only): still exact, only slower, and no memory kept over the rows.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def new_column(columns: dict[str, Column], resource: str, size: int) -> Column:
         return column
     if mirrored == len(columns):  # the first name past the cap: said once
         log.warning(
-            "node table: %d resources have columns; %s and any further resource use the reference path",
+            "node table: %d resources have columns; %s and any further resource use the exact path",
             MAX_COLUMNS,
             clip(repr(resource)),
         )

@@ -1,28 +1,30 @@
 """Vector scans over the node table: eligibility masks, limit capacity, the unbound-pod check.
 
-Each function answers exactly what its reference in limitguard.core answers (check_unbound, fits,
-node_overages), or None when the table cannot be exact for this question (a `wide` column, a
-ratio too large for int64): the caller then takes the reference path.
+Each function answers exactly what the reference oracle (limitguard.testing.reference) answers
+node by node. Where int64 cannot be exact (a `wide` column, a resource past MAX_COLUMNS, a limit
+or a ratio product past int64) the same scan runs over that resource's column in Python integers
+(state.exact): callers never choose a path.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from limitguard.core.config import LimitAwareConfig, UnboundPolicy
 from limitguard.core.eligibility import UNSCHEDULABLE_TAINT, Placement, Requirement
 from limitguard.core.limitaware import NodeLike, effective_ratios, no_room
-from limitguard.core.memokeys import small_key
+from limitguard.core.memo import Cleared, Memo, MiB
 from limitguard.core.response import MAX_MESSAGE_LENGTH, Response, allowed, retold
 from limitguard.state.capacity import Capacity
 from limitguard.state.columns import exact
+from limitguard.state.exact import ExactTable, exact_capacity, exact_fit_mask
 from limitguard.state.store import ClusterState
 from limitguard.state.table import NodeTable
 
-LAYOUT_MEMO_LIMIT = 256  # distinct placements remembered between node changes
 VERDICTS_KEPT = 256  # distinct pod shapes whose unbound verdict is remembered, per node-table version
 
 
@@ -102,10 +104,8 @@ def eligible_rows(table: NodeTable, placement: Placement) -> Eligible:
             order = table.name_rank() if placement.selector else table.seq
             example = int(rows[np.argmin(order[rows])])
         found = Eligible(mask, len(rows), example, len(rows) == len(table.rows))
-        if small_key(key):  # a selector as large as the body: worked out each time, never kept
-            if len(table.layout_memo) >= LAYOUT_MEMO_LIMIT:
-                table.layout_memo.clear()
-            table.layout_memo[key] = found
+        # a selector as large as the body is worked out each time, never kept
+        table.layout_memo.put(key, found, value_bytes=mask.nbytes)
     return found
 
 
@@ -119,18 +119,34 @@ def capacity(table: NodeTable, resource: str, default_ratios: Mapping[str, int])
     return table.capacity(resource, default)
 
 
+def exact_or_wide_capacity(
+    table: NodeTable, resource: str, amount: int, default_ratios: Mapping[str, int]
+) -> Capacity:
+    """The capacity a limit of *amount* is compared with: the int64 one, else (a value past int64
+    on either side) the same in Python integers."""
+    found = capacity(table, resource, default_ratios) if exact(amount) else None
+    return found if found is not None else exact_capacity(table, resource, default_ratios.get(resource))
+
+
 def fit_failures(
-    table: NodeTable, used: list[tuple[str, int]], default_ratios: Mapping[str, int]
-) -> list[np.ndarray] | None:
-    """Per used resource, the rows its limit does not fit (fits() per resource), over all rows."""
+    table: NodeTable,
+    used: list[tuple[str, int]],
+    default_ratios: Mapping[str, int],
+    held_elsewhere: Mapping[str, Mapping[str, int]] | None = None,
+) -> list[np.ndarray]:
+    """Per used resource, the rows its limit does not fit (fits() per resource), over all rows.
+    *held_elsewhere*: per node, limits it keeps for others beyond its sums (nominated pods' room),
+    a handful of nodes, each judged again with them."""
     failures = []
     for resource, amount in used:
-        if not exact(amount):
-            return None
-        found = capacity(table, resource, default_ratios)
-        if found is None:
-            return None
-        failures.append(found.present & (amount > found.free))
+        found = exact_or_wide_capacity(table, resource, amount, default_ratios)
+        failed = found.present & (amount > found.free)
+        for node, held in (held_elsewhere or {}).items():
+            row = table.rows.get(node)
+            extra = held.get(resource, 0)
+            if row is not None and extra:
+                failed[row] = bool(found.present[row]) and amount > int(found.free[row]) - extra
+        failures.append(failed)
     return failures
 
 
@@ -146,8 +162,9 @@ def unbound_verdict(
     exempt: bool = False,
     exempt_reason: str = "",
     sources: Mapping[str, str] | None = None,
-) -> Response | None:
-    """check_unbound over the table: the same Response, or None for the reference path."""
+) -> Response:
+    """An unbound pod: is there any eligible node with room for its limits? The oracle's
+    check_unbound, over the table."""
     if not pod_limits or config.unbound_pods is UnboundPolicy.IGNORE:
         return allowed("fits")
     eligible = eligible_rows(table, placement)
@@ -161,12 +178,14 @@ def unbound_verdict(
         if amount <= 0:
             continue
         found = capacity(table, resource, config.default_ratios) if exact(amount) else None
-        if found is None:
-            return None
-        if amount > found.largest_room():
+        if found is None:  # past int64 on either side: the same test in Python integers
+            found = exact_capacity(table, resource, config.default_ratios.get(resource))
+            fitting = exact_fit_mask(found, amount, table.alive[:rows])
+        elif amount > found.largest_room():
             fits = False  # no node has that much room, eligible or not: nothing to scan
             break
-        fitting = found.room[:rows] >= amount
+        else:
+            fitting = found.room[:rows] >= amount
         taken = fitting if taken is None else taken & fitting  # new arrays: the memo stays as it is
         fits = any_set(taken)
     if fits:
@@ -210,11 +229,14 @@ class UnboundVerdicts:
     node table stands for everything else the verdict reads (sums, bindings held, nodes).
     """
 
-    __slots__ = ("_kept", "_version")
+    __slots__ = ("_kept",)
 
     def __init__(self) -> None:
-        self._version = -1
-        self._kept: dict[tuple[object, ...], _Kept] = {}
+        # Policy: per pod shape, VERDICTS_KEPT verdicts, 2 MiB with their messages, cleared when the
+        # node table's version changes.
+        self._kept: Memo[tuple[object, ...], _Kept] = Memo(
+            "unbound-verdicts", entries=VERDICTS_KEPT, max_bytes=2 * MiB, cleared=Cleared.ON_VERSION
+        )
 
     def verdict(
         self,
@@ -228,11 +250,10 @@ class UnboundVerdicts:
         *,
         exempt_reason: str | None = None,
         sources: Mapping[str, str] | None = None,
-    ) -> Response | None:
+    ) -> Response:
         """unbound_verdict's answer (*exempt_reason*: the pod's exemption, None: not exempt)."""
-        if table.version != self._version:
-            self._kept.clear()
-            self._version = table.version
+        if self._kept.version != table.version:
+            self._kept.at_version(table.version)
         key = (placement.key, id(pod_limits), id(sources), id(config), exempt_reason)
         kept = self._kept.get(key)
         if kept is not None:
@@ -249,31 +270,29 @@ class UnboundVerdicts:
             exempt_reason=exempt_reason or "",
             sources=sources,
         )
-        if verdict is None:
-            return None
         message = verdict.message
         # Kept unless clipped (another name would be clipped elsewhere), naming the pod otherwise
         # than first, or too large to keep.
         if len(message) >= MAX_MESSAGE_LENGTH or (message and not message.startswith(subject)):
             return verdict
         shape = (placement.key, tuple(pod_limits.items()), tuple(sources.items()) if sources else ())
-        if small_key(shape):
-            if len(self._kept) >= VERDICTS_KEPT:
-                self._kept.clear()
-            told = message[len(subject) :] if message else None
-            self._kept[key] = _Kept(pod_limits, sources, config, verdict, told)
+        told = message[len(subject) :] if message else None
+        kept = _Kept(pod_limits, sources, config, verdict, told)
+        self._kept.put(key, kept, measured=shape, value_bytes=2 * len(message))
         return verdict
 
 
-def over_ratio_names(table: NodeTable, default_ratios: Mapping[str, int]) -> list[str] | None:
+def over_ratio_names(table: NodeTable, default_ratios: Mapping[str, int]) -> list[str]:
     """Nodes whose committed limits exceed their limit capacity for some resource (audit's
-    node_overages is non-empty), found with one comparison per column; None: use the reference."""
+    node_overages is non-empty), found with one comparison per column."""
     over = np.zeros(table.size, bool)
     for resource in set(table.columns) | set(default_ratios):
+        column: Any = table.columns.get(resource)
         found = capacity(table, resource, default_ratios)
-        if found is None:
-            return None
-        column = table.columns.get(resource)
+        if found is None:  # past int64: the same comparison in Python integers
+            exact_rows = ExactTable(table)
+            column = exact_rows.columns[resource]
+            found = exact_rows.capacity(resource, default_ratios.get(resource))
         if column is not None:
             over |= found.present & (column.committed > found.cap)
     return [table.names[row] for row in np.flatnonzero(over & table.alive).tolist()]
@@ -286,8 +305,6 @@ def screened_nodes(state: ClusterState, config: LimitAwareConfig) -> tuple[list[
     are only counted (a node without any ratio is reported as not checked, never as within it).
     """
     over = over_ratio_names(state.node_table(), config.default_ratios)
-    if over is None:
-        return list(state.nodes()), 0, 0
     listed = set(over)
     without_ratio = sum(
         1 for node in state.nodes() if node.traits.name not in listed and not effective_ratios(node, config)

@@ -204,6 +204,21 @@ class ClusterState:
                     room[resource] = room.get(resource, 0) + amount
         return room
 
+    def nominated_holds(self, priority: int, pod_key: str) -> dict[str, Mapping[str, int]]:
+        """nominated_room of every node that holds any for a pod of *priority* (a handful of nodes:
+        those with preemptors waiting), by node."""
+        holds = {}
+        for node in self._nominated:
+            room = self.nominated_room(node, priority, pod_key)
+            if room:
+                holds[node] = room
+        return holds
+
+    @property
+    def sum_sources(self) -> SumSources:
+        """The live per-node sums the node table copies (read, never written, by a request's own table)."""
+        return self._sum_sources
+
     def upsert_pod(self, obj: Mapping[str, Any]) -> PodRecord:
         record = pod_record(obj, self.pod_rules)
         previous = self._pods.get(record.key)

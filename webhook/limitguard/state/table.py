@@ -1,6 +1,6 @@
 """A columnar mirror of the per-node sums: numpy int64 arrays, one row per node, one column per resource.
 
-The dict sums of ClusterState stay the source of truth (and the reference path); this table mirrors
+The dict sums of ClusterState stay the source of truth (and feed the exact path); this table mirrors
 them so that a scan over every node (an unbound pod with no room, the extender's 5,000 candidates)
 is a handful of vector operations instead of a Python loop. It is never rebuilt per request:
 node events write their row at once, pod and ledger events only mark their node dirty, and the
@@ -20,8 +20,9 @@ import orjson
 
 from limitguard.core.eligibility import Taint
 from limitguard.core.hints import HOSTNAME_LABEL
+from limitguard.core.memo import Cleared, Memo, MiB
 from limitguard.core.pools import DEFAULT, RatioSource
-from limitguard.state.candidates import Candidates, KeptLists, names_key
+from limitguard.state.candidates import Candidates, kept_lists, names_key
 from limitguard.state.capacity import SAFE_PRODUCT, Capacity
 from limitguard.state.changelog import ChangeLog
 from limitguard.state.columns import (
@@ -35,12 +36,12 @@ from limitguard.state.columns import (
     write_rows,
 )
 from limitguard.state.hostnames import HostnameCodes
+from limitguard.state.labelrows import LabelRows
 
 if TYPE_CHECKING:
     from limitguard.state.records import NodeRecord
 
-_MASK_CACHE_MIN_ROWS = 64  # label pairs this common get their boolean mask cached
-_MASK_CACHE_SIZE = 256
+LAYOUT_MEMO_ENTRIES = 256  # distinct placements remembered between node changes
 _SUM_FIELDS = ("committed", "held", "scoring", "requested")
 _COUNT_FIELDS = ("terminating", "nominated")
 
@@ -49,6 +50,10 @@ class NodeTable:
     def __init__(self) -> None:
         self.rows: dict[str, int] = {}
         self.names: list[str | None] = []
+        # each row's node record, and the sums last synced from: what the exact path (state.exact)
+        # reads where a column cannot be exact in int64
+        self.records: list[NodeRecord | None] = []
+        self.sources: SumSources | None = None
         # each row's name as JSON string content (orjson, without the quotes), for answers naming hosts
         self.json_names = np.empty(0, object)
         self._free: list[int] = []
@@ -72,20 +77,28 @@ class NodeTable:
         self._dirty: set[str] = set()  # nodes whose every sum may have changed (pod events, new rows)
         self._held_dirty: set[str] = set()  # nodes whose ledger total alone changed (bindings)
         # label key -> value -> rows; the eligibility masks are built from it
-        self._labels: dict[str, dict[str, set[int]]] = {}
-        self._mask_cache: dict[tuple[str, str | None], np.ndarray] = {}
-        self._row_labels: dict[int, Mapping[str, str]] = {}
+        self._labels = LabelRows()
         self.hostnames = HostnameCodes()  # each row's kubernetes.io/hostname value (placement hints)
         # distinct taint sets: id 0 is "no taints"
         self._taint_ids: dict[tuple[Taint, ...], int] = {(): 0}
         self.taint_sets: list[tuple[Taint, ...]] = [()]
         self._taint_refs: list[int] = [0]
         self._name_rank: np.ndarray | None = None
-        self._candidates: KeptLists[Candidates] = KeptLists()  # the last lists resolved
-        self._capacities: dict[tuple[str, int | None], Capacity] = {}
+        self._candidates = kept_lists(
+            "candidate-rows"
+        )  # the last lists resolved, cleared as nodes come or go
+        # Policy: per (resource, cluster default percent), 64 capacities, 32 MiB of rows (a capacity
+        # is 25 bytes a row; the keys come from columns and configuration, not from requests),
+        # kept current row by row, all forgotten when the table grows.
+        self._capacities: Memo[tuple[str, int | None], Capacity] = Memo(
+            "capacities", entries=64, max_bytes=32 * MiB, cleared=Cleared.ON_CHANGE
+        )
         # Answers that depend only on which nodes exist and their labels, taints and order (e.g. a
-        # placement's eligible rows): kept until a node is added, changed or removed.
-        self.layout_memo: dict[Hashable, Any] = {}
+        # placement's eligible rows). Policy: per placement, LAYOUT_MEMO_ENTRIES answers, 16 MiB with
+        # their masks, cleared when a node is added, changed or removed.
+        self.layout_memo: Memo[Hashable, Any] = Memo(
+            "placement-layouts", entries=LAYOUT_MEMO_ENTRIES, max_bytes=16 * MiB, cleared=Cleared.ON_CHANGE
+        )
         # Changes whenever any row's node or sums may have changed: answers computed from the table
         # may be remembered under it (a burst of pods created between two bindings shares them).
         self.version = 0
@@ -112,10 +125,11 @@ class NodeTable:
         for column in self.columns.values():
             column.grow(size)
         self.names.extend([None] * (size - self._size))
+        self.records.extend([None] * (size - self._size))
         self.json_names = widen(self.json_names, None)
         self._free.extend(range(size - 1, self._size - 1, -1))
         self._size = size
-        self._mask_cache.clear()
+        self._labels.grow(size)
         self._capacities.clear()
         self.layout_memo.clear()
         self._changed(None)
@@ -168,6 +182,7 @@ class NodeTable:
             self._nodes_changed()
         else:
             self._unindex(row)
+        self.records[row] = record
         self.seq[row] = self._next_seq
         self._next_seq += 1
         traits = record.traits
@@ -179,7 +194,7 @@ class NodeTable:
         for resource in set(record.allocatable) | set(override or ()) | set(self.columns):
             column = self.column(resource)
             if not column.mirrored:
-                continue  # judged by the reference path (state.columns.MAX_COLUMNS)
+                continue  # judged by the exact path (state.columns.MAX_COLUMNS, state.exact)
             allocatable = record.allocatable.get(resource, 0)
             percent = override.get(resource) if override is not None else None
             capacity = allocatable * percent // 100 if percent is not None else 0
@@ -203,6 +218,7 @@ class NodeTable:
         self._unindex(row)
         self.alive[row] = False
         self.names[row] = None
+        self.records[row] = None
         self.json_names[row] = None
         self.unschedulable[row] = self.has_override[row] = False
         self.ratio_source[row] = 0
@@ -241,9 +257,7 @@ class NodeTable:
             found = Capacity.build(self, column, resource, default)
             if found is None:
                 return None
-            if len(self._capacities) >= 64:  # ratio maps come from configuration: a handful
-                self._capacities.clear()
-            self._capacities[key] = found
+            self._capacities.put(key, found, value_bytes=found.nbytes)
         return found
 
     def _refresh_capacities(self, row: int) -> None:
@@ -253,17 +267,14 @@ class NodeTable:
             if column.wide or (
                 capacity.default is not None and abs(allocatable) * capacity.default >= SAFE_PRODUCT
             ):
-                del self._capacities[key]
+                self._capacities.discard(key)
                 continue
             capacity.update_row(self, column, row)
 
     # -- label and taint indexes ----------------------------------------------------------------
     def _index(self, row: int, labels: Mapping[str, str], taints: tuple[Taint, ...]) -> None:
-        self._row_labels[row] = labels
+        self._labels.index(row, labels)
         self.hostnames.set(row, labels.get(HOSTNAME_LABEL))
-        for key, value in labels.items():
-            self._labels.setdefault(key, {}).setdefault(value, set()).add(row)
-            self._forget_masks(key, value)
         taint_id = self._taint_ids.get(taints)
         if taint_id is None:
             taint_id = self._taint_ids[taints] = len(self.taint_sets)
@@ -274,49 +285,20 @@ class NodeTable:
 
     def _unindex(self, row: int) -> None:
         self.hostnames.set(row, None)
-        for key, value in self._row_labels.pop(row, {}).items():
-            values = self._labels[key]
-            values[value].discard(row)
-            if not values[value]:
-                del values[value]
-                if not values:
-                    del self._labels[key]
-            self._forget_masks(key, value)
+        self._labels.unindex(row)
         self._taint_refs[int(self.taint_set[row])] -= 1
         self.taint_set[row] = 0
 
-    def _forget_masks(self, key: str, value: str) -> None:
-        self._mask_cache.pop((key, value), None)
-        self._mask_cache.pop((key, None), None)
-
-    def _rows_mask(self, groups: Iterable[set[int]]) -> np.ndarray:
-        mask = np.zeros(self._size, bool)
-        for rows in groups:
-            if rows:
-                mask[np.fromiter(rows, np.intp, len(rows))] = True
-        return mask
-
     def label_mask(self, key: str, value: str | None) -> np.ndarray:
         """Rows whose label *key* is *value* (None: rows that have the key at all)."""
-        cached = self._mask_cache.get((key, value))
-        if cached is not None:
-            return cached
-        values = self._labels.get(key, {})
-        groups = list(values.values()) if value is None else [values.get(value, set())]
-        mask = self._rows_mask(groups)
-        if sum(len(rows) for rows in groups) >= _MASK_CACHE_MIN_ROWS:
-            if len(self._mask_cache) >= _MASK_CACHE_SIZE:
-                self._mask_cache.clear()
-            self._mask_cache[(key, value)] = mask
-        return mask
+        return self._labels.label_mask(key, value)
 
     def values_mask(self, key: str, test: Callable[[str], bool]) -> np.ndarray:
         """Rows whose label *key* has a value passing *test* (one call per distinct value)."""
-        values = self._labels.get(key, {})
-        return self._rows_mask(rows for value, rows in values.items() if test(value))
+        return self._labels.values_mask(key, test)
 
     def name_mask(self, names: Iterable[str]) -> np.ndarray:
-        return self._rows_mask([{self.rows[name] for name in names if name in self.rows}])
+        return self._labels.rows_mask([{self.rows[name] for name in names if name in self.rows}])
 
     def live_taint_sets(self) -> list[tuple[int, tuple[Taint, ...]]]:
         return [(i, taints) for i, taints in enumerate(self.taint_sets) if self._taint_refs[i] > 0 or i == 0]
@@ -335,6 +317,7 @@ class NodeTable:
     # -- sums -------------------------------------------------------------------------------
     def sync(self, sources: SumSources) -> None:
         """Copy the sums of every dirty node from *sources* (the only place sums are written)."""
+        self.sources = sources
         if not (self._dirty or self._held_dirty):
             return
         columns = len(self.columns)
@@ -359,7 +342,7 @@ class NodeTable:
         for key, capacity in list(self._capacities.items()):
             column = self.columns[capacity.resource]
             if column.wide:
-                del self._capacities[key]
+                self._capacities.discard(key)
             else:
                 capacity.update_free(column, index)
 
@@ -394,4 +377,4 @@ class NodeTable:
     def keep_candidates(self, key: bytes | memoryview, candidates: Candidates) -> None:
         """Keep *candidates* (resolved on this table) for the list whose key is *key*: the filter's
         passed names, which kube-scheduler sends to prioritize next."""
-        self._candidates.keep(key, candidates)
+        self._candidates.put(key, candidates, value_bytes=candidates.nbytes)
