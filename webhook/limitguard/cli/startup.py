@@ -12,12 +12,15 @@ import functools
 import gc
 import logging
 import os
+import socket
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from aiohttp import web
 
+from limitguard.admission.configmaps import scheduler_release
 from limitguard.admission.validating import Validator
 from limitguard.certs import generate as certs
 from limitguard.certs.peers import PeerCAError
@@ -39,6 +42,9 @@ from limitguard.http.tls import CertificateReloader, server_context
 from limitguard.kube.filefeed import load_cluster_file
 from limitguard.kube.leaderwork import LeaderWork
 from limitguard.kube.livefeed import LiveFeed
+from limitguard.kube.reports.desired import Releases, next_releases
+from limitguard.kube.reports.keeper import FindingsKeeper
+from limitguard.kube.reports.metrics import FindingsCollector
 from limitguard.kube.write_metrics import ClusterWritesCollector
 from limitguard.kube.writes import ClusterWrites
 from limitguard.state.store import ClusterState
@@ -199,6 +205,11 @@ async def start_serve(
     if feed is not None:
         leader_work = leader_work_for(config, clock or SystemClock())
         services.metrics.registry.register(ClusterWritesCollector(leader_work.writes))
+        if config.reports.enabled or config.events.enabled:
+            keeper = findings_keeper(
+                config, state, feed, leader_work, clock or SystemClock(), environ, cluster_version
+            )
+            services.metrics.registry.register(FindingsCollector(keeper))
     identity = identity_from_env(environ)
     replica = None
     if feed is not None and identity is not None:
@@ -256,6 +267,35 @@ def leader_work_for(config: Config, clock: Clock) -> LeaderWork:
     """The leader's work and the one queue of cluster writes, under `clusterWrites`' rate limit."""
     writes = ClusterWrites(clock, config.cluster_writes.max_per_second, config.cluster_writes.burst)
     return LeaderWork(writes)
+
+
+def findings_keeper(
+    config: Config,
+    state: ClusterState,
+    feed: LiveFeed,
+    leader_work: LeaderWork,
+    clock: Clock,
+    environ: Mapping[str, str],
+    cluster_version: str | None,
+) -> FindingsKeeper:
+    """Reports and events, kept by the leader; scheduler ConfigMaps judged for the release the
+    cluster runs now (followed through /version) and the next minor."""
+    gates, scheduler = config.scheduler_feature_gates, config.scheduler_name
+
+    def releases() -> Releases:
+        follower = feed.release
+        version = follower.version if follower is not None and follower.version else cluster_version
+        current, _ = scheduler_release(config.scheduler_kubernetes_version, gates, version, scheduler)
+        return next_releases(
+            current, lambda minor: scheduler_release(f"1.{minor}", gates, None, scheduler)[0]
+        )
+
+    instance = f"limitguard-{environ.get('POD_NAME') or socket.gethostname()}"
+    keeper = FindingsKeeper(
+        config, state, feed.client, leader_work.writes, clock, time.time, instance, releases
+    )
+    leader_work.add("findings", keeper.run)
+    return keeper
 
 
 def client_gates(services: Services, args: argparse.Namespace) -> None:

@@ -112,6 +112,30 @@ class ClusterWritesConfig:
     burst: int = 10
 
 
+class ReportsApi(enum.StrEnum):
+    """The policy report API the leader writes (limitguard.core.reports.policyreport has each one's kinds)."""
+
+    OPENREPORTS = "openreports"  # openreports.io/v1alpha1
+    WGPOLICYK8S = "wgpolicyk8s"  # wgpolicyk8s.io/v1alpha2
+
+
+@dataclass(frozen=True)
+class ReportsConfig:
+    """Findings as policy reports, kept by the leader (off by default: a write needs rights and consent)."""
+
+    enabled: bool = False
+    api: ReportsApi = ReportsApi.OPENREPORTS
+    pod_reports: bool = True
+    # A pod report per violating pod would let a cluster-wide violation write thousands of objects.
+    max_pod_reports: int = 1000
+    scheduler_config_namespaces: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class EventsConfig:
+    enabled: bool = False
+
+
 @dataclass(frozen=True)
 class BestEffortDefaults:
     """Per-container defaults in exact units (millicores, bytes), plus the text they came from."""
@@ -161,6 +185,8 @@ class Config:
     replicas: ReplicasConfig = field(default_factory=ReplicasConfig)
     live_state: LiveStateConfig = field(default_factory=LiveStateConfig)
     cluster_writes: ClusterWritesConfig = field(default_factory=ClusterWritesConfig)
+    reports: ReportsConfig = field(default_factory=ReportsConfig)
+    events: EventsConfig = field(default_factory=EventsConfig)
     # The release whose pod rules apply ("1.36", "v1.37.1"; None: the cluster's /version, or the newest)
     kubernetes_version: str | None = None
     # ConfigMap webhook: kube-scheduler release to validate for (None: kubernetes_version, the
@@ -279,12 +305,26 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
             ),
             burst=int((raw.get("clusterWrites") or {}).get("burst", ClusterWritesConfig.burst)),
         ),
+        reports=_reports_config(raw.get("reports") or {}),
+        events=EventsConfig(enabled=bool((raw.get("events") or {}).get("enabled", False))),
         kubernetes_version=raw.get("kubernetesVersion"),
         scheduler_kubernetes_version=(raw.get("schedulerConfigValidation") or {}).get("kubernetesVersion")
         or raw.get("kubernetesVersion"),
         scheduler_feature_gates=dict((raw.get("schedulerConfigValidation") or {}).get("featureGates") or {}),
         scheduler_name=(raw.get("schedulerConfigValidation") or {}).get("scheduler") or "auto",
         use_scheduler_name=str((raw.get("useScheduler") or {}).get("schedulerName") or ""),
+    )
+
+
+def _reports_config(raw: Mapping[str, Any]) -> ReportsConfig:
+    base = ReportsConfig()
+    pods = raw.get("podReports") or {}
+    return ReportsConfig(
+        enabled=bool(raw.get("enabled", base.enabled)),
+        api=ReportsApi(raw.get("api", base.api)),
+        pod_reports=bool(pods.get("enabled", base.pod_reports)),
+        max_pod_reports=int(pods.get("max", base.max_pod_reports)),
+        scheduler_config_namespaces=tuple(map(str, raw.get("schedulerConfigNamespaces") or ())),
     )
 
 

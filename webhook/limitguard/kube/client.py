@@ -199,18 +199,23 @@ class KubeClient:
         async with self.get(path, params, timeout) as response:
             return orjson.loads(await response.read())
 
-    async def send_json(self, method: str, path: str, body: Any, timeout: aiohttp.ClientTimeout) -> Any:
-        """A write (POST, PUT) or single-object GET; any non-2xx status raises ApiError.
-
-        Used for the leader-election Lease, the only object limitguard writes.
-        """
+    async def send_json(
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        timeout: aiohttp.ClientTimeout,
+        content_type: str = "application/json",
+    ) -> Any:
+        """A write (POST, PUT, PATCH with *content_type*, DELETE) or single-object GET; any non-2xx
+        status raises ApiError."""
         extra: dict[str, Any] = {}
         if self._server_hostname:
             extra["server_hostname"] = self._server_hostname
         headers = await self._headers()
         data = None
         if body is not None:
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = content_type
             data = orjson.dumps(body)
         async with self._session.request(
             method,

@@ -46,6 +46,7 @@ class Outcome(enum.StrEnum):
     GONE = "gone"  # the object no longer exists (404): nothing to do
     CONFLICT = "conflict"  # 409 on a resourceVersion precondition: read again and retry
     FAILED = "failed"  # any other error: retried
+    REJECTED = "rejected"  # the apiserver refused the object itself (400, 403, 422): not retried as is
 
 
 RETRIED = frozenset({Outcome.CONFLICT, Outcome.FAILED})
