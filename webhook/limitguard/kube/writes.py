@@ -84,8 +84,10 @@ class TokenBucket:
         waited = False
         while True:
             self._refill()
-            if self._tokens >= 1.0:
-                self._tokens -= 1.0
+            # A refill by exactly the time slept can land a rounding error short of a whole token
+            # (0.2 s x 5/s): counted as one, or a clock that jumps to each deadline would never get there.
+            if self._tokens >= 1.0 - 1e-9:
+                self._tokens = max(self._tokens - 1.0, 0.0)
                 return waited
             waited = True
             await self._clock.sleep((1.0 - self._tokens) / self.rate)
