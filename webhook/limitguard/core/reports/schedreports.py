@@ -130,8 +130,10 @@ def upgrade_results(current: Verdict, upcoming: Verdict | None, next_release: st
                 {"kubernetesVersion": next_release},
             )
         ]
-    known = {(path, rule) for path, rule, _ in current.errors + current.warnings}
-    errors = [e for e in upcoming.errors if (e[0], e[1]) not in known]
+    # A warning now that is an error next is exactly what an upgrade breaks.
+    failing = {(path, rule) for path, rule, _ in current.errors}
+    known = failing | {(path, rule) for path, rule, _ in current.warnings}
+    errors = [e for e in upcoming.errors if (e[0], e[1]) not in failing]
     warnings = [w for w in upcoming.warnings if (w[0], w[1]) not in known]
     results = _findings(UPGRADE_POLICY, upcoming, errors, warnings, MEDIUM)
     if not any(r.result == "fail" for r in results):
@@ -154,8 +156,3 @@ def configmap_report(
 ) -> dict:
     results = current_results(current) + upgrade_results(current, upcoming, next_release)
     return report_object(api, scope, FINDING, results)
-
-
-def invalid(report_results: Iterable[Result]) -> bool:
-    """Whether the running release rejects the configuration (a SchedulerConfigInvalid event)."""
-    return any(r.policy == CURRENT_POLICY and r.result == "fail" for r in report_results)

@@ -26,7 +26,7 @@ from aiohttp import web
 from jsonschema import Draft202012Validator
 
 from limitguard.testing.fakeapi.leases import LeaseRoutes
-from limitguard.testing.fakeapi.objects import LabelSelector, SelectorError
+from limitguard.testing.fakeapi.objects import LabelSelector, RequestSeen, SelectorError
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 NOT_FOUND = "the server could not find the requested resource"
@@ -131,6 +131,7 @@ class CustomResourceRoutes(LeaseRoutes):
         return served
 
     def _gate(self, request: web.Request, served: ServedKind) -> web.Response | None:
+        self.requests.append(RequestSeen(served.store, False, {"method": request.method, **request.query}))
         if self.token is not None and not self._authorized(request.headers.get("Authorization", "")):
             return self._status(401, "Unauthorized", "Unauthorized")
         if self._failures[served.store]:
@@ -204,6 +205,7 @@ class CustomResourceRoutes(LeaseRoutes):
 
     # -- handlers ---------------------------------------------------------------------------------
     async def _discovery(self, request: web.Request) -> web.Response:
+        self.requests.append(RequestSeen("discovery", False, dict(request.match_info)))
         group, version = request.match_info["group"], request.match_info["version"]
         kinds = [s for (g, v, _), s in sorted(self.crds.items()) if (g, v) == (group, version)]
         if not kinds:
