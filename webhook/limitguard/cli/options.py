@@ -91,9 +91,18 @@ def add_cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kubeconfig", help="kubeconfig for the live cluster (when --cluster is not given)")
 
 
-def add_state_arguments(parser: argparse.ArgumentParser) -> None:
+def add_state_arguments(parser: argparse.ArgumentParser, outputs: tuple[str, ...] = ("text", "json")) -> None:
     """What a one-off report needs: where the state comes from, how long to wait, the output form."""
     add_cluster_options(parser)
+    parser.add_argument(
+        "--context", help="the kubeconfig context of the live cluster (as kubectl's --context)"
+    )
+    parser.add_argument(
+        "-n",
+        "--namespace",
+        help="the namespace of a pod whose manifest names none (explain); the namespace whose Reports "
+        "audit -o openreports|wgpolicyk8s prints, besides the cluster-scoped ones",
+    )
     parser.add_argument(
         "--timeout",
         type=float,
@@ -108,17 +117,17 @@ def add_state_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"release whose pod rules count the limits ({supported_text()}); default: kubernetesVersion "
         f"in --config, else the live cluster's /version, else 1.{DEFAULT_MINOR}",
     )
-    parser.add_argument("--output", "-o", choices=["text", "json"], default="text")
+    parser.add_argument("--output", "-o", choices=list(outputs), default="text")
 
 
 async def _live_state(
-    kubeconfig: str | None, timeout: float, follow_release: bool, config: Config
+    kubeconfig: str | None, timeout: float, follow_release: bool, config: Config, context: str | None = None
 ) -> tuple[ClusterState, str | None]:
     """The listed state, and the cluster's /version when it decided the pod rules."""
     from limitguard.kube.livefeed import start_live_feed
 
     state = ClusterState(node_pools=config.limit_aware.node_pools)
-    feed = await start_live_feed(state, kubeconfig, follow_release=follow_release)
+    feed = await start_live_feed(state, kubeconfig, follow_release=follow_release, context=context)
     version = feed.release.version if feed.release is not None else None
     try:
         deadline = time.monotonic() + timeout
@@ -138,12 +147,21 @@ def load_counted_state(args: argparse.Namespace, config: Config) -> tuple[Cluste
     The release: --kubernetes-version, else the configuration's kubernetesVersion, else the live
     cluster's /version, else the newest supported. It is applied before any pod is counted.
     """
+    state, note, warnings, _ = load_counted_state_and_version(args, config)
+    return state, note, warnings
+
+
+def load_counted_state_and_version(
+    args: argparse.Namespace, config: Config
+) -> tuple[ClusterState, str, list[str], str | None]:
+    """load_counted_state, and the live cluster's /version when it was read (None otherwise)."""
     configured = getattr(args, "kubernetes_version", None) or config.kubernetes_version
     minor, why, warning = release_in_effect(configured, None, live=not args.cluster)
     use_release(minor)
     state = ClusterState(
         config.limit_aware.binding_ledger_ttl_seconds, node_pools=config.limit_aware.node_pools
     )
+    version: str | None = None
     if args.cluster:
         try:
             load_cluster_file(state, args.cluster)
@@ -152,14 +170,16 @@ def load_counted_state(args: argparse.Namespace, config: Config) -> tuple[Cluste
     else:
         try:
             state, version = asyncio.run(
-                _live_state(args.kubeconfig, args.timeout, configured is None, config)
+                _live_state(
+                    args.kubeconfig, args.timeout, configured is None, config, getattr(args, "context", None)
+                )
             )
         except OSError as error:  # KubeConfigError and connection failures
             raise CommandError(f"cannot read the live cluster: {error}") from None
         if configured is None:
             minor, why, warning = release_in_effect(None, version, live=True)
     note = f"pod limits counted under the pod rules of Kubernetes 1.{minor}: {why}"
-    return state, note, [warning] if warning else []
+    return state, note, [warning] if warning else [], version
 
 
 def print_warnings(command: str, warnings: list[str]) -> None:
