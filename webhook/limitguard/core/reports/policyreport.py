@@ -169,12 +169,10 @@ def report_object(
     """The report of *scope* (cluster-scoped when the resource is), owned by it so that garbage
     collection removes the report with the resource. *finding* labels which kind of finding it is."""
     namespaced = bool(scope.namespace)
-    metadata: dict[str, Any] = {
-        "name": report_name(scope),
-        "labels": {MANAGED_BY_LABEL: SOURCE, REPORT_LABEL: finding},
-    }
+    metadata: dict[str, Any] = {"name": report_name(scope)}
     if namespaced:
         metadata["namespace"] = scope.namespace
+    metadata["labels"] = {MANAGED_BY_LABEL: SOURCE, REPORT_LABEL: finding}
     if scope.uid:
         owner = {"apiVersion": scope.api_version, "kind": scope.kind, "name": scope.name, "uid": scope.uid}
         metadata["ownerReferences"] = [owner]
