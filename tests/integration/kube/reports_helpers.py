@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from functools import cache
 from typing import Any
-
-import yaml
-from jsonschema import Draft202012Validator
 
 from limitguard.core.config import (
     Config,
@@ -25,34 +21,10 @@ from limitguard.kube.writes import ClusterWrites
 from limitguard.schedcfg import Release
 from limitguard.testing.fakeapi import FakeApiServer
 from tests.integration.kube.helpers import Connected
-from tests.support import REPO
+from tests.reportschemas import CRD_FILES, crd
 
-CRD_DIR = REPO / "tests" / "fixtures" / "policyreports"
-CRD_FILES = {
-    ReportsApi.OPENREPORTS: (
-        "openreports.io_reports.v0.2.1.yaml",
-        "openreports.io_clusterreports.v0.2.1.yaml",
-    ),
-    ReportsApi.WGPOLICYK8S: (
-        "wgpolicyk8s.io_policyreports.v1alpha2.yaml",
-        "wgpolicyk8s.io_clusterpolicyreports.v1alpha2.yaml",
-    ),
-}
 WALL = 1_800_000_000.0  # a fixed wall clock: event names and times are the same on every run
 SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "generation")
-
-
-@cache
-def crd(file: str) -> dict[str, Any]:
-    return yaml.safe_load((CRD_DIR / file).read_text())
-
-
-def schema_validator(api: ReportsApi, namespaced: bool) -> Draft202012Validator:
-    """The upstream CRD's OpenAPI schema of the version limitguard writes."""
-    info = REPORT_APIS[api]
-    document = crd(CRD_FILES[api][0 if namespaced else 1])
-    (version,) = [v for v in document["spec"]["versions"] if v["name"] == info.version]
-    return Draft202012Validator(version["schema"]["openAPIV3Schema"])
 
 
 def install_crds(server: FakeApiServer, api: ReportsApi = ReportsApi.OPENREPORTS) -> None:

@@ -20,10 +20,10 @@ from tests.integration.kube.reports_helpers import (
     install_crds,
     keeping,
     reports_config,
-    schema_validator,
     stored_reports,
     without_server_fields,
 )
+from tests.reportschemas import schema_validator
 from tests.support import container
 
 Connect = Callable[..., object]
@@ -157,3 +157,32 @@ async def test_audit_objects_equal_what_the_leader_writes(apiserver: FakeApiServ
     )
     desired = sorted(keeper.keeper.reports(), key=lambda r: r["metadata"]["name"])
     assert written == desired
+
+
+async def test_numbers_that_move_with_every_pod_are_refreshed_lazily(
+    apiserver: FakeApiServer, connect: Connect
+) -> None:
+    install_crds(apiserver)
+    apiserver.apply("nodes", node("n1", cpu="8", uid="uid-n1"))
+    config = reports_config(ratios={"cpu": 100})
+    connected: Connected = await connect(config=config)  # type: ignore[assignment]
+    keeper = keeping(connected, config)
+    await keeper.settle()
+    first = apiserver.rv
+
+    def allocated() -> str:
+        (report,) = stored_reports(apiserver)
+        return results_of(report)["cpu"][1]["allocatedLimits"]
+
+    apiserver.apply("pods", busy_pod("a", "n1", "2"))  # still within: only allocatedLimits moves
+    await connected.applied("pods", apiserver.rv)
+    await keeper.settle()
+    assert allocated() == "0" and not [c for c in apiserver.history if c.rv > first and c.kind != "pods"]
+    connected.clock.advance(keeper.keeper.settings.refresh_seconds)
+    await keeper.settle()
+    assert allocated() == "2"
+
+    apiserver.apply("pods", busy_pod("b", "n1", "7"))  # over: a new verdict is written at once
+    await connected.applied("pods", apiserver.rv)
+    await keeper.settle()
+    assert (allocated(), results_of(stored_reports(apiserver)[0])["cpu"][0]) == ("9", "fail")

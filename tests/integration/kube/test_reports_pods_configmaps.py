@@ -19,9 +19,9 @@ from tests.integration.kube.reports_helpers import (
     install_crds,
     keeping,
     reports_config,
-    schema_validator,
     stored_reports,
 )
+from tests.reportschemas import schema_validator
 from tests.support import container
 
 Connect = Callable[..., object]

@@ -9,8 +9,8 @@ Two APIs carry the same findings (facts from openreports/reports-api v0.2.1
 - `wgpolicyk8s.io/v1alpha2` (PolicyReport and ClusterPolicyReport) has neither: an apiserver prunes
   them, so they are left out rather than rewritten forever.
 
-In both, `properties` is a map of strings and the WG's `severity` enum is only high, medium and low,
-so limitguard uses those three. Every result carries `source: limitguard` and a `resultID` property
+In both, `properties` is a map of strings. limitguard's severities are high, medium and low: the
+WG's v1alpha2 CRD added critical and info only later (its copies in older clusters refuse them). Every result carries `source: limitguard` and a `resultID` property
 that names what the result is about, not its numbers: Policy Reporter identifies a result by that
 property when present and otherwise by a hash that includes the message
 (kyverno/policy-reporter `pkg/report/result/id_generator.go`), so a changed count would re-notify.
@@ -31,7 +31,7 @@ MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 REPORT_LABEL = "limitguard.io/report"  # node, pod or scheduler-config: which kind of finding
 RESULT_ID = "resultID"
 STATUSES = ("pass", "fail", "warn", "error", "skip")
-# The severities both APIs accept (the WG's v1alpha2 CRD has no critical or info).
+# The severities every published version of both CRDs accepts (early v1alpha2 ones lack critical, info).
 HIGH, MEDIUM, LOW = "high", "medium", "low"
 # Properties that move with every pod bound to a node: a report that changed only in these (and in
 # the messages that state them) is refreshed lazily by the leader.

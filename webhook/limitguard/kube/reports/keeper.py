@@ -22,7 +22,7 @@ import aiohttp
 
 from limitguard.clock import Clock
 from limitguard.core.config import Config
-from limitguard.core.reports.policyreport import REPORT_APIS, ObjectRef, verdicts
+from limitguard.core.reports.policyreport import REPORT_APIS, ObjectRef
 from limitguard.core.reports.ratioreports import NODE_FINDING, NODE_POLICY
 from limitguard.core.reports.schedreports import CURRENT_POLICY
 from limitguard.core.reports.schedreports import FINDING as CONFIG_FINDING
@@ -33,7 +33,7 @@ from limitguard.kube.reports.configmaps import SchedulerConfigMaps
 from limitguard.kube.reports.desired import Desired, DesiredReports, ReleaseSource, finding_of
 from limitguard.kube.reports.events import NORMAL, WARNING, EventRecorder
 from limitguard.kube.reports.restapi import EventRest, JsonClient, ReportKey, ReportRest
-from limitguard.kube.reports.writer import REFRESH_SECONDS, ReportWriter
+from limitguard.kube.reports.writer import REFRESH_SECONDS, ReportWriter, verdict_rows
 from limitguard.kube.writes import ClusterWrites
 from limitguard.state.store import ClusterState
 
@@ -66,17 +66,19 @@ def _failing(report: Mapping[str, Any], policy: str) -> list[Mapping[str, Any]]:
     return [r for r in results if r.get("policy") == policy and r.get("result") == "fail"]
 
 
-def _over(report: Mapping[str, Any]) -> frozenset[str]:
-    return frozenset(
-        rule for policy, rule, status in verdicts(report) if policy == NODE_POLICY and status == "fail"
-    )
+Rows = tuple[tuple[str, str, str, str], ...]  # (policy, rule, status, path): limitguard.kube.reports.writer
 
 
-def _errors(report: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+def _over(rows: Rows) -> frozenset[str]:
+    return frozenset(rule for policy, rule, status, _ in rows if policy == NODE_POLICY and status == "fail")
+
+
+def _errors(rows: Rows) -> tuple[tuple[str, str], ...]:
     return tuple(
         sorted(
-            (str(r.get("rule")), str((r.get("properties") or {}).get("path")))
-            for r in _failing(report, CURRENT_POLICY)
+            (rule, path)
+            for policy, rule, status, path in rows
+            if policy == CURRENT_POLICY and status == "fail"
         )
     )
 
@@ -103,8 +105,9 @@ class Transitions:
         errors: dict[ReportKey, tuple[tuple[str, str], ...]] = {}
         for key, report in reports.items():
             finding = finding_of(report)
+            rows = verdict_rows(report)
             if finding == NODE_FINDING:
-                over[key] = now = _over(report)
+                over[key] = now = _over(rows)
                 was = self._was(first, key, before_over, baseline, _over, now, frozenset())
                 if now and not was:
                     note = "; ".join(str(r.get("message")) for r in _failing(report, NODE_POLICY))
@@ -113,7 +116,7 @@ class Transitions:
                     note = f"{', '.join(sorted(was))} limits are within the limit-to-allocatable ratio again"
                     self.recorder.record(scope_of(report), NORMAL, RESTORED, RATIO_ACTION, note)
             elif finding == CONFIG_FINDING:
-                errors[key] = found = _errors(report)
+                errors[key] = found = _errors(rows)
                 was_errors = self._was(first, key, before_errors, baseline, _errors, found, ())
                 if found and found != was_errors:
                     failing = _failing(report, CURRENT_POLICY)
@@ -140,7 +143,7 @@ class Transitions:
         if not first:
             return before.get(key, empty)  # a resource seen for the first time starts clean
         if baseline is not None and key in baseline:
-            return read(baseline[key])
+            return read(baseline[key].verdicts)
         return now
 
 
@@ -266,17 +269,17 @@ class FindingsKeeper:
         if self.writer is not None:
             self.writer.forget()
 
-    def _alive(self, report: Mapping[str, Any]) -> bool:
+    def _alive(self, scope: Mapping[str, Any]) -> bool:
         """Whether a report's resource still exists (else garbage collection removes the report).
 
         A pod that left the state may only have finished (Succeeded and Failed pods are not watched):
         its report is deleted rather than left to a garbage collection that may never come."""
-        scope = scope_of(report)
-        if scope.kind == "Node":
-            node = self.state.node(scope.name)
-            return node is not None and (not scope.uid or node.uid == scope.uid)
-        if scope.kind == "ConfigMap" and self.configmaps is not None:
-            return self.configmaps.exists(f"{scope.namespace}/{scope.name}", scope.uid)
+        ref = scope_of({"scope": scope})
+        if ref.kind == "Node":
+            node = self.state.node(ref.name)
+            return node is not None and (not ref.uid or node.uid == ref.uid)
+        if ref.kind == "ConfigMap" and self.configmaps is not None:
+            return self.configmaps.exists(f"{ref.namespace}/{ref.name}", ref.uid)
         return True
 
     def reports(self) -> Iterable[Mapping[str, Any]]:
