@@ -68,14 +68,13 @@ def describe_within(row: LimitRow) -> str:
     )
 
 
-def _row_properties(row: LimitRow, source_label: str) -> dict[str, str]:
+def _row_properties(row: LimitRow) -> dict[str, str]:
     return {
         "resource": row.resource,
         "allocatedLimits": row.fmt(row.allocated),
         "limitCapacity": row.fmt(row.capacity),
         "allocatable": row.fmt(row.allocatable),
         "ratio": f"{row.percent}%",
-        "ratioSource": source_label,
     }
 
 
@@ -86,7 +85,7 @@ def node_results(
     results = []
     for row in rows:
         over = row.excess > 0
-        properties = _row_properties(row, node.ratio_source.label)
+        properties = {**_row_properties(row), "ratioSource": node.ratio_source.label}
         if over and holders.get(row.resource):
             properties["topPods"] = ", ".join(holders[row.resource])
         if warnings:
@@ -147,11 +146,12 @@ def pod_results(violation: PodViolation) -> list[Result]:
             f"{row.resource} limit {row.fmt(limit)} runs on node {violation.node}, whose {describe_overage(row)}; "
             f"a binding would be denied under Deny (enforcement here: {violation.enforcement.value})"
         )
-        properties = _row_properties(row, "")
-        del properties["ratioSource"]
-        properties.update(
-            {"node": violation.node, "podLimit": row.fmt(limit), "enforcement": violation.enforcement.value}
-        )
+        properties = {
+            **_row_properties(row),
+            "node": violation.node,
+            "podLimit": row.fmt(limit),
+            "enforcement": violation.enforcement.value,
+        }
         results.append(
             Result(POD_POLICY, row.resource, status, MEDIUM, CATEGORY, message, row.resource, properties)
         )

@@ -13,12 +13,12 @@ passes (a rolling update can swap a node's pods for others with equal limits).
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from limitguard.clock import Clock, SystemClock
 from limitguard.core.config import Config, Enforcement
 from limitguard.core.fit import LimitRow
 from limitguard.core.kubeversion import NEWEST_MINOR
@@ -117,7 +117,7 @@ class DesiredReports:
         releases: ReleaseSource | None = None,
         *,
         full_walk_every: int = FULL_WALK_EVERY,
-        pause: Callable[[], Any] | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.api = api
         self.config = config
@@ -125,7 +125,7 @@ class DesiredReports:
         self.configmaps = configmaps
         self.releases = releases
         self.full_walk_every = full_walk_every
-        self._pause = pause or (lambda: asyncio.sleep(0))
+        self.clock: Clock = clock or SystemClock()  # times the slices of work, as the reflector's
         self._nodes: dict[str, _NodeBuilt] = {}
         self._configmaps: dict[str, tuple[str, Releases, dict[str, Any] | None]] = {}
         self._walked: tuple[Any, ...] | None = None  # the over nodes' sums at the last pod walk
@@ -147,7 +147,7 @@ class DesiredReports:
         limit_aware = self.config.limit_aware
         built: dict[str, _NodeBuilt] = {}
         stale: list[NodeRecord] = []
-        deadline = time.monotonic() + SLICE_SECONDS
+        deadline = self.clock.now() + SLICE_SECONDS
         for node in self.state.nodes():
             rows = node_rows(node, self.state.committed(node.name), limit_aware)
             if rows:
@@ -158,9 +158,9 @@ class DesiredReports:
                 else:
                     built[node.name] = _NodeBuilt(node, allocated, rows, {})
                     stale.append(node)
-            if time.monotonic() >= deadline:
-                await self._pause()
-                deadline = time.monotonic() + SLICE_SECONDS
+            if self.clock.now() >= deadline:
+                await asyncio.sleep(0)  # a cooperative yield, never the clock's sleep
+                deadline = self.clock.now() + SLICE_SECONDS
         needing_holders = {n.name for n in stale if over_resources(built[n.name].rows)}
         shares = await self._shares(needing_holders) if needing_holders else {}
         for node in stale:
@@ -176,14 +176,14 @@ class DesiredReports:
     async def _shares(self, nodes: set[str]) -> dict[str, list[PodShare]]:
         found: dict[str, list[PodShare]] = {}
         kinds = self.config.limit_aware.daemonset_kinds
-        deadline = time.monotonic() + SLICE_SECONDS
+        deadline = self.clock.now() + SLICE_SECONDS
         for pod in self.state.pods():
             node = pod.counted_node
             if node in nodes and pod.limits:
                 found.setdefault(node, []).append(PodShare(pod.key, pod.limits, pod.controller in kinds))
-            if time.monotonic() >= deadline:
-                await self._pause()
-                deadline = time.monotonic() + SLICE_SECONDS
+            if self.clock.now() >= deadline:
+                await asyncio.sleep(0)  # a cooperative yield, never the clock's sleep
+                deadline = self.clock.now() + SLICE_SECONDS
         return found
 
     # -- pods ----------------------------------------------------------------------------------
@@ -207,7 +207,7 @@ class DesiredReports:
         limit_aware = self.config.limit_aware
         excluded = self.config.excluded_namespaces
         violations: list[PodViolation] = []
-        deadline = time.monotonic() + SLICE_SECONDS
+        deadline = self.clock.now() + SLICE_SECONDS
         for pod in self.state.pods():
             rows = over.get(pod.counted_node)
             if rows is not None and pod.namespace not in excluded and not pod.mirror:
@@ -217,9 +217,9 @@ class DesiredReports:
                     if hit:
                         scope = ObjectRef("v1", "Pod", pod.name, pod.namespace, pod.uid)
                         violations.append(PodViolation(scope, pod.counted_node, action, pod.limits, hit))
-            if time.monotonic() >= deadline:
-                await self._pause()
-                deadline = time.monotonic() + SLICE_SECONDS
+            if self.clock.now() >= deadline:
+                await asyncio.sleep(0)  # a cooperative yield, never the clock's sleep
+                deadline = self.clock.now() + SLICE_SECONDS
         counts = Counter(v.enforcement.value for v in violations)
         bound = self.config.reports.max_pod_reports
         kept = sorted(violations, key=lambda v: (-v.weight, v.scope.namespace, v.scope.name))[:bound]

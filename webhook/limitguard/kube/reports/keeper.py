@@ -170,7 +170,7 @@ class FindingsKeeper:
         api = REPORT_APIS[config.reports.api]
         namespaces = config.reports.scheduler_config_namespaces
         self.configmaps = SchedulerConfigMaps(namespaces) if namespaces else None
-        self.desired = DesiredReports(api, config, state, self.configmaps, releases)
+        self.desired = DesiredReports(api, config, state, self.configmaps, releases, clock=clock)
         self.rest = ReportRest(client, api)
         self.writer: ReportWriter | None = None
         if config.reports.enabled:
