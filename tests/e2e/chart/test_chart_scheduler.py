@@ -14,13 +14,18 @@ import yaml
 from limitguard.core.usescheduler import USE_SCHEDULER_LABEL, USE_SCHEDULER_VALUE
 from tests.e2e.chart.conftest import CHART, FULLNAME, NAMESPACE, RELEASE, Helm, find, one
 from tests.e2e.chart.rendered import Render, _config, webhooks
+from tests.e2e.chart.test_chart_webhooks import _cel
 from tests.support import HANG_GUARD_SECONDS
 
-ON = "scheduler.enabled=true"
+ENABLED = "scheduler.enabled=true"
+DEFAULT = "default-scheduler"
+MIRROR = "kubernetes.io/config.mirror"
 NAME = f"{FULLNAME}-scheduler"
 SERVICE_DNS = f"{FULLNAME}.{NAMESPACE}.svc"
 TAGS = yaml.safe_load((CHART / "values.yaml").read_text())["scheduler"]["image"]["tags"]
 NEWEST = max(TAGS, key=lambda release: int(release.split(".")[1]))
+# Rendering without a cluster needs the release said (a tag here); the tag tests use ENABLED alone.
+ON = f"{ENABLED},scheduler.image.tag={TAGS[NEWEST]}"
 
 
 def template(helm: Helm, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -33,7 +38,7 @@ def on_cluster(
     """Rendered as against a cluster of *version*: the API list a real apiserver serves includes
     apiregistration.k8s.io/v1 (what `helm install` discovers and Argo CD passes)."""
     flags = ["--kube-version", version, "--api-versions", "apiregistration.k8s.io/v1"]
-    for item in (ON, *set_args):
+    for item in (ENABLED, *set_args):
         flags += ["--set", item]
     return template(helm, *flags, check=check)
 
@@ -128,10 +133,11 @@ def test_the_configuration_calls_the_extender_and_the_server_knows_the_name(rend
     assert _config(objects).use_scheduler_name == "exact"
     (extender,) = configuration["extenders"]
     assert extender["urlPrefix"] == f"https://{SERVICE_DNS}:443/extender"
-    assert (extender["filterVerb"], extender["prioritizeVerb"]) == ("filter", "prioritize")
+    verbs = ("filterVerb", "prioritizeVerb", "preemptVerb")
+    assert [extender[verb] for verb in verbs] == ["filter", "prioritize", "preempt"]
     assert extender["nodeCacheCapable"] is True and extender["ignorable"] is False
     assert extender["enableHTTPS"] is True and extender["httpTimeout"] == "5s"
-    assert extender["tlsConfig"] == {"serverName": SERVICE_DNS, "caFile": "/etc/limitguard/ca/ca.crt"}
+    assert extender["tlsConfig"] == {"serverName": SERVICE_DNS, "caFile": "/etc/limitguard/trust/ca.crt"}
 
 
 @pytest.mark.parametrize("release", sorted(TAGS, key=lambda r: int(r.split(".")[1])))
@@ -186,12 +192,18 @@ def test_one_minor_newer_cluster_gets_the_newest_tag_and_others_must_say(helm: H
         )
 
 
-def test_without_a_cluster_the_newest_tag_unless_told(helm: Helm) -> None:
-    # `helm template` alone: Helm's built-in version is not the cluster's.
-    alone = objects_of(template(helm, "--set", ON))
-    assert image(alone).endswith(TAGS[NEWEST])
-    told = objects_of(template(helm, "--set", ON, "--set", "config.kubernetesVersion=v1.33.4"))
+def test_without_a_cluster_rendering_asks_for_the_release(helm: Helm) -> None:
+    """`helm template` alone cannot know the cluster's release (Helm's built-in version is not the
+    cluster's), and the newest tag could be newer than the apiserver: it fails and says what to set."""
+    for flags in (["--set", ENABLED], ["--set", ENABLED, "--kube-version", "1.33.4"]):
+        result = template(helm, *flags, check=False)
+        assert result.returncode != 0
+        assert "set config.kubernetesVersion (e.g. 1.35) or scheduler.image.tag" in result.stderr
+        assert "--kube-version alone is not read" in result.stderr
+    told = objects_of(template(helm, "--set", ENABLED, "--set", "config.kubernetesVersion=v1.33.4"))
     assert image(told).endswith(TAGS["1.33"])
+    tagged = objects_of(template(helm, "--set", ENABLED, "--set", "scheduler.image.tag=v1.34.10"))
+    assert image(tagged).endswith(":v1.34.10")
 
 
 def test_the_webhook_entry_sends_only_opted_in_default_scheduler_pods(render: Render) -> None:
@@ -203,8 +215,10 @@ def test_the_webhook_entry_sends_only_opted_in_default_scheduler_pods(render: Re
     selector = entry["namespaceSelector"]
     assert selector["matchLabels"] == {USE_SCHEDULER_LABEL: USE_SCHEDULER_VALUE}
     assert selector["matchExpressions"][0]["values"] == [NAMESPACE, "kube-system"]
-    assert [c["expression"] for c in entry["matchConditions"]] == [
-        "object.spec.schedulerName == 'default-scheduler' && !has(object.spec.nodeName)"
+    assert [c["name"] for c in entry["matchConditions"]] == [
+        "default-scheduler-unbound",
+        "not-a-mirror-pod",
+        "not-a-daemonset-pod",
     ]
     assert (entry["failurePolicy"], entry["timeoutSeconds"], entry["reinvocationPolicy"]) == (
         "Ignore",
@@ -214,6 +228,40 @@ def test_the_webhook_entry_sends_only_opted_in_default_scheduler_pods(render: Re
     # Both entries when defaults are on too.
     both = webhooks(render("default", ON))
     assert {"defaults.limitguard.io", "use-scheduler.limitguard.io"} <= set(both)
+
+
+def test_the_webhook_entry_leaves_node_agents_and_bound_pods_out(render: Render) -> None:
+    """The entry's CEL conditions, evaluated: the apiserver calls limitguard only for the pods it
+    would move (DaemonSet, mirror and bound pods never reach it; the server checks the same again)."""
+    conditions = webhooks(render("default", ON))["use-scheduler.limitguard.io"]["matchConditions"]
+
+    def sent(pod: dict[str, Any]) -> bool:
+        activation = {"object": pod, "oldObject": None, "request": {"operation": "CREATE"}}
+        return all(_cel(condition["expression"], activation) for condition in conditions)
+
+    def owned(kind: str, api_version: str = "apps/v1", controller: bool | None = True) -> dict[str, Any]:
+        owner = {"apiVersion": api_version, "kind": kind, "name": "o", "uid": "u"}
+        if controller is not None:
+            owner["controller"] = controller
+        return {"metadata": {"name": "p", "ownerReferences": [owner]}, "spec": {"schedulerName": DEFAULT}}
+
+    plain = {"metadata": {"name": "p"}, "spec": {"schedulerName": DEFAULT}}
+    mirror = {"metadata": {"name": "p", "annotations": {MIRROR: "x"}}, "spec": {"schedulerName": DEFAULT}}
+    annotated = {"metadata": {"name": "p", "annotations": {"a": "b"}}, "spec": {"schedulerName": DEFAULT}}
+    cases = [
+        (plain, True),
+        (annotated, True),
+        (owned("ReplicaSet"), True),
+        (owned("DaemonSet", controller=False), True),  # co-owned, not controlled
+        (owned("DaemonSet", controller=None), True),
+        (owned("DaemonSet", "example.com/v1"), True),  # another group's kind: the server decides
+        (owned("DaemonSet"), False),
+        (mirror, False),
+        ({"metadata": {"name": "p"}, "spec": {"schedulerName": DEFAULT, "nodeName": "n"}}, False),
+        ({"metadata": {"name": "p"}, "spec": {"schedulerName": "other"}}, False),
+    ]
+    for pod, expected in cases:
+        assert sent(pod) is expected, pod
 
 
 def test_generate_mode_patches_the_mutating_configuration_for_the_scheduler_alone(render: Render) -> None:
@@ -266,18 +314,16 @@ def test_its_pods_share_the_servers_priority_class_and_quota(helm: Helm, render:
     assert helm.template(ON, "priorityClassQuota.pods=6").returncode == 0
 
 
-def test_install_notes_name_it_and_say_when_the_tag_is_a_guess(helm: Helm) -> None:
+def test_install_notes_name_it(helm: Helm) -> None:
     def notes(*settings: str) -> str:
         args = ["install", RELEASE, str(CHART), "--namespace", NAMESPACE, "--dry-run=client"]
-        for item in (ON, *settings):
+        for item in (ENABLED, *settings):
             args += ["--set", item]
         return helm.run(*args).stdout.split("NOTES:", 1)[1]
 
-    guessed = notes()
-    assert f"kube-scheduler:{TAGS[NEWEST]}, the newest" in guessed
-    assert "limitguard.io/use-scheduler=enabled" in guessed and "stay Pending" in guessed
     told = notes("config.kubernetesVersion=1.34")
-    assert f"kube-scheduler:{TAGS['1.34']})" in told and "the newest" not in told
+    assert f"kube-scheduler:{TAGS['1.34']})" in told
+    assert "limitguard.io/use-scheduler=enabled" in told and "stay Pending" in told
 
 
 def test_a_drain_keeps_one_replica(render: Render) -> None:
@@ -286,3 +332,68 @@ def test_a_drain_keeps_one_replica(render: Render) -> None:
     labels = one(render("default", ON), "Deployment", NAME)["spec"]["selector"]["matchLabels"]
     assert budget["spec"]["selector"]["matchLabels"] == labels
     assert not find(render("default", ON, "scheduler.replicaCount=1"), "PodDisruptionBudget", NAME)
+
+
+def test_the_replicas_prefer_other_nodes_then_other_zones(render: Render) -> None:
+    pod = one(render("default", ON), "Deployment", NAME)["spec"]["template"]["spec"]
+    labels = one(render("default", ON), "Deployment", NAME)["spec"]["selector"]["matchLabels"]
+    terms = pod["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert [(t["weight"], t["podAffinityTerm"]["topologyKey"]) for t in terms] == [
+        (100, "kubernetes.io/hostname"),
+        (50, "topology.kubernetes.io/zone"),
+    ]
+    assert all(t["podAffinityTerm"]["labelSelector"]["matchLabels"] == labels for t in terms)
+    assert "requiredDuringSchedulingIgnoredDuringExecution" not in pod["affinity"]["podAntiAffinity"]
+    mine = render(
+        "default",
+        ON,
+        "scheduler.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].topologyKey=x",
+    )
+    pod = one(mine, "Deployment", NAME)["spec"]["template"]["spec"]
+    assert (
+        pod["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"]
+        == "x"
+    )
+    assert "preferredDuringSchedulingIgnoredDuringExecution" not in pod["affinity"]["podAntiAffinity"]
+
+
+def _trust_sidecar(objects: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
+    pod = one(objects, "Deployment", NAME)["spec"]["template"]["spec"]
+    (sidecar,) = pod["initContainers"]
+    return pod, sidecar
+
+
+@pytest.mark.parametrize("mode", ["default", "generate", "certManager", "certManager-issuer"])
+def test_a_trust_sidecar_writes_the_bundle_and_may_restart_kube_scheduler(render: Render, mode: str) -> None:
+    objects = render(mode, ON, "scheduler.clientCertificateSecret=scheduler-client")
+    pod, sidecar = _trust_sidecar(objects)
+    assert pod["shareProcessNamespace"] is True  # to end kube-scheduler for kubelet to restart it
+    assert sidecar["restartPolicy"] == "Always"  # a native sidecar: runs beside kube-scheduler
+    assert sidecar["startupProbe"]["exec"]["command"] == ["test", "-s", "/etc/limitguard/trust/ca.crt"]
+    assert sidecar["image"].startswith("ghcr.io/limitguard/limitguard")
+    args = sidecar["args"]
+    assert args[0] == "scheduler-trust" and f"--lease={NAMESPACE}/{NAME}" in args
+    assert "--bundle=/etc/limitguard/trust/ca.crt" in args
+    assert {
+        "--client-file=/etc/limitguard/client/tls.crt",
+        "--client-file=/etc/limitguard/client/tls.key",
+    } <= set(args)
+    upcoming = [v for v in pod["volumes"] if v["name"] == "upcoming"]
+    if mode == "certManager":  # the chart's own CA: its next certificate is trusted as soon as it exists
+        assert "--ca-file=/etc/limitguard/upcoming/ca.crt" in args
+        assert upcoming[0]["secret"] == {
+            "secretName": f"{FULLNAME}-ca",
+            "optional": True,
+            "items": [{"key": "tls.crt", "path": "ca.crt"}],
+        }
+    else:
+        assert not upcoming and "--ca-file=/etc/limitguard/upcoming/ca.crt" not in args
+    (scheduler,) = pod["containers"]
+    mounts = {m["name"]: m for m in scheduler["volumeMounts"]}
+    assert mounts["trust"]["readOnly"] is True and "ca" not in mounts
+    assert "POD_NAME" in [e["name"] for e in sidecar["env"]]
+
+
+def test_provided_certificates_run_no_sidecar(render: Render) -> None:
+    pod = one(render("provided", ON), "Deployment", NAME)["spec"]["template"]["spec"]
+    assert "initContainers" not in pod and "shareProcessNamespace" not in pod

@@ -108,6 +108,72 @@ async def test_only_default_scheduler_is_replaced(start_server):
     assert applied(unnamed, answer)["spec"]["schedulerName"] == OURS
 
 
+SWAP_ROUTES = ("/mutate", "/mutate-scheduler")
+
+
+def _agent_pods() -> dict[str, dict]:
+    """Pods limitguard's scheduler must never take, as the apiserver sends them (schedulerName set)."""
+    daemonset = pod("agent-x7k2p", owner_kind="DaemonSet", schedulerName="default-scheduler")
+    mirror = pod("etcd-node-1", schedulerName="default-scheduler")
+    mirror["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "0f7f5c3b"}
+    bound = pod("pinned", node_name="node-1", schedulerName="default-scheduler")
+    return {"daemonset": daemonset, "mirror": mirror, "nodeName": bound}
+
+
+@pytest.mark.parametrize("route", SWAP_ROUTES)
+@pytest.mark.parametrize("kind", ["daemonset", "mirror", "nodeName"])
+async def test_node_agents_and_bound_pods_keep_default_scheduler(start_server, route, kind):
+    """With limitguard down its scheduler's pods wait (ignorable: false): node agents never go there."""
+    server = await start_server(state(default=USES), CONFIG)
+    _, answer = await server.post(route, pod_create(_agent_pods()[kind]))
+    assert answer["response"]["allowed"] and "patch" not in answer["response"]
+
+
+@pytest.mark.parametrize("route", SWAP_ROUTES)
+async def test_other_owners_are_swapped(start_server, route):
+    """Only a DaemonSet *controller* marks a node agent (as kubectl drain decides): a ReplicaSet's pod,
+    or one a DaemonSet merely co-owns, goes to limitguard's scheduler."""
+    server = await start_server(state(default=USES), CONFIG)
+    for owned in (
+        pod("web-1", owner_kind="ReplicaSet", schedulerName="default-scheduler"),
+        pod("co-owned", owner_kind="DaemonSet", owner_controller=False, schedulerName="default-scheduler"),
+    ):
+        _, answer = await server.post(route, pod_create(owned))
+        assert operations(answer) == [{"op": "add", "path": "/spec/schedulerName", "value": OURS}]
+
+
+async def test_configured_daemonset_kinds_are_node_agents_too(start_server):
+    kruise = pod("agent", owner_kind="DaemonSet", schedulerName="default-scheduler")
+    kruise["metadata"]["ownerReferences"][0]["apiVersion"] = "apps.kruise.io/v1alpha1"
+    head = {"apiVersion": "limitguard.io/v1alpha1", "kind": "LimitGuardConfiguration"}
+    config = parse_config(
+        {
+            **head,
+            "useScheduler": {"schedulerName": OURS},
+            "limitAware": {"daemonSetOwnerKinds": [{"group": "apps.kruise.io", "kind": "DaemonSet"}]},
+        }
+    )
+    server = await start_server(state(default=USES), config)
+    _, answer = await server.post("/mutate-scheduler", pod_create(kruise))
+    assert "patch" not in answer["response"]
+
+
+async def test_a_namespace_not_yet_cached_trusts_the_webhook_selector(start_server):
+    """The use-scheduler entry only calls /mutate-scheduler for namespaces its namespaceSelector
+    matched, so a namespace created with the label a moment ago (not in the cache yet) is honoured
+    there; /mutate, which any namespace reaches, still reads the label and changes nothing."""
+    server = await start_server(state(default=USES), CONFIG)
+    early = pod_create(pod("early", namespace="created-just-now", schedulerName="default-scheduler"))
+    _, answer = await server.post("/mutate-scheduler", early)
+    assert operations(answer) == [{"op": "add", "path": "/spec/schedulerName", "value": OURS}]
+    _, answer = await server.post("/mutate", early)
+    assert "patch" not in answer["response"]
+    # Excluded namespaces stay excluded even where the selector is trusted.
+    system = pod_create(pod("early", namespace="kube-system", schedulerName="default-scheduler"))
+    _, answer = await server.post("/mutate-scheduler", system)
+    assert "patch" not in answer["response"]
+
+
 def test_the_configuration_names_the_scheduler() -> None:
     head = {"apiVersion": "limitguard.io/v1alpha1", "kind": "LimitGuardConfiguration"}
     assert parse_config({**head, "useScheduler": {"schedulerName": OURS}}).use_scheduler_name == OURS

@@ -29,6 +29,16 @@ def test_only_unbound_default_scheduler_pods_change(pod: object, expected: dict 
     assert scheduler_operation(pod, OURS) == expected
 
 
+def test_node_agents_keep_their_scheduler() -> None:
+    """A DaemonSet pod (the caller reads its controller) or a mirror pod has nothing to place."""
+    unbound = {"spec": {"schedulerName": "default-scheduler"}}
+    assert scheduler_operation(unbound, OURS, daemonset=True) is None
+    mirror = {"metadata": {"annotations": {"kubernetes.io/config.mirror": "abc"}}, **unbound}
+    assert scheduler_operation(mirror, OURS) is None
+    odd = {"metadata": {"annotations": "garbage"}, **unbound}  # mutating webhooks see unvalidated pods
+    assert scheduler_operation(odd, OURS) == SET
+
+
 def test_no_scheduler_configured_changes_nothing() -> None:
     assert scheduler_operation({"spec": {"schedulerName": "default-scheduler"}}, "") is None
 

@@ -104,7 +104,8 @@ def test_documented_scheduler_configuration_is_valid():
     document = yaml.safe_load((DOCS / "extender-scheduler-config.yaml").read_text())
     (extender,) = document["extenders"]
     assert extender["urlPrefix"].endswith("/extender")
-    assert (extender["filterVerb"], extender["prioritizeVerb"]) == ("filter", "prioritize")
+    verbs = ("filterVerb", "prioritizeVerb", "preemptVerb")
+    assert [extender[verb] for verb in verbs] == ["filter", "prioritize", "preempt"]
     assert extender["nodeCacheCapable"] is True and extender["enableHTTPS"] is True
     assert extender["weight"] >= 1 and "caFile" in extender["tlsConfig"]
 

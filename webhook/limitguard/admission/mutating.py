@@ -7,6 +7,11 @@ configuration says `requireNamespaceLabel: false`); inside an opted-in namespace
 limitguard's own scheduler (label `limitguard.io/use-scheduler: enabled`) is placed exactly by it, so
 it gets no hint. Placement hints (limitguard.admission.hints) are computed on the pod as the defaults
 patch leaves it.
+
+The scheduler swap reads the namespace label from the cache on `/mutate`, which every namespace may
+reach. `/mutate-scheduler` is only called by the webhook entry whose namespaceSelector matched the
+label at the apiserver, so it trusts that: a namespace created with the label a moment ago is not
+in the cache yet, and its first pods would silently keep `default-scheduler`.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from limitguard.core.objects import is_object, object_or_empty
 from limitguard.core.response import Response, allowed, patched, warning
 from limitguard.core.text import clip
 from limitguard.core.usescheduler import scheduler_operation, uses_scheduler, with_operation
+from limitguard.state.records import controller_of
 from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
@@ -42,7 +48,9 @@ MAX_REMEMBERED_SHAPES = 4096
 
 class Mutator:
     """Answers `POST /mutate` (and its one-part routes). Never denies: a broken object is left for
-    the apiserver to reject. *defaults*, *scheduler* and *hints* choose the parts it does."""
+    the apiserver to reject. *defaults*, *scheduler* and *hints* choose the parts it does;
+    *namespace_selected*: the webhook entry's namespaceSelector already chose the namespaces that
+    asked for limitguard's scheduler (the `/mutate-scheduler` route), so the label is not read again."""
 
     def __init__(
         self,
@@ -53,11 +61,13 @@ class Mutator:
         scheduler: bool = True,
         hints: bool = True,
         count_hint: HintCount | None = None,
+        namespace_selected: bool = False,
     ) -> None:
         self.state = state
         self.config = config
         self.defaults = defaults
         self.scheduler = scheduler and bool(config.use_scheduler_name)
+        self.namespace_selected = namespace_selected
         self.hinter = Hinter(state, config, count_hint) if hints else None
         # pod shape (core.defaults.patch_shape) -> its answer without warnings; answers are frozen
         # (the patch too: core.response.JsonPatch), so every pod of a shape can share one.
@@ -76,14 +86,15 @@ class Mutator:
 
     def _scheduler_operation(self, pod: Any, namespace: str) -> dict[str, Any] | None:
         """The patch operation sending *pod* to limitguard's scheduler, when its namespace asked."""
-        record = self.state.namespace(namespace)
-        if (
-            namespace in self.config.excluded_namespaces
-            or record is None
-            or not uses_scheduler(record.labels)
-        ):
+        if namespace in self.config.excluded_namespaces:
             return None
-        return scheduler_operation(pod, self.config.use_scheduler_name)
+        if not self.namespace_selected:
+            record = self.state.namespace(namespace)
+            if record is None or not uses_scheduler(record.labels):
+                return None
+        metadata = object_or_empty(pod.get("metadata") if is_object(pod) else None)
+        daemonset = controller_of(metadata) in self.config.limit_aware.daemonset_kinds
+        return scheduler_operation(pod, self.config.use_scheduler_name, daemonset)
 
     def answer_for(self, pod: Any, namespace: str, uid: str = "") -> Response:
         """The answer to creating *pod* in *namespace* without a scheduler change (also what

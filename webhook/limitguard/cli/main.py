@@ -28,6 +28,10 @@ SUBCOMMANDS = {
         "limitguard.cli.reports",
         "delete the policy reports limitguard wrote (the chart's uninstall hook)",
     ),
+    "scheduler-trust": (
+        "limitguard.cli.schedulertrust",
+        "keep the second scheduler's CA bundle current and restart it when its files change (sidecar)",
+    ),
 }
 
 

@@ -87,7 +87,8 @@ def build_services(
         # /mutate does every part in one review; the chart's entries call one part each
         "mutate": Mutator(state, config, count_hint=count_hint),
         "mutate-defaults": Mutator(state, config, scheduler=False, hints=False),
-        "mutate-scheduler": Mutator(state, config, defaults=False, hints=False),
+        # its webhook entry's namespaceSelector chose the namespace: the label is not read again
+        "mutate-scheduler": Mutator(state, config, defaults=False, hints=False, namespace_selected=True),
         "mutate-placement": Mutator(state, config, defaults=False, scheduler=False, count_hint=count_hint),
     }
     services = Services(state, config, handlers, metrics, settings or ServerSettings())

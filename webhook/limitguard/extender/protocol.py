@@ -61,8 +61,9 @@ class ExtenderArgs:
         return f"{metadata.get('namespace') or ''}/{metadata.get('name') or ''}"
 
 
-def _field(document: Mapping[str, Any], name: str) -> Any:
-    """encoding/json's rule: the exact key if present, else any key equal ignoring case."""
+def go_field(document: Mapping[str, Any], name: str) -> Any:
+    """encoding/json's rule for a struct field: the exact key if present, else any key equal
+    ignoring case (tagged or not, kube-scheduler's types decode their fields this way)."""
     if name in document:
         return document[name]
     lowered = name.lower()
@@ -81,8 +82,8 @@ def _node_name(node: Any, index: int) -> str:
 
 
 def _node_list_items(document: Mapping[str, Any]) -> Any:
-    node_list = _field(document, "Nodes")
-    return _field(node_list, "items") if isinstance(node_list, Mapping) else None
+    node_list = go_field(document, "Nodes")
+    return go_field(node_list, "items") if isinstance(node_list, Mapping) else None
 
 
 def _split_nodes(
@@ -121,16 +122,16 @@ def decode_extender_args(
             raise ExtenderProtocolError(f"body is not valid JSON: {error}") from None
     if not isinstance(document, Mapping):
         raise ExtenderProtocolError("body must be a JSON object (ExtenderArgs)")
-    pod = _field(document, "Pod")
+    pod = go_field(document, "Pod")
     if not isinstance(pod, Mapping):
         raise ExtenderProtocolError("ExtenderArgs.pod must be a Pod object")
-    node_list = _field(document, "Nodes")
-    names = sent.names if sent is not None else _field(document, "NodeNames")
+    node_list = go_field(document, "Nodes")
+    names = sent.names if sent is not None else go_field(document, "NodeNames")
     nodes: dict[str, Mapping[str, Any]] | None = None
     if split is not None:
         nodes, node_json = _split_nodes(split)
     elif node_list is not None:
-        items = _field(node_list, "items") if isinstance(node_list, Mapping) else None
+        items = go_field(node_list, "items") if isinstance(node_list, Mapping) else None
         if items is None:
             items = []
         if not isinstance(items, list):

@@ -13,7 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -23,16 +23,21 @@ from limitguard.admission.review import AdmissionRequest, decode_review, encode_
 from limitguard.core.config import Config
 from limitguard.core.response import Response, allowed
 from limitguard.extender.config import ExtenderConfig
+from limitguard.extender.preempt import Preemption
 from limitguard.extender.protocol import ExtenderArgs, decode_extender_args
 from limitguard.extender.service import Extender
 from limitguard.extender.verbs import (
     DEFAULT_PREFIX,
+    PREEMPT,
     VERBS,
     Reply,
     fail_open_reply,
     filter_reply,
+    preempt_fail_open_reply,
+    preempt_reply,
     prioritize_reply,
 )
+from limitguard.extender.victims import PreemptionArgs, decode_preemption_args
 from limitguard.http.endpoint import Endpoint, answer_unrouted_in_json, endpoint_handler
 from limitguard.http.limits import BodyBudget, ServingLimits
 from limitguard.http.logs import log_event, wanted
@@ -42,6 +47,8 @@ from limitguard.http.refusals import Refusals
 from limitguard.state.store import ClusterState
 
 log = logging.getLogger(__name__)
+
+Args = TypeVar("Args", ExtenderArgs, PreemptionArgs)
 
 # A handler answers in the same loop turn, or (a follower forwarding to its leader) awaits the answer.
 Handler = Callable[[AdmissionRequest], Response | Awaitable[Response]]
@@ -157,12 +164,39 @@ def admission_endpoint(
 
 
 def extender_endpoint(verb: str, extender: Extender, services: Services) -> Endpoint[ExtenderArgs, Reply]:
+    reply = filter_reply if verb == "filter" else prioritize_reply
+    return _extender_route(
+        verb,
+        services,
+        partial(decode_extender_args, lists=extender.name_lists),
+        lambda args: reply(extender, args),
+        lambda args: fail_open_reply(verb, args),
+    )
+
+
+def preempt_endpoint(preemption: Preemption, services: Services) -> Endpoint[PreemptionArgs, Reply]:
+    return _extender_route(
+        PREEMPT,
+        services,
+        decode_preemption_args,
+        partial(preempt_reply, preemption),
+        preempt_fail_open_reply,
+    )
+
+
+def _extender_route(
+    verb: str,
+    services: Services,
+    decode: Callable[[bytes], Args],
+    answer: Callable[[Args], Reply],
+    fail_open: Callable[[Args], Reply],
+) -> Endpoint[Args, Reply]:
+    """An extender verb's endpoint: its metrics and debug line, its body limit."""
     metrics = services.metrics
-    answer = filter_reply if verb == "filter" else prioritize_reply
     requests = metrics.extender_requests
     duration = metrics.extender_duration.series((verb,))
 
-    def observe(args: ExtenderArgs, reply: Reply, seconds: float) -> None:
+    def observe(args: Args, reply: Reply, seconds: float) -> None:
         requests.inc((verb, reply.outcome))
         duration.observe(seconds)
         if reply.filtered:
@@ -170,6 +204,7 @@ def extender_endpoint(verb: str, extender: Extender, services: Services) -> Endp
         if reply.unknown:
             metrics.extender_unknown_nodes.inc(reply.unknown)
         if wanted(log, logging.DEBUG, "extender"):
+            candidates = args.node_names if isinstance(args, ExtenderArgs) else args.victims
             log_event(
                 log,
                 logging.DEBUG,
@@ -177,7 +212,7 @@ def extender_endpoint(verb: str, extender: Extender, services: Services) -> Endp
                 {
                     "verb": verb,
                     "pod": args.describe_pod(),
-                    "candidates": len(args.node_names),
+                    "candidates": len(candidates),
                     "outcome": reply.outcome,
                     "ms": _milliseconds(seconds),
                 },
@@ -185,9 +220,9 @@ def extender_endpoint(verb: str, extender: Extender, services: Services) -> Endp
 
     return Endpoint(
         name=f"extender-{verb}",
-        decode=partial(decode_extender_args, lists=extender.name_lists),
-        answer=lambda args: answer(extender, args),
-        fail_open=lambda args: fail_open_reply(verb, args),
+        decode=decode,
+        answer=answer,
+        fail_open=fail_open,
         encode=lambda args, reply: reply.payload,
         observe=observe,
         rejected=lambda status: requests.inc((verb, "bad-request")),
@@ -246,6 +281,8 @@ def create_app(services: Services) -> web.Application:
     for verb in VERBS:
         endpoint = extender_endpoint(verb, extender, services)
         _add_route(app, f"{prefix}/{verb}", endpoint, timeout, budget, gates.get("extender"))
+    preempt = preempt_endpoint(Preemption(services.state, services.config), services)
+    _add_route(app, f"{prefix}/{PREEMPT}", preempt, timeout, budget, gates.get("extender"))
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics_endpoint)
