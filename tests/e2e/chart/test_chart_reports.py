@@ -77,7 +77,10 @@ def test_events_alone_need_no_report_rights(render: Render) -> None:
 
 
 def test_the_second_schedulers_namespace_is_read_for_its_configmap(render: Render) -> None:
-    objects = render("default", "reports.enabled=true", "scheduler.enabled=true")
+    # without a cluster the second scheduler's image needs the release named
+    objects = render(
+        "default", "reports.enabled=true", "scheduler.enabled=true", "config.kubernetesVersion=1.35"
+    )
     assert _config(objects).reports.scheduler_config_namespaces == (NAMESPACE,)
     assert [r["metadata"]["namespace"] for r in find(objects, "Role", f"{FULLNAME}-findings")] == [NAMESPACE]
 
