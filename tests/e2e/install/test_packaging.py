@@ -32,7 +32,10 @@ PIP_INSTALL = re.compile(r"\b(?:pip3?|pipx|uv pip|python3? -m pip)\s+install\s+(
 def test_distribution_is_kube_limitguard_and_the_command_stays_limitguard() -> None:
     project = PYPROJECT["project"]
     assert project["name"] == OURS
-    assert project["scripts"] == {"limitguard": "limitguard.cli.main:main"}
+    assert project["scripts"] == {
+        "limitguard": "limitguard.cli.main:main",
+        "kubectl-limitguard": "limitguard.cli.kubectl_plugin:main",  # `kubectl limitguard ...`
+    }
     assert cli.DISTRIBUTION == OURS
     assert metadata.version(OURS) == project["version"]  # the installed metadata is this checkout's
 

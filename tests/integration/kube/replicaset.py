@@ -34,7 +34,7 @@ LEASE = "limitguard"
 HANG_GUARD = 60.0
 
 
-def config_file(directory: Path, policy: str) -> str:
+def config_file(directory: Path, policy: str, extra: dict[str, Any] | None = None) -> str:
     path = directory / "config.yaml"
     path.write_text(
         yaml.safe_dump(
@@ -43,6 +43,7 @@ def config_file(directory: Path, policy: str) -> str:
                 "kind": "LimitGuardConfiguration",
                 "limitAware": {"defaultLimitToAllocatableRatio": {"cpu": 125}},
                 "replicas": {"noLeaderPolicy": policy},
+                **(extra or {}),
             }
         )
     )
@@ -88,11 +89,14 @@ class ReplicaSet:
     admitted: list[str] = field(default_factory=list)  # pod names, in the order they were persisted
     _uids: itertools.count = field(default_factory=itertools.count)
 
-    async def start(self, count: int, policy: str = "Deny", identity: bool = True) -> None:
-        """*identity* False: no Downward API variables, so each replica decides alone (the old behaviour)."""
+    async def start(
+        self, count: int, policy: str = "Deny", identity: bool = True, settings: dict[str, Any] | None = None
+    ) -> None:
+        """*identity* False: no Downward API variables, so each replica decides alone (the old behaviour);
+        *settings*: more sections of the configuration file."""
         url = await self.apiserver.start()
         cert_dir = self.directory / "certs"
-        config = config_file(self.directory, policy)
+        config = config_file(self.directory, policy, settings)
         for index in range(count):
             proxy = TcpProxy("127.0.0.1", self.apiserver.port)
             await proxy.start()

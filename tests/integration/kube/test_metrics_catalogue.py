@@ -2,8 +2,9 @@
 there (name, type, labels), and every row names a family the server exposes.
 
 The server is the whole `limitguard serve` in live mode against the fake API server, as two replicas
-(so the leader, forwarding and catch-up families exist) with a ratio'd node (the per-node gauges),
-and one request on every route (the request path's counters are created by their first answer)."""
+(so the leader, forwarding and catch-up families exist), with reports and events on (their families)
+and a ratio'd node (the per-node gauges), and one request on every route (the request path's
+counters are created by their first answer)."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ async def touch_every_route(replicas: ReplicaSet, url: str) -> None:
 
 async def test_the_catalogue_and_a_running_server_name_the_same_families(replicas: ReplicaSet) -> None:
     cluster(replicas.apiserver, "8", 3)
-    await replicas.start(2)
+    await replicas.start(2, settings={"reports": {"enabled": True}, "events": {"enabled": True}})
     leader = await replicas.elected()
     follower = next(member for member in replicas.members if member is not leader)
     await replicas.bind(follower, "p-000")  # forwarded to the leader: the forwarding families

@@ -155,3 +155,13 @@ async def test_the_collector_reads_the_counts_at_scrape_time() -> None:
     assert value("limitguard_cluster_writes_total", {"kind": "taint", "result": "unchanged"}) == 1
     assert value("limitguard_cluster_writes_deferred_total", {"kind": "label"}) == 1
     assert value("limitguard_cluster_writes_queued") == 0
+
+
+async def test_a_rate_whose_interval_is_not_exact_in_binary_still_hands_out_tokens() -> None:
+    """5 a second: a sleep of 0.2 s refills 0.9999999999999998 of a token on a clock that jumps to
+    each deadline; without a tolerance the bucket slept ever shorter and never handed it out."""
+    clock = FakeClock(autojump=True)
+    bucket = TokenBucket(clock, rate=5, burst=1)
+    for _ in range(21):
+        await asyncio.wait_for(bucket.take(), timeout=5)  # a hang guard only
+    assert clock.now() >= 4.0 - 1e-9

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from limitguard.core.config import Config
 from limitguard.core.kuberelease import BuiltOn, Named, from_file, resolve_release
 from limitguard.core.response import Response, allowed, warning
 from limitguard.schedcfg import configmap_verdict
@@ -26,6 +27,14 @@ UNDETERMINED = (
     "(errors only warned)"
 )
 _MAX_WARNINGS = 10
+
+
+def configured_release(config: Config, config_path: str | None = None) -> Named | None:
+    """The release the configuration names for scheduler configurations, credited to its key:
+    ``schedulerConfigValidation.kubernetesVersion``, else ``kubernetesVersion``."""
+    return from_file(
+        "schedulerConfigValidation.kubernetesVersion", config.scheduler_kubernetes_version, config_path
+    ) or from_file("kubernetesVersion", config.kubernetes_version, config_path)
 
 
 def configmap_release(

@@ -1,6 +1,8 @@
 """`limitguard audit`: nodes over their limit-to-allocatable ratio; exit 1 when there are any.
 
 Usable in CI and cron: 0 = every node within its ratio, 1 = some node over, 2 = could not check.
+`-o openreports` (or `wgpolicyk8s`) prints the policy reports the leader writes for the same state
+instead (limitguard.cli.policyreports), with the same exit codes.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from collections.abc import Callable, Mapping
 
 import orjson
 
+from limitguard.cli import policyreports
 from limitguard.cli.options import (
     CommandError,
     add_state_arguments,
-    load_counted_state,
+    load_counted_state_and_version,
     load_limitguard_config,
     print_warnings,
 )
@@ -25,7 +28,7 @@ from limitguard.state.store import ClusterState
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_state_arguments(parser)
+    add_state_arguments(parser, outputs=("text", "json", *policyreports.OUTPUTS))
     parser.add_argument(
         "--top", type=int, default=DEFAULT_TOP_PODS, help="pods to list per over node (largest limits first)"
     )
@@ -52,7 +55,12 @@ def pods_on(
 def run(args: argparse.Namespace) -> int:
     try:
         config = load_limitguard_config(args)
-        state, release_note, warnings = load_counted_state(args, config)
+        state, release_note, warnings, cluster_version = load_counted_state_and_version(args, config)
+        reports = (
+            policyreports.policy_reports(args, config, state, cluster_version)
+            if args.output in policyreports.OUTPUTS
+            else None
+        )
     except CommandError as error:
         print(f"limitguard audit: {error}", file=sys.stderr)
         return 2
@@ -68,7 +76,9 @@ def run(args: argparse.Namespace) -> int:
     )
     report.pod_rules, report.warnings = release_note, warnings
     print_warnings("audit", warnings)
-    if args.output == "json":
+    if reports is not None:
+        sys.stdout.write(policyreports.render(reports))
+    elif args.output == "json":
         sys.stdout.write(orjson.dumps(report.to_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
         sys.stdout.write(render_text(report))

@@ -64,6 +64,19 @@ def read_pod(name: str) -> Mapping[str, Any]:
     return pod
 
 
+def in_namespace(pod: Mapping[str, Any], namespace: str | None) -> Mapping[str, Any]:
+    """The pod in *namespace* (`-n`, as `kubectl apply -n`) when its manifest names none."""
+    if not namespace:
+        return pod
+    metadata = pod.get("metadata") if isinstance(pod.get("metadata"), Mapping) else {}
+    named = metadata.get("namespace")
+    if named and named != namespace:
+        raise CommandError(
+            f"the namespace from the provided object {named!r} does not match the namespace {namespace!r}"
+        )
+    return {**pod, "metadata": {**metadata, "namespace": namespace}}
+
+
 def with_defaults(
     pod: Mapping[str, Any], state: ClusterState, config: Config
 ) -> tuple[Mapping[str, Any], str | None]:
@@ -82,7 +95,7 @@ def with_defaults(
 
 def run(args: argparse.Namespace) -> int:
     try:
-        pod = read_pod(args.pod)
+        pod = in_namespace(read_pod(args.pod), getattr(args, "namespace", None))
         config = load_limitguard_config(args)
         state, release_note, warnings = load_counted_state(args, config)
         pod, defaults_note = with_defaults(pod, state, config)

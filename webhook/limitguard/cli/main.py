@@ -24,6 +24,10 @@ SUBCOMMANDS = {
     "validate": ("limitguard.cli.validate", "validate KubeSchedulerConfiguration files or ConfigMaps"),
     "explain": ("limitguard.cli.explain", "show every node's verdict and scores for one pod"),
     "audit": ("limitguard.cli.audit", "list nodes over their limit-to-allocatable ratio (exit 1 if any)"),
+    "reports": (
+        "limitguard.cli.reports",
+        "delete the policy reports limitguard wrote (the chart's uninstall hook)",
+    ),
     "scheduler-trust": (
         "limitguard.cli.schedulertrust",
         "keep the second scheduler's CA bundle current and restart it when its files change (sidecar)",

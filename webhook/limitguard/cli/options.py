@@ -86,9 +86,18 @@ def add_cluster_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kubeconfig", help="kubeconfig for the live cluster (when --cluster is not given)")
 
 
-def add_state_arguments(parser: argparse.ArgumentParser) -> None:
+def add_state_arguments(parser: argparse.ArgumentParser, outputs: tuple[str, ...] = ("text", "json")) -> None:
     """What a one-off report needs: where the state comes from, how long to wait, the output form."""
     add_cluster_options(parser)
+    parser.add_argument(
+        "--context", help="the kubeconfig context of the live cluster (as kubectl's --context)"
+    )
+    parser.add_argument(
+        "-n",
+        "--namespace",
+        help="the namespace of a pod whose manifest names none (explain); the namespace whose Reports "
+        "audit -o openreports|wgpolicyk8s prints, besides the cluster-scoped ones",
+    )
     parser.add_argument(
         "--timeout",
         type=float,
@@ -103,17 +112,22 @@ def add_state_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"release whose pod rules count the limits ({supported_text()}); default: kubernetesVersion "
         f"in --config, else the live cluster's /version, else 1.{DEFAULT_MINOR}",
     )
-    parser.add_argument("--output", "-o", choices=["text", "json"], default="text")
+    parser.add_argument("--output", "-o", choices=list(outputs), default="text")
 
 
 async def _live_state(
-    kubeconfig: str | None, timeout: float, follow_release: bool, config: Config, pod_rules: PodRules
+    kubeconfig: str | None,
+    timeout: float,
+    follow_release: bool,
+    config: Config,
+    pod_rules: PodRules,
+    context: str | None = None,
 ) -> tuple[ClusterState, str | None]:
     """The listed state, and the cluster's /version when it decided the pod rules."""
     from limitguard.kube.livefeed import start_live_feed
 
     state = ClusterState(node_pools=config.limit_aware.node_pools, pod_rules=pod_rules)
-    feed = await start_live_feed(state, kubeconfig, follow_release=follow_release)
+    feed = await start_live_feed(state, kubeconfig, follow_release=follow_release, context=context)
     version = feed.release.version if feed.release is not None else None
     try:
         deadline = time.monotonic() + timeout
@@ -134,6 +148,14 @@ def load_counted_state(args: argparse.Namespace, config: Config) -> tuple[Cluste
     kubernetesVersion, else the live cluster's /version, else the newest supported. The state counts
     every pod under its rules.
     """
+    state, note, warnings, _ = load_counted_state_and_version(args, config)
+    return state, note, warnings
+
+
+def load_counted_state_and_version(
+    args: argparse.Namespace, config: Config
+) -> tuple[ClusterState, str, list[str], str | None]:
+    """load_counted_state, and the live cluster's /version when it was read (None otherwise)."""
     flag = from_flag("--kubernetes-version", getattr(args, "kubernetes_version", None))
     configured = from_file("kubernetesVersion", config.kubernetes_version, getattr(args, "config", None))
     release, why = resolve_release(flag, configured)
@@ -142,6 +164,7 @@ def load_counted_state(args: argparse.Namespace, config: Config) -> tuple[Cluste
         node_pools=config.limit_aware.node_pools,
         pod_rules=rules_for(release.minor),
     )
+    version: str | None = None
     if args.cluster:
         try:
             load_cluster_file(state, args.cluster)
@@ -151,14 +174,21 @@ def load_counted_state(args: argparse.Namespace, config: Config) -> tuple[Cluste
         try:
             follow = flag is None and configured is None
             state, version = asyncio.run(
-                _live_state(args.kubeconfig, args.timeout, follow, config, state.pod_rules)
+                _live_state(
+                    args.kubeconfig,
+                    args.timeout,
+                    follow,
+                    config,
+                    state.pod_rules,
+                    getattr(args, "context", None),
+                )
             )
         except OSError as error:  # KubeConfigError and connection failures
             raise CommandError(f"cannot read the live cluster: {error}") from None
         if follow:  # the state counted under the rules of this release (kube.release)
             release, why = resolve_release(cluster=version, cluster_asked=True)
     note = f"pod limits counted under the pod rules of Kubernetes {release.name}: {why}"
-    return state, note, [release.note] if release.note else []
+    return state, note, [release.note] if release.note else [], version
 
 
 def print_warnings(command: str, warnings: list[str]) -> None:

@@ -12,6 +12,8 @@ import functools
 import gc
 import logging
 import os
+import socket
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,7 @@ from limitguard.certs import generate as certs
 from limitguard.certs.peers import PeerCAError
 from limitguard.cli.configfile import load_config
 from limitguard.cli.mounts import check_config_file, ensure_certificates, reissue_for_host
+from limitguard.cli.policyreports import releases_for
 from limitguard.cli.replicas import Replica, identity_from_env, join_replica_set, peer_address
 from limitguard.clock import Clock, SystemClock
 from limitguard.core.config import Config
@@ -41,6 +44,9 @@ from limitguard.http.tls import CertificateReloader, server_context
 from limitguard.kube.filefeed import load_cluster_file
 from limitguard.kube.leaderwork import LeaderWork
 from limitguard.kube.livefeed import LiveFeed
+from limitguard.kube.reports.desired import Releases
+from limitguard.kube.reports.keeper import FindingsKeeper
+from limitguard.kube.reports.metrics import FindingsCollector
 from limitguard.kube.write_metrics import ClusterWritesCollector
 from limitguard.kube.writes import ClusterWrites
 from limitguard.state.store import ClusterState
@@ -69,9 +75,7 @@ def build_services(
     ConfigMaps are validated for the scheduler section's kubernetesVersion, else the top-level one
     (read from ``config_path``), else ``cluster_version`` (the apiserver's /version, when
     ``cluster_asked``), else the newest supported release."""
-    configured = from_file(
-        "schedulerConfigValidation.kubernetesVersion", config.scheduler_kubernetes_version, config_path
-    ) or from_file("kubernetesVersion", config.kubernetes_version, config_path)
+    configured = configmaps.configured_release(config, config_path)
     release, why = configmaps.configmap_release(
         configured,
         config.scheduler_feature_gates,
@@ -198,6 +202,18 @@ async def start_serve(
     if feed is not None:
         leader_work = leader_work_for(config, clock or SystemClock())
         services.metrics.registry.register(ClusterWritesCollector(leader_work.writes))
+        if config.reports.enabled or config.events.enabled:
+            keeper = findings_keeper(
+                config,
+                state,
+                feed,
+                leader_work,
+                clock or SystemClock(),
+                environ,
+                cluster_version,
+                args.config,
+            )
+            services.metrics.registry.register(FindingsCollector(keeper))
     identity = identity_from_env(environ)
     replica = None
     if feed is not None and identity is not None:
@@ -255,6 +271,32 @@ def leader_work_for(config: Config, clock: Clock) -> LeaderWork:
     """The leader's work and the one queue of cluster writes, under `clusterWrites`' rate limit."""
     writes = ClusterWrites(clock, config.cluster_writes.max_per_second, config.cluster_writes.burst)
     return LeaderWork(writes)
+
+
+def findings_keeper(
+    config: Config,
+    state: ClusterState,
+    feed: LiveFeed,
+    leader_work: LeaderWork,
+    clock: Clock,
+    environ: Mapping[str, str],
+    cluster_version: str | None,
+    config_path: str | None = None,
+) -> FindingsKeeper:
+    """Reports and events, kept by the leader; scheduler ConfigMaps judged for the release the
+    cluster runs now (followed through /version) and the next minor."""
+
+    def releases() -> Releases:
+        follower = feed.release
+        version = follower.version if follower is not None and follower.version else cluster_version
+        return releases_for(config, version, config_path)
+
+    instance = f"limitguard-{environ.get('POD_NAME') or socket.gethostname()}"
+    keeper = FindingsKeeper(
+        config, state, feed.client, leader_work.writes, clock, time.time, instance, releases
+    )
+    leader_work.add("findings", keeper.run)
+    return keeper
 
 
 def client_gates(services: Services, args: argparse.Namespace) -> None:

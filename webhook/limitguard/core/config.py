@@ -113,6 +113,30 @@ class ClusterWritesConfig:
     burst: int = 10
 
 
+class ReportsApi(enum.StrEnum):
+    """The policy report API the leader writes (limitguard.core.reports.policyreport has each one's kinds)."""
+
+    OPENREPORTS = "openreports"  # openreports.io/v1alpha1
+    WGPOLICYK8S = "wgpolicyk8s"  # wgpolicyk8s.io/v1alpha2
+
+
+@dataclass(frozen=True)
+class ReportsConfig:
+    """Findings as policy reports, kept by the leader (off by default: a write needs rights and consent)."""
+
+    enabled: bool = False
+    api: ReportsApi = ReportsApi.OPENREPORTS
+    pod_reports: bool = True
+    # A pod report per violating pod would let a cluster-wide violation write thousands of objects.
+    max_pod_reports: int = 1000
+    scheduler_config_namespaces: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class EventsConfig:
+    enabled: bool = False
+
+
 @dataclass(frozen=True)
 class BestEffortDefaults:
     """Per-container defaults in exact units (millicores, bytes), plus the text they came from."""
@@ -162,6 +186,8 @@ class Config:
     replicas: ReplicasConfig = field(default_factory=ReplicasConfig)
     live_state: LiveStateConfig = field(default_factory=LiveStateConfig)
     cluster_writes: ClusterWritesConfig = field(default_factory=ClusterWritesConfig)
+    reports: ReportsConfig = field(default_factory=ReportsConfig)
+    events: EventsConfig = field(default_factory=EventsConfig)
     # The release whose pod rules apply ("1.36", "v1.37.1"; None: the cluster's /version, or the newest)
     kubernetes_version: str | None = None
     # ConfigMap webhook: kube-scheduler release to validate for (None: kubernetes_version, the
@@ -279,10 +305,11 @@ def read_config(raw: Any, errors: FieldErrors) -> Config:
             max_per_second=float(writes("maxPerSecond", ClusterWritesConfig.max_per_second)),
             burst=int(writes("burst", ClusterWritesConfig.burst)),
         ),
+        reports=_reports_config(_Section(raw, errors, "reports")),
+        events=EventsConfig(enabled=bool(_Section(raw, errors, "events")("enabled", False))),
         kubernetes_version=kubernetes_version,
-        scheduler_kubernetes_version=validation.get(
-            "kubernetesVersion"
-        ),  # unset: resolved with kubernetesVersion, credited to it
+        # unset: resolved with kubernetesVersion, and credited to it
+        scheduler_kubernetes_version=validation.get("kubernetesVersion"),
         scheduler_feature_gates=dict(validation.get("featureGates") or {}),
         scheduler_name=validation.get("scheduler") or "auto",
         use_scheduler_name=str(_Section(raw, errors, "useScheduler")("schedulerName", "")),
@@ -315,6 +342,18 @@ def _limit_aware(raw: Any, errors: FieldErrors) -> LimitAwareConfig:
             str(namespace): Enforcement(action)
             for namespace, action in section("namespaceEnforcement", {}).items()
         },
+    )
+
+
+def _reports_config(section: _Section) -> ReportsConfig:
+    base = ReportsConfig()
+    pods = section("podReports", {})
+    return ReportsConfig(
+        enabled=bool(section("enabled", base.enabled)),
+        api=ReportsApi(section("api", base.api)),
+        pod_reports=bool(pods.get("enabled", base.pod_reports)),
+        max_pod_reports=int(pods.get("max", base.max_pod_reports)),
+        scheduler_config_namespaces=tuple(map(str, section("schedulerConfigNamespaces", ()))),
     )
 
 

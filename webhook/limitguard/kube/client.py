@@ -44,17 +44,20 @@ class ApiError(LimitguardError):
 
 
 def load_configuration(
-    kubeconfig: str | None, environ: Mapping[str, str] | None = None
+    kubeconfig: str | None, environ: Mapping[str, str] | None = None, context: str | None = None
 ) -> tuple[Configuration, str]:
     """Credentials in client-go's order; returns the configuration and where it came from.
 
     An explicit --kubeconfig wins (the operator asked for it); otherwise the pod's service account;
-    otherwise $KUBECONFIG (a path list, merged) or ~/.kube/config. Blocking: exec plugins may run.
+    otherwise $KUBECONFIG (a path list, merged) or ~/.kube/config. A *context* names a kubeconfig
+    context, so it skips the service account. Blocking: exec plugins may run.
     """
     env = os.environ if environ is None else environ
     configuration = Configuration()
-    if kubeconfig:
-        return _from_kubeconfig(configuration, kubeconfig), f"kubeconfig {kubeconfig}"
+    if kubeconfig or context:
+        path = kubeconfig or env.get("KUBECONFIG") or DEFAULT_KUBECONFIG
+        where = f"kubeconfig {path}" + (f", context {context}" if context else "")
+        return _from_kubeconfig(configuration, path, context), where
     try:
         kube_config.load_incluster_config(client_configuration=configuration)
         return configuration, "in-cluster service account"
@@ -70,12 +73,14 @@ def load_configuration(
         ) from None
 
 
-def _from_kubeconfig(configuration: Configuration, path: str) -> Configuration:
+def _from_kubeconfig(configuration: Configuration, path: str, context: str | None = None) -> Configuration:
     expanded = os.pathsep.join(os.path.expanduser(part) for part in path.split(os.pathsep))
     if not any(os.path.exists(part) for part in expanded.split(os.pathsep)):
         raise KubeConfigError(f"kubeconfig {path} does not exist")
     try:
-        kube_config.load_kube_config(config_file=expanded, client_configuration=configuration)
+        kube_config.load_kube_config(
+            config_file=expanded, context=context, client_configuration=configuration
+        )
     except (ConfigException, ValueError, OSError) as error:
         raise KubeConfigError(f"kubeconfig {path}: {error}") from None
     return configuration
@@ -199,18 +204,23 @@ class KubeClient:
         async with self.get(path, params, timeout) as response:
             return orjson.loads(await response.read())
 
-    async def send_json(self, method: str, path: str, body: Any, timeout: aiohttp.ClientTimeout) -> Any:
-        """A write (POST, PUT) or single-object GET; any non-2xx status raises ApiError.
-
-        Used for the leader-election Lease, the only object limitguard writes.
-        """
+    async def send_json(
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        timeout: aiohttp.ClientTimeout,
+        content_type: str = "application/json",
+    ) -> Any:
+        """A write (POST, PUT, PATCH with *content_type*, DELETE) or single-object GET; any non-2xx
+        status raises ApiError."""
         extra: dict[str, Any] = {}
         if self._server_hostname:
             extra["server_hostname"] = self._server_hostname
         headers = await self._headers()
         data = None
         if body is not None:
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = content_type
             data = orjson.dumps(body)
         async with self._session.request(
             method,

@@ -165,15 +165,17 @@ async def start_live_feed(
     clock: Clock | None = None,
     unwritten: UnwrittenSettings | None = None,
     stall_sleep: Callable[[float], Awaitable[None]] | None = None,
+    context: str | None = None,
 ) -> LiveFeed:
     """Connect and start the list/watch tasks; returns at once (the sync shows up in `state.ready`).
 
     *clock* times backoffs, slices and token refreshes; give the state's ledger the same one.
     *stall_sleep* times the silent-watch deadline (the event loop's sleep unless a test drives it).
     With *unwritten*, ledger entries the apiserver never wrote are released (limitguard.kube.unwritten).
+    *context* chooses a kubeconfig context (`--context`, as kubectl's).
     """
     clock = clock or SystemClock()
-    configuration, source = await asyncio.to_thread(load_configuration, kubeconfig)
+    configuration, source = await asyncio.to_thread(load_configuration, kubeconfig, None, context)
     client = KubeClient(configuration, token_refresh_seconds, clock)
     reflectors = build_reflectors(client, state, settings, clock, stall_sleep)
     releaser = None

@@ -46,6 +46,7 @@ class Outcome(enum.StrEnum):
     GONE = "gone"  # the object no longer exists (404): nothing to do
     CONFLICT = "conflict"  # 409 on a resourceVersion precondition: read again and retry
     FAILED = "failed"  # any other error: retried
+    REJECTED = "rejected"  # the apiserver refused the object itself (400, 403, 422): not retried as is
 
 
 RETRIED = frozenset({Outcome.CONFLICT, Outcome.FAILED})
@@ -83,8 +84,10 @@ class TokenBucket:
         waited = False
         while True:
             self._refill()
-            if self._tokens >= 1.0:
-                self._tokens -= 1.0
+            # A refill by exactly the time slept can land a rounding error short of a whole token
+            # (0.2 s x 5/s): counted as one, or a clock that jumps to each deadline would never get there.
+            if self._tokens >= 1.0 - 1e-9:
+                self._tokens = max(self._tokens - 1.0, 0.0)
                 return waited
             waited = True
             await self._clock.sleep((1.0 - self._tokens) / self.rate)

@@ -40,6 +40,7 @@ class NodeRecord:
     ratio_override: RatioMap | None
     ratio_problem: str | None  # why the annotation was ignored
     ratio_source: RatioSource = DEFAULT  # annotation, pool:<name> or default: every report names it
+    uid: str = ""  # metadata.uid: a policy report names and is owned by its node
 
     @property
     def name(self) -> str:
@@ -163,7 +164,7 @@ def node_record(node: Mapping[str, Any], pool_of: PoolChooser | None = None) -> 
             problem,
         )
     traits = NodeTraits(name, labels, parse_taints(spec.get("taints")), bool(spec.get("unschedulable")))
-    return NodeRecord(traits, allocatable, override, problem, source)
+    return NodeRecord(traits, allocatable, override, problem, source, str(metadata.get("uid") or ""))
 
 
 def controller_of(metadata: Mapping[str, Any]) -> OwnerKind | None:

@@ -1,7 +1,8 @@
 """A list/watch Kubernetes API server for tests and benchmarks (no kube-apiserver can run here).
 
-Reproduced, as kube-apiserver (watch cache + etcd3 storage) behaves for core/v1 nodes, pods and
-namespaces at the cluster-wide paths `/api/v1/{nodes,pods,namespaces}`:
+Reproduced, as kube-apiserver (watch cache + etcd3 storage) behaves for core/v1 nodes, pods,
+namespaces and configmaps at the cluster-wide paths `/api/v1/{nodes,pods,namespaces,configmaps}` (and
+configmaps at `/api/v1/namespaces/{ns}/configmaps` too):
 
 - resourceVersion: one cluster-wide counter (the etcd revision). Every write bumps it and stamps the
   object's `metadata.resourceVersion`; a list carries the revision of its snapshot in
@@ -57,15 +58,36 @@ Leases (coordination.k8s.io/v1, for leader election) at the namespaced paths
   name differs from the path is 400; `spec.leaseDurationSeconds` <= 0 is 422 Invalid. DELETE removes.
 - `fail_next("leases", n, status)` fails lease requests; `lease(ns, name)` reads one for assertions.
 
+ConfigMaps: fieldSelector on metadata.name and metadata.namespace; `apply("configmaps", ...)` writes them.
+
+Events (events.k8s.io/v1) at `/apis/events.k8s.io/v1/namespaces/{ns}/events[/{name}]` (eventroutes.py):
+POST validated as the apiserver validates that API (pkg/apis/core/validation/events.go: name,
+eventTime, type, reportingController a qualified name, reportingInstance/action/reason <= 128,
+note <= 1024, a cluster-scoped object's events only in default or kube-system, series count >= 2;
+422 Invalid), 409 AlreadyExists; PATCH as strategic-merge or merge patch (415 otherwise, 404 when
+missing, 422 for a changed immutable field); GET lists. `events(ns)` reads them for assertions.
+
+Custom resources (crds.py): `install_crd(manifest)` serves a CRD's versions, `uninstall_crd(group,
+plural)` removes it and its objects. `GET /apis/{group}/{version}` is the APIResourceList of the
+installed kinds, 404 while none is (how clients find a CRD absent). Create (201; 409), get, replace
+(PUT needs metadata.resourceVersion: 422 without, 409 when stale, 404 when missing), delete, list
+(a namespace, or all at the group path) with `labelSelector` (=, ==, !=, exists, !exists, in, notin),
+`limit` and `continue`. Bodies are validated against the version's openAPIV3Schema (422 Invalid,
+every problem) and pruned of undeclared fields before they are stored and answered; metadata.name
+must be a DNS subdomain and an owner reference needs apiVersion, kind, name and uid; uid,
+creationTimestamp and generation are the server's. `custom_objects(group, plural)` reads them.
+
 GET /version answers version.Info (major, minor, gitVersion: `git_version`, default v1.37.0) without
 asking for credentials, as the apiserver's system:public-info-viewer binding allows; `version_reads`
 counts the requests. Setting `git_version` plays a control-plane upgrade.
 
-Not reproduced: labelSelector, resourceVersion/resourceVersionMatch on lists (every list is a fresh
-consistent read), sendInitialEvents (streaming lists), the inconsistent continue token in a 410,
-namespaced paths and GET of single objects, writes over the API paths (except Leases; the
-/_fake/apply control endpoint writes), protobuf/table output, gzip, HTTP/2, priority and fairness (429s only via fail_next), object validation or defaulting, graceful deletion
-(deletes are immediate), "too large resource version" waits.
+Not reproduced: labelSelector on the core kinds, resourceVersion/resourceVersionMatch on lists
+(every list is a fresh consistent read), sendInitialEvents (streaming lists), the inconsistent
+continue token in a 410, namespaced paths and GET of single objects of the core kinds, writes over
+the core API paths (the /_fake/apply control endpoint writes), watches of custom resources and
+events, protobuf/table output, gzip, HTTP/2, priority and fairness (429s only via fail_next), core
+object validation or defaulting, garbage collection of dependents, graceful deletion (deletes are
+immediate), "too large resource version" waits.
 
 Run standalone for benchmarks: `python -m limitguard.testing.fakeapiserver --nodes N --pods M` prints the port,
 then control endpoints under /_fake/ drive it: `POST burst?count=N` (N pod MODIFIED events), `GET rv`,

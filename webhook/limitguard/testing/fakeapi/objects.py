@@ -15,11 +15,12 @@ import orjson
 
 from limitguard.errors import LimitguardError
 
-KIND_NAMES = {"nodes": "Node", "pods": "Pod", "namespaces": "Namespace"}
+KIND_NAMES = {"nodes": "Node", "pods": "Pod", "namespaces": "Namespace", "configmaps": "ConfigMap"}
 SELECTABLE_FIELDS = {
     "nodes": frozenset({"metadata.name"}),
     "pods": frozenset({"metadata.name", "metadata.namespace", "spec.nodeName", "status.phase"}),
     "namespaces": frozenset({"metadata.name", "status.phase"}),
+    "configmaps": frozenset({"metadata.name", "metadata.namespace"}),
 }
 LEASES = "leases"
 LEASE_API_VERSION = "coordination.k8s.io/v1"
@@ -175,3 +176,58 @@ class RequestSeen:
     kind: str
     watch: bool
     params: dict[str, str]
+
+
+@dataclass(frozen=True)
+class LabelSelector:
+    """A `labelSelector` query parameter: `k=v`, `k==v`, `k!=v`, `k`, `!k`, `k in (a,b)`, `k notin (a,b)`,
+    comma = AND (apimachinery's labels.Parse)."""
+
+    requirements: tuple[tuple[str, str, frozenset[str]], ...]  # (key, operator, values)
+
+    @classmethod
+    def parse(cls, text: str) -> LabelSelector:
+        terms, depth, start = [], 0, 0
+        for index, char in enumerate(text):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if char == "," and depth == 0:
+                terms.append(text[start:index])
+                start = index + 1
+        terms.append(text[start:])
+        requirements = []
+        for term in (t.strip() for t in terms):
+            if not term:
+                continue
+            words = term.split()
+            if len(words) >= 2 and words[1] in ("in", "notin"):
+                values = " ".join(words[2:]).strip()
+                if not (values.startswith("(") and values.endswith(")")):
+                    raise SelectorError(f"unable to parse requirement: {term!r}")
+                items = frozenset(v.strip() for v in values[1:-1].split(",") if v.strip())
+                requirements.append((words[0], words[1], items))
+            elif "!=" in term:
+                key, value = term.split("!=", 1)
+                requirements.append((key.strip(), "!=", frozenset({value.strip()})))
+            elif "=" in term:
+                key, value = term.replace("==", "=", 1).split("=", 1)
+                requirements.append((key.strip(), "=", frozenset({value.strip()})))
+            elif term.startswith("!"):
+                requirements.append((term[1:].strip(), "!", frozenset()))
+            else:
+                requirements.append((term, "exists", frozenset()))
+        return cls(tuple(requirements))
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        for key, operator, values in self.requirements:
+            present, value = key in labels, labels.get(key)
+            held = {
+                "=": present and value in values,
+                "in": present and value in values,
+                "!=": not present or value not in values,
+                "notin": not present or value not in values,
+                "exists": present,
+                "!": not present,
+            }[operator]
+            if not held:
+                return False
+        return True
