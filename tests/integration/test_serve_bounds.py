@@ -14,7 +14,9 @@ from limitguard.certs import generate as certs
 from limitguard.cli.serve import add_arguments
 from limitguard.cli.startup import serving_limits, start_serve
 from limitguard.http.app import DEFAULT_MAX_BODY_BYTES
-from limitguard.http.limits import LimitedSite, ServingLimits
+from limitguard.http.limits import ServingLimits
+from limitguard.http.modes import HttpMode
+from limitguard.http.site import LimitedSite
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_CLUSTER = REPO / "webhook" / "limitguard" / "demo" / "cluster.yaml"
@@ -43,10 +45,10 @@ def test_each_flag_reaches_its_limit():
     assert args.max_body_bytes == 777
 
 
-async def test_serve_closes_a_connection_past_its_peers_cap(tmp_path):
+async def test_serve_closes_a_connection_past_its_peers_cap(tmp_path, http_mode: HttpMode):
     args = parse(
         *("--cert-dir", str(tmp_path / "certs"), "--host", "127.0.0.1", "--port", "0"),
-        *("--max-connections-per-peer", "1"),
+        *("--max-connections-per-peer", "1", "--http-mode", http_mode.name),
     )
     running = await start_serve(args, {})
     try:

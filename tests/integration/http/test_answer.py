@@ -1,4 +1,5 @@
-"""A route's 200 JSON answer written in one piece (limitguard.http.answer), read off the wire.
+"""A route's 200 JSON answer as the client reads it off the wire, in either HTTP mode (written in one piece by
+limitguard.http.fast, by aiohttp's web.Response in the plain mode).
 
 What a client sees must not depend on which path wrote the answer: the same status line and headers
 aiohttp writes, keep-alive for HTTP/1.1, pipelined requests answered in order, and aiohttp's own

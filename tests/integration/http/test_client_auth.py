@@ -23,6 +23,7 @@ import pytest
 
 from limitguard.cli.serve import add_arguments
 from limitguard.cli.startup import start_serve
+from limitguard.http.modes import HttpMode
 from tests.integration.http.certificates import (
     CLIENT,
     SERVER_ONLY,
@@ -44,15 +45,20 @@ async def post(url: str, context: ssl.SSLContext, body: Any) -> int:
         return answer.status
 
 
-def serve_args(cert_dir: Path, *extra: str) -> argparse.Namespace:
+def serve_args(cert_dir: Path, http_mode: HttpMode, *extra: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
     add_arguments(parser)
     return parser.parse_args(
-        ["--cluster", str(DEMO), "--cert-dir", str(cert_dir), "--host", "127.0.0.1", "--port", "0", *extra]
+        [
+            *("--cluster", str(DEMO), "--cert-dir", str(cert_dir), "--host", "127.0.0.1", "--port", "0"),
+            *("--http-mode", http_mode.name, *extra),
+        ]
     )
 
 
-async def test_with_client_authentication_only_the_named_callers_are_answered(tmp_path: Path) -> None:
+async def test_with_client_authentication_only_the_named_callers_are_answered(
+    tmp_path: Path, http_mode: HttpMode
+) -> None:
     cert_dir = certificate_dir(tmp_path / "tls")
     client_ca = certificate_dir(tmp_path / "client-ca")
     clients = tmp_path / "clients"
@@ -60,6 +66,7 @@ async def test_with_client_authentication_only_the_named_callers_are_answered(tm
     scheduler = client_pair(clients, "scheduler", client_ca, "kube-scheduler", ["kube-scheduler.svc"], CLIENT)
     args = serve_args(
         cert_dir,
+        http_mode,
         *("--client-ca-file", str(client_ca / "ca.crt"), "--client-name", "limitguard-apiserver-client"),
         *("--extender-client-name", "kube-scheduler.svc"),
     )
@@ -107,9 +114,11 @@ async def test_with_client_authentication_only_the_named_callers_are_answered(tm
         await running.stop()
 
 
-async def test_without_client_authentication_the_routes_stay_open(tmp_path: Path) -> None:
+async def test_without_client_authentication_the_routes_stay_open(
+    tmp_path: Path, http_mode: HttpMode
+) -> None:
     cert_dir = certificate_dir(tmp_path / "tls")
-    running = await start_serve(serve_args(cert_dir), {})
+    running = await start_serve(serve_args(cert_dir, http_mode), {})
     try:
         status = await post(
             f"https://127.0.0.1:{running.port}/validate", client_context(cert_dir), binding("pod5", "node2")
@@ -129,11 +138,11 @@ async def test_without_client_authentication_the_routes_stay_open(tmp_path: Path
     ],
 )
 async def test_incomplete_client_authentication_options_stop_serve(
-    tmp_path: Path, extra: list[str], message: str
+    tmp_path: Path, http_mode: HttpMode, extra: list[str], message: str
 ) -> None:
     from limitguard.certs.peers import PeerCAError
 
     cert_dir = certificate_dir(tmp_path / "tls")
     extra = [str(cert_dir / "ca.crt") if item == "CA" else item for item in extra]
     with pytest.raises(PeerCAError, match=message):
-        await start_serve(serve_args(cert_dir, *extra), {})
+        await start_serve(serve_args(cert_dir, http_mode, *extra), {})

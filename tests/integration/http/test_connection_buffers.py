@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from limitguard.http.heap import LARGE_BLOCK_BYTES
+from limitguard.http.modes import HttpMode
 from tests.support import HANG_GUARD_SECONDS
 
 CONNECTIONS = 32
@@ -26,10 +27,12 @@ SERVER = """
 import asyncio, contextlib, os, socket, sys, time
 from pathlib import Path
 from limitguard.http import heap
+from limitguard.http.modes import HTTP_MODES
 from limitguard.state.store import ClusterState
 from limitguard.testing.server import app_services, client_context, serving
 
 CERTS, CONNECTIONS, GUARD, RETURNED_KIB = Path(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+MODE = HTTP_MODES[sys.argv[6]]
 
 def anonymous_kib():
     total = 0
@@ -75,7 +78,7 @@ def clients(port, figures):
     figures.append(heap.mmap_threshold())
 
 async def main():
-    async with serving(app_services(ClusterState()), CERTS) as served:
+    async with serving(app_services(ClusterState(), http_mode=MODE), CERTS) as served:
         figures = []
         await asyncio.to_thread(clients, served.port, figures)
     print(*figures)
@@ -90,11 +93,14 @@ else:
 
 @pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc")
 @pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
-def test_each_connections_tls_buffer_is_mapped_apart_and_returned(loop: str, cert_dir: Path) -> None:
+def test_each_connections_tls_buffer_is_mapped_apart_and_returned(
+    loop: str, cert_dir: Path, http_mode: HttpMode
+) -> None:
     run = subprocess.run(
         [
             *(sys.executable, "-c", SERVER, loop, str(cert_dir), str(CONNECTIONS)),
             *(str(HANG_GUARD_SECONDS / 2), str(MAPPED_AT_LEAST * BUFFER_KIB)),  # inside the run's own guard
+            http_mode.name,
         ],
         capture_output=True,
         text=True,

@@ -56,8 +56,10 @@ raw_bodies = st.one_of(
 
 
 @pytest.fixture(scope="module")
-def server(cert_dir):
-    with running(cert_dir, worked_example(), config(), max_body_bytes=BODY_LIMIT) as running_server:
+def server(cert_dir, http_mode):
+    with running(
+        cert_dir, worked_example(), config(), max_body_bytes=BODY_LIMIT, http_mode=http_mode
+    ) as running_server:
         yield running_server
 
 

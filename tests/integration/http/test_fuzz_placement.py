@@ -22,9 +22,9 @@ HINTED, MOVED = limited("web-1"), limited("web-2", namespace_name="sched")
 
 
 @pytest.fixture(scope="module")
-def server(cert_dir):
+def server(cert_dir, http_mode):
     state, config = with_scheduler_namespace()
-    with running(cert_dir, state, config) as running_server:
+    with running(cert_dir, state, config, http_mode=http_mode) as running_server:
         yield running_server
 
 

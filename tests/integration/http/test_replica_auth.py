@@ -26,6 +26,7 @@ from limitguard.admission.forward import Forwarder, LeaderRouted
 from limitguard.certs import generate as certs
 from limitguard.core.config import Config, LimitAwareConfig, NoLeaderPolicy
 from limitguard.http.app import Services
+from limitguard.http.modes import HttpMode
 from limitguard.kube.replica_metrics import ReplicaMetrics
 from limitguard.state.store import ClusterState
 from limitguard.testing.server import Serving, app_services, serving
@@ -80,13 +81,13 @@ class Replica:
 
 @contextlib.asynccontextmanager
 async def replica(
-    cert_dir: Path, leadership: Fixed, client: tuple[Path, Path] | None = None
+    cert_dir: Path, http_mode: HttpMode, leadership: Fixed, client: tuple[Path, Path] | None = None
 ) -> AsyncIterator[Replica]:
     """A replica serving *cert_dir*'s pair; it forwards with *client* (default: that same pair)."""
     from limitguard.cli.replicas import route_through_leader  # the wiring `serve` uses
 
     state = cluster()
-    services = app_services(state, CONFIG)
+    services = app_services(state, CONFIG, http_mode=http_mode)
     ca, crt, key = (cert_dir / name for name in (certs.CA_CERT, certs.TLS_CERT, certs.TLS_KEY))
     forwarder = Forwarder(ca, *(client or (crt, key)), 30.0, PEER_NAME)
     metrics = ReplicaMetrics(services.metrics.registry)
@@ -112,12 +113,14 @@ def bind(name: str, uid: str) -> bytes:
     return orjson.dumps(binding(name, "node1", uid=uid))
 
 
-async def test_the_leader_route_admits_only_a_replica_certificate(tmp_path: Path) -> None:
+async def test_the_leader_route_admits_only_a_replica_certificate(
+    tmp_path: Path, http_mode: HttpMode
+) -> None:
     cert_dir = certificate_dir(tmp_path / "tls")
     other_ca = certificate_dir(tmp_path / "other")
     clients = tmp_path / "clients"
     replica_pair = (cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY)
-    async with replica(cert_dir, Fixed(deciding=True)) as leader:
+    async with replica(cert_dir, http_mode, Fixed(deciding=True)) as leader:
         url = f"{leader.served.url}/leader/validate"
         refused = {
             "no certificate": None,
@@ -164,11 +167,12 @@ def deep_binding(name: str, uid: str, levels: int) -> bytes:
 
 async def test_a_follower_relays_the_leaders_verdict_even_on_input_it_could_not_re_encode(
     tmp_path: Path,
+    http_mode: HttpMode,
 ) -> None:
     cert_dir = certificate_dir(tmp_path / "tls")
-    async with replica(cert_dir, Fixed(deciding=True)) as leader:
+    async with replica(cert_dir, http_mode, Fixed(deciding=True)) as leader:
         leader_address = f"127.0.0.1:{leader.served.port}"
-        async with replica(cert_dir, Fixed(deciding=False, address=leader_address)) as follower:
+        async with replica(cert_dir, http_mode, Fixed(deciding=False, address=leader_address)) as follower:
             api = client_context(cert_dir)  # the apiserver: verifies the server, presents nothing
             answers = [
                 await post(f"{follower.served.url}/validate", api, bind(f"p{i}", f"u{i}")) for i in (0, 1)
@@ -187,16 +191,18 @@ async def test_a_follower_relays_the_leaders_verdict_even_on_input_it_could_not_
             assert follower.forwarder.reloads == 0
 
 
-async def test_after_a_ca_rotation_forwarding_works_once_the_follower_reloads(tmp_path: Path) -> None:
+async def test_after_a_ca_rotation_forwarding_works_once_the_follower_reloads(
+    tmp_path: Path, http_mode: HttpMode
+) -> None:
     """Both replicas mount one Secret; a rotation replaces ca.crt, tls.crt and tls.key at once."""
     cert_dir = certificate_dir(tmp_path / "tls")
     old_pair = tmp_path / "old"
     old_pair.mkdir()
     for name in (certs.CA_CERT, certs.TLS_CERT, certs.TLS_KEY):
         (old_pair / name).write_bytes((cert_dir / name).read_bytes())
-    async with replica(cert_dir, Fixed(deciding=True)) as leader:
+    async with replica(cert_dir, http_mode, Fixed(deciding=True)) as leader:
         leader_address = f"127.0.0.1:{leader.served.port}"
-        async with replica(cert_dir, Fixed(deciding=False, address=leader_address)) as follower:
+        async with replica(cert_dir, http_mode, Fixed(deciding=False, address=leader_address)) as follower:
             certificate_dir(cert_dir)  # the rotation: a new CA and a new serving pair in place
             assert leader.served.reloader is not None and leader.served.reloader.check()
             api = client_context(cert_dir)
@@ -235,14 +241,16 @@ def old_context(old_dir: Path) -> ssl.SSLContext:
 
 
 async def test_a_follower_whose_certificate_the_leader_refuses_gets_no_decision(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, http_mode: HttpMode, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Same CA, another name (a workload the shared issuer also signed): 401, counted as refused."""
     cert_dir = certificate_dir(tmp_path / "tls")
     other = client_pair(tmp_path / "clients", "other", cert_dir, "other", ["other.svc"], CLIENT)
-    async with replica(cert_dir, Fixed(deciding=True)) as leader:
+    async with replica(cert_dir, http_mode, Fixed(deciding=True)) as leader:
         leader_address = f"127.0.0.1:{leader.served.port}"
-        async with replica(cert_dir, Fixed(deciding=False, address=leader_address), other) as follower:
+        async with replica(
+            cert_dir, http_mode, Fixed(deciding=False, address=leader_address), other
+        ) as follower:
             status, answer = await post(
                 f"{follower.served.url}/validate", client_context(cert_dir), bind("p0", "u0")
             )

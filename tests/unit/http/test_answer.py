@@ -1,4 +1,4 @@
-"""Which answer a request gets (limitguard.http.answer); tests/integration/http/test_answer.py reads both
+"""Which answer a request gets (the fast mode's, limitguard.http.fast); tests/integration/http/test_answer.py reads both
 off the wire, with a client asking to close (which the mocked request does not parse)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from aiohttp import web
 from aiohttp.http import HttpVersion10, HttpVersion11
 from aiohttp.test_utils import make_mocked_request
 
-from limitguard.http.answer import JsonAnswer, json_answer
+from limitguard.http.fast import JsonAnswer, json_answer
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,9 @@
-"""POST routes answered past aiohttp's application dispatch (limitguard.http.direct), on the real app.
+"""POST routes answered past aiohttp's application dispatch (limitguard.http.fast), on the real app.
 
 The guard against an aiohttp upgrade: the dispatch asks the event loop module for the loop (a getpid
 on CPython 3.11) and a direct POST does not. If aiohttp stops reading the server's request handler,
 the direct POST asks again and the first test fails; if its dispatch stops asking, the same test
-fails on the GET, and limitguard.http.direct is no longer needed.
+fails on the GET, and the direct POSTs are no longer needed.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import pytest
 from aiohttp import web
 
 from limitguard.http.app import create_app
-from limitguard.http.direct import answer_posts_directly, direct_posts
+from limitguard.http.fast import answer_posts_directly, direct_posts
+from limitguard.http.modes import PLAIN
 from limitguard.state.store import ClusterState
 from limitguard.testing.server import app_services
 
@@ -57,6 +58,15 @@ async def test_a_post_route_is_answered_without_the_dispatch_that_asks_for_the_l
         status, _ = await server.get("/healthz")
     assert status == 200
     assert "web_app.py:_handle" in calls  # what a direct POST saves
+
+
+async def test_in_the_plain_mode_every_post_takes_the_apps_dispatch(start_server: Callable[..., Any]) -> None:
+    server = await start_server(ClusterState(), http_mode=PLAIN)
+    await server.get("/healthz")
+    with loop_lookups_by_aiohttp_server() as calls:
+        status, _ = await server.post("/validate", b"{}")
+    assert status == 400  # the same answer, through aiohttp's public dispatch
+    assert "web_app.py:_handle" in calls
 
 
 @pytest.mark.parametrize(

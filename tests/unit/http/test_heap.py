@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from limitguard.http import heap
-from limitguard.http.limits import TRIM_EVERY_CLOSED, TRIM_FROM_BODY_BYTES, PeerConnections, ServingLimits
+from limitguard.http.bodies import TRIM_FROM_BODY_BYTES
+from limitguard.http.limits import TRIM_EVERY_CLOSED, PeerConnections, ServingLimits
+from limitguard.http.modes import HttpMode
 from tests.unit.http.test_limits import (
     HANG_GUARD,
     Timers,
@@ -154,12 +156,12 @@ def test_a_trim_left_pending_by_a_closed_loop_does_not_stop_the_next_loops(
 
 @pytest.mark.parametrize(("declared", "trimmed"), [(TRIM_FROM_BODY_BYTES, 1), (TRIM_FROM_BODY_BYTES - 1, 0)])
 async def test_a_connection_refused_a_large_body_trims_once_it_is_closed(
-    cert_dir: Path, monkeypatch: pytest.MonkeyPatch, declared: int, trimmed: int
+    cert_dir: Path, http_mode: HttpMode, monkeypatch: pytest.MonkeyPatch, declared: int, trimmed: int
 ) -> None:
     """What arrived of a refused large body is freed only when its connection closes: trim then."""
     trims = count_trims(monkeypatch)
     limits = ServingLimits(header_timeout_seconds=HANG_GUARD, max_body_bytes_per_peer=10_000)
-    async with served(cert_dir, limits, Timers()) as server:
+    async with served(cert_dir, http_mode, limits, Timers()) as server:
         reader, writer = await server.connect()
         writer.write(request(b"x" * 10, declared=declared))
         status, _ = await response_of(reader)

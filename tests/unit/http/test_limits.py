@@ -22,9 +22,13 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry, generate_latest
 
 from limitguard.certs import generate as certs
+from limitguard.http.bodies import BodyBudget, BodyError
 from limitguard.http.endpoint import Endpoint, add_endpoint
-from limitguard.http.limits import BodyBudget, BodyError, BoundedRequestHandler, LimitedSite, ServingLimits
+from limitguard.http.fast import BoundedRequestHandler
+from limitguard.http.limits import LINGER_SECONDS, ServingLimits
+from limitguard.http.modes import FAST, HttpMode, use_http_mode
 from limitguard.http.refusals import RefusalCollector, Refusals
+from limitguard.http.site import LimitedSite, limited_runner
 from limitguard.http.tls import server_context
 from limitguard.testing.clock import Timers
 from limitguard.testing.tlsclient import connect_from
@@ -59,17 +63,20 @@ def _echo_endpoint(limit: int) -> Endpoint[Any, Any]:
 @asynccontextmanager
 async def served(
     cert_dir: Path,
+    mode: HttpMode,
     limits: ServingLimits,
     timers: Timers | None = None,
     body_timeout: float = HANG_GUARD,
     app: web.Application | None = None,
+    lingering_seconds: float = LINGER_SECONDS,
 ) -> AsyncIterator[Served]:
-    """*app* (with /echo added), or an app of /echo alone, on a LimitedSite."""
+    """*app* (with /echo added), or an app of /echo alone, on a LimitedSite, served in *mode*."""
     app = web.Application() if app is None else app
+    use_http_mode(app, mode)
     refusals = Refusals()
     budget = BodyBudget(limits, refusals)
     add_endpoint(app, "/echo", _echo_endpoint(1 << 20), body_timeout, budget)
-    runner = web.AppRunner(app, access_log=None)
+    runner = limited_runner(app, limits, lingering_seconds=lingering_seconds)
     await runner.setup()
     context = server_context(cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY)
     site = LimitedSite(
@@ -84,7 +91,7 @@ async def served(
     await site.start()
     try:
         client = ssl.create_default_context(cafile=str(cert_dir / certs.CA_CERT))
-        yield Served(runner.addresses[0][1], site, budget, client)
+        yield Served(site.port, site, budget, client)
     finally:
         await runner.cleanup()
 
@@ -117,9 +124,11 @@ async def response_of(reader: asyncio.StreamReader) -> tuple[int, bytes]:
     return int(head.split(b" ")[1]), await reader.readexactly(length)
 
 
-async def test_headers_not_finished_by_the_deadline_close_the_connection(cert_dir):
+async def test_headers_not_finished_by_the_deadline_close_the_connection(cert_dir, http_mode):
     timers = Timers()
-    async with served(cert_dir, ServingLimits(header_timeout_seconds=HANG_GUARD), timers) as server:
+    async with served(
+        cert_dir, http_mode, ServingLimits(header_timeout_seconds=HANG_GUARD), timers
+    ) as server:
         reader, writer = await server.connect()
         writer.write(b"POST /echo HTTP/1.1\r\nHost: localhost\r\n")  # no blank line: headers unfinished
         await writer.drain()
@@ -131,9 +140,11 @@ async def test_headers_not_finished_by_the_deadline_close_the_connection(cert_di
         writer.close()
 
 
-async def test_a_request_whose_headers_arrived_outlives_the_deadline(cert_dir):
+async def test_a_request_whose_headers_arrived_outlives_the_deadline(cert_dir, http_mode):
     timers = Timers()
-    async with served(cert_dir, ServingLimits(header_timeout_seconds=HANG_GUARD), timers) as server:
+    async with served(
+        cert_dir, http_mode, ServingLimits(header_timeout_seconds=HANG_GUARD), timers
+    ) as server:
         reader, writer = await server.connect()
         writer.write(request(b"abc"))
         assert await response_of(reader) == (200, b'{"size":3}')
@@ -147,10 +158,14 @@ async def test_a_request_whose_headers_arrived_outlives_the_deadline(cert_dir):
         writer.close()
 
 
-async def test_a_kept_connections_request_whose_whole_head_arrives_at_once_sets_no_deadline(cert_dir):
+async def test_a_kept_connections_request_whose_whole_head_arrives_at_once_sets_no_deadline(
+    cert_dir, http_mode
+):
     """The usual request: its head in one read (a deadline set and cancelled at once costs every request)."""
     timers = Timers()
-    async with served(cert_dir, ServingLimits(header_timeout_seconds=HANG_GUARD), timers) as server:
+    async with served(
+        cert_dir, http_mode, ServingLimits(header_timeout_seconds=HANG_GUARD), timers
+    ) as server:
         reader, writer = await server.connect()
         for body in (b"a", b"bc", b"def"):
             writer.write(request(body))
@@ -164,9 +179,11 @@ async def test_a_kept_connections_request_whose_whole_head_arrives_at_once_sets_
         writer.close()
 
 
-async def test_headers_split_across_writes_at_the_blank_line_are_seen_complete(cert_dir):
+async def test_headers_split_across_writes_at_the_blank_line_are_seen_complete(cert_dir, http_mode):
     timers = Timers()
-    async with served(cert_dir, ServingLimits(header_timeout_seconds=HANG_GUARD), timers) as server:
+    async with served(
+        cert_dir, http_mode, ServingLimits(header_timeout_seconds=HANG_GUARD), timers
+    ) as server:
         reader, writer = await server.connect()
         whole = request(b"xy")
         cut = whole.index(b"\r\n\r\n") + 2
@@ -179,11 +196,11 @@ async def test_headers_split_across_writes_at_the_blank_line_are_seen_complete(c
         writer.close()
 
 
-async def test_an_idle_connection_is_closed_after_the_idle_timeout(cert_dir):
+async def test_an_idle_connection_is_closed_after_the_idle_timeout(cert_dir, http_mode):
     """aiohttp's keep-alive timer, set from idle_timeout_seconds: a connection that sends nothing ends."""
     timers = Timers()  # never fired: only the idle timeout can close it
     limits = ServingLimits(header_timeout_seconds=HANG_GUARD, idle_timeout_seconds=0.05)
-    async with served(cert_dir, limits, timers) as server:
+    async with served(cert_dir, http_mode, limits, timers) as server:
         reader, writer = await server.connect()
         assert await closed_by_server(reader)
         assert server.site.connections.refusals.connections_timed_out == 0
@@ -197,9 +214,9 @@ def test_the_idle_timeout_outlasts_the_clients_own():
     assert ServingLimits().idle_timeout_seconds > 90
 
 
-async def test_connections_past_the_per_peer_cap_are_closed_and_others_still_served(cert_dir):
+async def test_connections_past_the_per_peer_cap_are_closed_and_others_still_served(cert_dir, http_mode):
     limits = ServingLimits(header_timeout_seconds=HANG_GUARD, max_connections_per_peer=2)
-    async with served(cert_dir, limits, Timers()) as server:
+    async with served(cert_dir, http_mode, limits, Timers()) as server:
         held = [await server.connect("127.0.0.2") for _ in range(2)]
         await until(lambda: server.site.connections.total == 2)
         reader, writer = await server.connect("127.0.0.2")
@@ -224,10 +241,10 @@ async def test_connections_past_the_per_peer_cap_are_closed_and_others_still_ser
             connection[1].close()
 
 
-async def test_a_full_server_displaces_the_biggest_peers_waiting_connection(cert_dir):
+async def test_a_full_server_displaces_the_biggest_peers_waiting_connection(cert_dir, http_mode):
     """Max-min fairness: a peer at or under its share is never locked out by one holding more."""
     limits = ServingLimits(header_timeout_seconds=HANG_GUARD, max_connections=3)
-    async with served(cert_dir, limits, Timers()) as server:
+    async with served(cert_dir, http_mode, limits, Timers()) as server:
         hog = [await server.connect("127.0.0.2") for _ in range(3)]
         await until(lambda: server.site.connections.total == 3)
         reader, writer = await server.connect("127.0.0.3")
@@ -244,9 +261,9 @@ async def test_a_full_server_displaces_the_biggest_peers_waiting_connection(cert
             connection[1].close()
 
 
-async def test_a_stalled_body_gets_408_and_returns_its_bytes(cert_dir):
+async def test_a_stalled_body_gets_408_and_returns_its_bytes(cert_dir, http_mode):
     limits = ServingLimits(header_timeout_seconds=HANG_GUARD)
-    async with served(cert_dir, limits, Timers(), body_timeout=0.05) as server:
+    async with served(cert_dir, http_mode, limits, Timers(), body_timeout=0.05) as server:
         reader, writer = await server.connect()
         writer.write(request(b"x" * 1000, declared=100_000))  # never completes
         status, body = await response_of(reader)
@@ -256,9 +273,25 @@ async def test_a_stalled_body_gets_408_and_returns_its_bytes(cert_dir):
         writer.close()
 
 
-async def test_a_body_larger_than_its_peers_share_gets_503(cert_dir):
+async def test_a_refused_body_closes_its_connection_without_lingering(cert_dir, http_mode):
+    """After an answer that leaves a body unread, aiohttp reads and drops the rest for a while (the
+    lingering a 413 needs): a body refused for being slow, or for want of room, is not waited for.
+    With lingering far past the hang guard, only a close without it ends these in time."""
     limits = ServingLimits(header_timeout_seconds=HANG_GUARD, max_body_bytes_per_peer=10_000)
-    async with served(cert_dir, limits, Timers()) as server:
+    async with served(
+        cert_dir, http_mode, limits, Timers(), body_timeout=0.05, lingering_seconds=HANG_GUARD * 10
+    ) as server:
+        for declared, status in ((5_000, 408), (20_000, 503)):
+            reader, writer = await server.connect()
+            writer.write(request(b"x" * 100, declared=declared))  # never completes
+            assert (await response_of(reader))[0] == status
+            assert await closed_by_server(reader)
+            writer.close()
+
+
+async def test_a_body_larger_than_its_peers_share_gets_503(cert_dir, http_mode):
+    limits = ServingLimits(header_timeout_seconds=HANG_GUARD, max_body_bytes_per_peer=10_000)
+    async with served(cert_dir, http_mode, limits, Timers()) as server:
         reader, writer = await server.connect()
         writer.write(request(b"", declared=20_000)[:-4] + b"\r\n\r\n" + b"x" * 10)
         status, body = await response_of(reader)
@@ -267,9 +300,9 @@ async def test_a_body_larger_than_its_peers_share_gets_503(cert_dir):
         writer.close()
 
 
-async def test_the_biggest_holder_of_body_bytes_yields_to_a_smaller_one(cert_dir):
+async def test_the_biggest_holder_of_body_bytes_yields_to_a_smaller_one(cert_dir, http_mode):
     limits = ServingLimits(header_timeout_seconds=HANG_GUARD, max_body_bytes_in_flight=100_000)
-    async with served(cert_dir, limits, Timers()) as server:
+    async with served(cert_dir, http_mode, limits, Timers()) as server:
         hog = []
         for _ in range(2):  # 2 x 45,000 declared, a byte sent: 90,000 of 100,000 held
             connection = await server.connect("127.0.0.2")
@@ -294,10 +327,10 @@ async def test_the_biggest_holder_of_body_bytes_yields_to_a_smaller_one(cert_dir
         await until(lambda: server.budget.total == 0)
 
 
-async def test_a_chunked_body_is_counted_as_it_grows(cert_dir):
+async def test_a_chunked_body_is_counted_as_it_grows(cert_dir, http_mode):
     """Without a Content-Length the bytes are counted as they arrive: past the peer's share, 503."""
     limits = ServingLimits(header_timeout_seconds=HANG_GUARD, max_body_bytes_per_peer=50_000)
-    async with served(cert_dir, limits, Timers()) as server:
+    async with served(cert_dir, http_mode, limits, Timers()) as server:
         reader, writer = await server.connect()
         head = b"POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n"
         writer.write(head + b"%x\r\n%s\r\n" % (30_000, b"a" * 30_000))
@@ -314,10 +347,10 @@ async def test_a_chunked_body_is_counted_as_it_grows(cert_dir):
         again_writer.close()
 
 
-async def test_a_burst_of_newcomers_displaces_one_waiting_connection_each(cert_dir):
+async def test_a_burst_of_newcomers_displaces_one_waiting_connection_each(cert_dir, http_mode):
     """Displacement frees its slot at once, so a burst never goes past the total."""
     limits = ServingLimits(header_timeout_seconds=HANG_GUARD, max_connections=4)
-    async with served(cert_dir, limits, Timers()) as server:
+    async with served(cert_dir, http_mode, limits, Timers()) as server:
         hog = [await server.connect("127.0.0.2") for _ in range(4)]
         await until(lambda: server.site.connections.total == 4)
         newcomers = await asyncio.gather(*(server.connect(f"127.0.0.{3 + i}") for i in range(2)))
@@ -328,11 +361,11 @@ async def test_a_burst_of_newcomers_displaces_one_waiting_connection_each(cert_d
             connection[1].close()
 
 
-async def test_a_full_server_displaces_a_connection_receiving_a_body_when_none_waits(cert_dir):
+async def test_a_full_server_displaces_a_connection_receiving_a_body_when_none_waits(cert_dir, http_mode):
     """A crowd streaming slow bodies on every connection would otherwise lock a newcomer out for as
     long as it keeps streaming: its bodies are not being answered yet, so one may be dropped."""
     limits = ServingLimits(header_timeout_seconds=HANG_GUARD, max_connections=3)
-    async with served(cert_dir, limits, Timers()) as server:
+    async with served(cert_dir, http_mode, limits, Timers()) as server:
         hog = [await server.connect("127.0.0.2") for _ in range(3)]
         for _, writer in hog:
             writer.write(request(b"x", declared=1000))  # headers done, body never completes
@@ -347,11 +380,11 @@ async def test_a_full_server_displaces_a_connection_receiving_a_body_when_none_w
             connection[1].close()
 
 
-async def test_refusals_are_exposed_as_counters(cert_dir):
+async def test_refusals_are_exposed_as_counters(cert_dir, http_mode):
     limits = ServingLimits(
         header_timeout_seconds=HANG_GUARD, max_connections_per_peer=1, max_body_bytes_per_peer=100
     )
-    async with served(cert_dir, limits, Timers()) as server:
+    async with served(cert_dir, http_mode, limits, Timers()) as server:
         reader, writer = await server.connect("127.0.0.2")
         writer.write(request(b"x", declared=200))  # over the address's body share: 503
         assert (await response_of(reader))[0] == 503
@@ -418,7 +451,7 @@ async def test_a_body_read_resumes_reading_only_after_a_pause(cert_dir, monkeypa
 
     app = web.Application()
     app.router.add_post("/later", read_later)
-    async with served(cert_dir, ServingLimits(), app=app) as server:
+    async with served(cert_dir, FAST, ServingLimits(), app=app) as server:
         reader, writer = await server.connect()
         for body in (b"a", b"bc"):
             writer.write(request(body))
@@ -437,4 +470,5 @@ async def test_a_body_read_resumes_reading_only_after_a_pause(cert_dir, monkeypa
 def test_the_connection_protocol_is_aiohttps_with_its_request_loop_state():
     """BoundedRequestHandler reads aiohttp's `_waiter` and sets `_lingering_time` (pinned aiohttp):
     fail loudly if either goes."""
-    assert {"_waiter", "_lingering_time"} <= set(BoundedRequestHandler.__mro__[1].__slots__)
+    aiohttps = next(base for base in BoundedRequestHandler.__mro__ if base.__name__ == "RequestHandler")
+    assert {"_waiter", "_lingering_time"} <= set(aiohttps.__slots__)

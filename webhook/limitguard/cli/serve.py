@@ -23,6 +23,7 @@ from limitguard.http.eventloop import EVENT_LOOPS, EventLoopError, loop_factory
 from limitguard.http.limits import ServingLimits
 from limitguard.http.logs import SAMPLE_INITIAL, SAMPLE_THEREAFTER, Sampler
 from limitguard.http.logs import configure as configure_logging
+from limitguard.http.modes import HTTP_MODES
 from limitguard.kube.filefeed import ClusterFileError
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         choices=EVENT_LOOPS,
         help="auto: uvloop where installed, else asyncio's own loop (docs/configuration.md)",
+    )
+    parser.add_argument(
+        "--http-mode",
+        default="fast",
+        choices=list(HTTP_MODES),
+        help="fast: past aiohttp's per-request work where that was measured to pay, with a tested aiohttp "
+        "only (else plain, with a warning); plain: aiohttp's public API only (docs/configuration.md)",
     )
     parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"], help="log level"

@@ -35,11 +35,13 @@ from limitguard.core.kuberelease import Named, from_file, resolve_release
 from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
 from limitguard.core.podrules import PodRules, rules_for
 from limitguard.http.app import ServerSettings, Services, create_app
-from limitguard.http.limits import LimitedSite, ServingLimits
+from limitguard.http.limits import ServingLimits
 from limitguard.http.metrics import Metrics
 from limitguard.http.metrics_http import create_metrics_app
+from limitguard.http.modes import choose_http_mode
 from limitguard.http.peers import PeerGate
 from limitguard.http.refusals import RefusalCollector
+from limitguard.http.site import LimitedSite, limited_runner
 from limitguard.http.tls import CertificateReloader, server_context
 from limitguard.kube.filefeed import load_cluster_file
 from limitguard.kube.leaderwork import LeaderWork
@@ -189,7 +191,11 @@ async def start_serve(
     services = build_services(
         config,
         state,
-        ServerSettings(max_body_bytes=args.max_body_bytes, limits=serving_limits(args)),
+        ServerSettings(
+            max_body_bytes=args.max_body_bytes,
+            limits=serving_limits(args),
+            http_mode=choose_http_mode(args.http_mode),
+        ),
         args.node_ratio_series_limit,
         cluster_version,
         config_path=args.config,
@@ -239,7 +245,9 @@ async def start_serve(
     if replica is not None:
         listeners.append(replica.forwarder.reload)
     reloader = CertificateReloader(context, cert_file, key_file, client_cas=client_cas, listeners=listeners)
-    runner = web.AppRunner(create_app(services), shutdown_timeout=SHUTDOWN_GRACE_SECONDS, access_log=None)
+    runner = limited_runner(
+        create_app(services), services.settings.limits, shutdown_timeout=SHUTDOWN_GRACE_SECONDS
+    )
     await runner.setup()
     site = LimitedSite(
         runner,
@@ -251,7 +259,7 @@ async def start_serve(
         refusals=services.refusals,
     )
     await site.start()
-    port = runner.addresses[0][1] if args.port == 0 else args.port
+    port = site.port
     metrics_runner = None
     if args.metrics_port:
         metrics_runner = web.AppRunner(create_metrics_app(services.metrics), access_log=None)

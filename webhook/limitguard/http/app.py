@@ -38,10 +38,12 @@ from limitguard.extender.verbs import (
     prioritize_reply,
 )
 from limitguard.extender.victims import PreemptionArgs, decode_preemption_args
+from limitguard.http.bodies import BodyBudget
 from limitguard.http.endpoint import Endpoint, answer_unrouted_in_json, endpoint_handler
-from limitguard.http.limits import BodyBudget, ServingLimits
+from limitguard.http.limits import ServingLimits
 from limitguard.http.logs import log_event, wanted
 from limitguard.http.metrics import FAIL_OPEN_REASONS, Metrics
+from limitguard.http.modes import FAST, HttpMode, http_mode_of, use_http_mode
 from limitguard.http.peers import PeerGate, guarded
 from limitguard.http.refusals import Refusals
 from limitguard.state.store import ClusterState
@@ -72,6 +74,8 @@ class ServerSettings:
     extender_max_body_bytes: int = DEFAULT_EXTENDER_MAX_BODY_BYTES
     extender_prefix: str = DEFAULT_PREFIX
     limits: ServingLimits = field(default_factory=ServingLimits)  # connections, deadlines, bodies in flight
+    # How the server meets aiohttp (limitguard.http.modes); `serve` chooses it with the start-up check.
+    http_mode: HttpMode = FAST
 
 
 @dataclass
@@ -256,13 +260,14 @@ def _add_route(
     budget: BodyBudget,
     gate: PeerGate | None,
 ) -> None:
-    handler = endpoint_handler(endpoint, timeout, budget)
+    handler = endpoint_handler(endpoint, timeout, http_mode_of(app), budget)
     app.router.add_post(path, handler if gate is None else guarded(handler, gate, endpoint.rejected))
 
 
 def create_app(services: Services) -> web.Application:
     app = web.Application()  # bodies are read by each endpoint, with its own limit
     app[SERVICES] = services
+    use_http_mode(app, services.settings.http_mode)
     timeout = services.settings.body_timeout_seconds
     # one budget for every route: the bytes are the process's
     budget = BodyBudget(services.settings.limits, services.refusals)

@@ -3,11 +3,14 @@
 Admission and extender endpoints differ only in their protocol (an `Endpoint`'s functions); the
 transport rules are the same for all of them and live here once:
 - a body over its limit is 413, slower than the body timeout 408, undecodable 400 - each a JSON error;
-- a body being received counts in the server's `BodyBudget` (limitguard.http.limits): 503 when its
+- a body being received counts in the server's `BodyBudget` (limitguard.http.bodies): 503 when its
   peer, or the server, holds too many bytes in flight already;
 - a bug in the answering code never becomes a 500 that could block the cluster: it is logged and
   answered by the endpoint's fail-open answer;
 - every answer is timed and handed to the endpoint's observer (metrics, logs).
+
+What differs between the HTTP modes (limitguard.http.modes) - how a 200 is written, how the request's
+connection is found - is bound into each route's handler when it is built, from the app's mode.
 """
 
 from __future__ import annotations
@@ -24,16 +27,11 @@ import orjson
 from aiohttp import web
 
 from limitguard.errors import LimitguardError, StatusError
-from limitguard.http.answer import json_answer
+from limitguard.http.bodies import TRIM_FROM_BODY_BYTES, BodyBudget, BodyError, Reservation
 from limitguard.http.eventloop import running_loop
 from limitguard.http.heap import release_freed_memory_soon
-from limitguard.http.limits import (
-    TRIM_FROM_BODY_BYTES,
-    BodyBudget,
-    BodyError,
-    BoundedRequestHandler,
-    Reservation,
-)
+from limitguard.http.limits import BoundedConnection
+from limitguard.http.modes import HttpMode, http_mode_of
 from limitguard.state.ledger import CALLER
 
 log = logging.getLogger(__name__)
@@ -60,6 +58,7 @@ class Endpoint(Generic[Request, Answer]):
 
 
 Handler = Callable[[web.Request], Awaitable[web.Response]]
+ConnectionOf = Callable[[web.BaseRequest], BoundedConnection | None]
 
 
 def json_error(status: int, message: str) -> web.Response:
@@ -132,10 +131,16 @@ async def _read(
 
 
 async def read_body(
-    request: web.Request, limit: int, timeout: float, budget: BodyBudget | None = None
+    request: web.Request,
+    limit: int,
+    timeout: float,
+    budget: BodyBudget | None = None,
+    connection_of: ConnectionOf | None = None,
 ) -> bytes:
     """The whole body, or BodyError: 413 past *limit* bytes, 408 when slower than *timeout* seconds,
-    503 when *budget* has no room for it (or gave its room to a smaller holder meanwhile)."""
+    503 when *budget* has no room for it (or gave its room to a smaller holder meanwhile). While it
+    waits for the body, the request's connection (*connection_of* it, the HTTP mode's) may be
+    displaced by a newcomer; a body already received in full never looks its connection up."""
     if request.content_length is not None and request.content_length > limit:
         raise _too_large(request.content_length, limit)
     if request.content.is_eof():
@@ -151,10 +156,9 @@ async def read_body(
     if budget is not None:
         held = budget.open(request.remote or "", lambda: evicted.done() or evicted.set_result(None))
     reader = loop.create_task(_read(request, limit, budget, held))
-    protocol = request.protocol
-    bounded = isinstance(protocol, BoundedRequestHandler)
-    if bounded:
-        protocol.receiving_body = True  # displaceable meanwhile: no decision has started
+    connection = connection_of(request) if connection_of is not None else None
+    if connection is not None:
+        connection.receiving_body = True  # displaceable meanwhile: no decision has started
     try:
         done, _ = await asyncio.wait((reader, evicted), timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         if reader in done:
@@ -163,8 +167,8 @@ async def read_body(
             raise BodyError(503, "body dropped to make room for other clients' requests; retry later")
         raise BodyError(408, f"body not received within {timeout:g}s")
     finally:
-        if bounded:
-            protocol.receiving_body = False
+        if connection is not None:
+            connection.receiving_body = False
         if not reader.done():
             reader.cancel()  # its buffer goes with it
         if budget is not None and held is not None:
@@ -172,7 +176,11 @@ async def read_body(
 
 
 def _refused(
-    endpoint: Endpoint[Any, Any], status: int, message: str, request: web.Request | None = None
+    endpoint: Endpoint[Any, Any],
+    status: int,
+    message: str,
+    request: web.Request | None = None,
+    connection: BoundedConnection | None = None,
 ) -> web.Response:
     """The JSON error; with *request*, a body was left unread: the connection closes after it, at once
     unless the client is still sending what was too large (413), which it may then read."""
@@ -180,19 +188,18 @@ def _refused(
     response = json_error(status, message)
     if request is not None:
         response.force_close()
-        protocol = request.protocol
-        if isinstance(protocol, BoundedRequestHandler):
+        if connection is not None:
             if status != 413:
-                protocol.close_without_lingering()
+                connection.close_without_lingering()
             if (request.content_length or 0) >= TRIM_FROM_BODY_BYTES:
-                protocol.trim_when_closed()
+                connection.trim_when_closed()
     return response
 
 
 def endpoint_handler(
-    endpoint: Endpoint[Any, Any], body_timeout: float, budget: BodyBudget | None = None
+    endpoint: Endpoint[Any, Any], body_timeout: float, mode: HttpMode, budget: BodyBudget | None = None
 ) -> Handler:
-    """The aiohttp handler of one Endpoint: the one transport every POST route shares.
+    """The aiohttp handler of one Endpoint in *mode*: the one transport every POST route shares.
 
     A plain route handler, not an aiohttp middleware: a middleware runs its wrapper chain (and
     aiohttp's current-app bookkeeping) on every request, which costs as much as a binding's policy
@@ -200,15 +207,16 @@ def endpoint_handler(
     """
     decode, answer_of, observe, encode = endpoint.decode, endpoint.answer, endpoint.observe, endpoint.encode
     limit = endpoint.max_body_bytes
+    json_answer, connection_of = mode.json_answer, mode.connection_of
 
     async def serve(request: web.Request) -> web.Response:
         started = time.perf_counter()
         try:
             # The body first, whatever comes next: the connection serves its next request only if
             # this one's body was read (the server does not linger over unread bodies).
-            body = await read_body(request, limit, body_timeout, budget)
+            body = await read_body(request, limit, body_timeout, budget, connection_of)
         except BodyError as error:
-            return _refused(endpoint, error.status, error.message, request)
+            return _refused(endpoint, error.status, error.message, request, connection_of(request))
         # The apiserver sends exactly "application/json": compare the raw header first, since
         # aiohttp parses the header (a few microseconds) on each request's first `content_type`.
         if (
@@ -250,4 +258,5 @@ def add_endpoint(
     body_timeout: float,
     budget: BodyBudget | None = None,
 ) -> None:
-    app.router.add_post(path, endpoint_handler(endpoint, body_timeout, budget))
+    """Serve *endpoint* on POST *path*, in the app's HTTP mode (limitguard.http.modes.use_http_mode)."""
+    app.router.add_post(path, endpoint_handler(endpoint, body_timeout, http_mode_of(app), budget))

@@ -6,7 +6,8 @@ limit, so every one of them is bounded here, by time and by count, per peer addr
 
 - **header deadline**: a connection must finish the TLS handshake, and a request's line and headers
   must arrive, within `header_timeout_seconds` of the connection opening (first request) or of the
-  request's first byte (later ones). aiohttp has no such option; `BoundedRequestHandler` adds it.
+  request's first byte (later ones). aiohttp has no such option; `BoundedConnection` adds it to
+  the connection protocol of either HTTP mode (limitguard.http.modes).
 - **idle timeout**: a keep-alive connection with no request is closed after `idle_timeout_seconds`
   (aiohttp's keep-alive timer). It is longer than the clients' own idle timeout (Go's HTTP client,
   which the apiserver and kube-scheduler use, drops idle connections after 90 s), so the client,
@@ -16,8 +17,9 @@ limit, so every one of them is bounded here, by time and by count, per peer addr
   request (idle or still sending headers), or else one still receiving its request's body, of the
   peer holding the most connections, when that peer holds more than the newcomer's; otherwise the
   newcomer is closed. A connection whose request is being answered is never displaced.
-- **body bytes in flight**: `BodyBudget` counts the bytes of bodies being received, per peer and
-  in total, with the same rule: past the total, the largest holder yields to a smaller one.
+- **body bytes in flight**: `BodyBudget` (limitguard.http.bodies) counts the bytes of bodies being
+  received, per peer and in total, with the same rule: past the total, the largest holder yields
+  to a smaller one.
 
 The displacement rule is max-min fairness: a peer that holds no more than its even share of the
 total is never displaced, so no number of other clients can lock out the apiserver, whose own
@@ -27,19 +29,10 @@ addresses are few and whose requests are small and quick.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from aiohttp import web
-from aiohttp.web_protocol import RequestHandler
-
-from limitguard.errors import StatusError
-from limitguard.http import heap
-from limitguard.http.direct import answer_posts_directly
 from limitguard.http.eventloop import CallLater
-from limitguard.http.heap import LARGE_BLOCK_BYTES, release_freed_memory_soon
-from limitguard.http.reads import BufferedReads, SharedReadBuffer
+from limitguard.http.heap import release_freed_memory_soon
 from limitguard.http.refusals import Refusals
 
 # Go's net/http.DefaultTransport IdleConnTimeout, which k8s.io/apimachinery's SetTransportDefaults keeps
@@ -51,9 +44,8 @@ HEADERS_END = b"\r\n\r\n"
 # Each such connection holds a few hundred KB of TLS and stream buffers meanwhile (aiohttp: 10 s).
 LINGER_SECONDS = 2.0
 
-# After this many connections closed, or a body this large returned, freed memory is handed back.
+# After this many connections closed, freed memory is handed back.
 TRIM_EVERY_CLOSED = 512
-TRIM_FROM_BODY_BYTES = LARGE_BLOCK_BYTES  # what the heap maps apart: no body size is neither
 
 
 @dataclass(frozen=True)
@@ -73,10 +65,6 @@ class ServingLimits:
     max_body_bytes_in_flight: int = 96 * 1024 * 1024  # bench/memory.py: 1.1-1.7 MB of RSS per MB held
 
 
-class BodyError(StatusError):
-    """A body that cannot be read within the limits: 413 too large, 408 too slow, 503 no room now."""
-
-
 # -- connections -------------------------------------------------------------------------------------
 
 
@@ -88,12 +76,12 @@ class PeerConnections:
     ) -> None:
         self.limits = limits
         self.call_later = call_later  # the header deadlines' timer (tests drive it); None: the loop's
-        self.by_peer: dict[str, dict[BoundedRequestHandler, None]] = {}
+        self.by_peer: dict[str, dict[BoundedConnection, None]] = {}
         self.total = 0
         self.refusals = refusals or Refusals()
         self._closed_since_trim = 0
 
-    def admit(self, handler: BoundedRequestHandler, peer: str) -> bool:
+    def admit(self, handler: BoundedConnection, peer: str) -> bool:
         """Count *handler* in, displacing another when full; False: close it instead."""
         held = self.by_peer.get(peer)
         count = len(held) if held else 0
@@ -130,7 +118,7 @@ class PeerConnections:
                 return True
         return False
 
-    def release(self, handler: BoundedRequestHandler, peer: str) -> None:
+    def release(self, handler: BoundedConnection, peer: str) -> None:
         held = self.by_peer.get(peer)
         if held is None or held.pop(handler, 0) is not None:
             return
@@ -149,16 +137,19 @@ class PeerConnections:
             release_freed_memory_soon()  # after the connection's own objects are freed
 
 
-class BoundedRequestHandler(RequestHandler):
-    """aiohttp's connection protocol with a header deadline and a place in `PeerConnections`.
+class BoundedConnection:
+    """A connection as the limits see it, whichever HTTP mode serves it (limitguard.http.modes).
 
-    The deadline runs from the connection's opening (its first request) or a request's first byte
-    until the blank line that ends its headers. Whether the connection is between requests is
-    aiohttp's own state: its request loop waits on `_waiter` exactly then (aiohttp is pinned in
-    constraints.txt; tests/unit/http/test_limits.py fails if that changes).
+    Each mode's connection protocol inherits this: its place in `PeerConnections` and the header
+    deadline, kept in the attributes named by BOUNDED_SLOTS, which each subclass declares in its
+    own `__slots__` (aiohttp's request handler, which the fast mode's extends, has slots of its own,
+    so this class can hold none). The mode supplies what depends on aiohttp: whether the
+    connection is between requests (`waiting`), how to drop it (`abort`) and how to close it at
+    once after an answer (`close_without_lingering`).
     """
 
-    __slots__ = (
+    __slots__ = ()
+    BOUNDED_SLOTS = (
         "_call_later",
         "_connections",
         "_deadline",
@@ -169,59 +160,75 @@ class BoundedRequestHandler(RequestHandler):
         "_trim_when_closed",
         "receiving_body",
     )
+    _call_later: CallLater
+    _connections: PeerConnections
+    _deadline: asyncio.TimerHandle | None
+    _header_timeout: float
+    _in_headers: bool  # receiving a request's line and headers (a new connection is, before its first)
+    _peer: str | None  # None until admitted
+    _tail: bytes  # the last bytes of the head so far: its blank line may straddle two reads
+    _trim_when_closed: bool
+    receiving_body: bool  # set by the endpoint while it reads a request's body (displaceable then)
 
-    def __init__(self, manager: web.Server, connections: PeerConnections, **kwargs: Any) -> None:
-        limits = connections.limits
-        super().__init__(manager, keepalive_timeout=limits.idle_timeout_seconds, **kwargs)
+    def _bound_by(self, connections: PeerConnections, call_later: CallLater) -> None:
+        """Start as a new connection: before its first request's headers, not yet admitted."""
         self._connections = connections
-        self._peer: str | None = None
-        self._header_timeout = limits.header_timeout_seconds
-        self._call_later = connections.call_later or self._loop.call_later
-        self._deadline: asyncio.TimerHandle | None = None
-        self._in_headers = True  # a new connection is before its first request's headers
+        self._peer = None
+        self._header_timeout = connections.limits.header_timeout_seconds
+        self._call_later = connections.call_later or call_later
+        self._deadline = None
+        self._in_headers = True
         self._tail = b""
-        self.receiving_body = False  # set by the endpoint while it reads a request's body
+        self.receiving_body = False
         self._trim_when_closed = False
 
     @property
     def waiting(self) -> bool:
         """Between requests: idle, or receiving a request's line and headers."""
-        waiter = self._waiter
-        return self._in_headers or (waiter is not None and not waiter.done())
+        raise NotImplementedError
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+    def abort(self) -> None:
+        """Drop the connection now: a TLS close would wait on a peer that may not read."""
+        raise NotImplementedError
+
+    def close_without_lingering(self) -> None:
+        """After this answer, close at once: nobody waits for it (a stalled or refused body)."""
+        raise NotImplementedError
+
+    def trim_when_closed(self) -> None:
+        """Hand freed memory back once this connection is closed: it was refused a large body, and
+        what had arrived of it (TLS records, aiohttp's buffered chunks) lies in the heap between
+        live objects until then: without this, an attack of stalled large bodies, most of them refused
+        at once, kept the server near its peak until the rest timed out (docs/benchmarks.md)."""
+        self._trim_when_closed = True
+
+    def _admitted(self, transport: asyncio.BaseTransport) -> bool:
+        """Count the new connection in `PeerConnections`, or drop it (False) and go no further."""
         peername = transport.get_extra_info("peername")
         peer = str(peername[0]) if isinstance(peername, (tuple, list)) else str(peername)
         if not self._connections.admit(self, peer):
             transport.abort()  # before aiohttp knows it: nothing to undo
-            return
+            return False
         self._peer = peer
-        super().connection_made(transport)
-        self._deadline = self._call_later(self._header_timeout, self._header_deadline)
+        return True
 
-    def connection_lost(self, exc: BaseException | None) -> None:
+    def _released(self) -> bool:
+        """Give the connection's place back as it closes; False: it was never admitted."""
         if self._peer is None:
-            return  # refused in connection_made
+            return False
         self._connections.release(self, self._peer)
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
-        super().connection_lost(exc)
-        if self._trim_when_closed:
-            release_freed_memory_soon()  # after what the connection held is freed
+        return True
 
-    def data_received(self, data: bytes) -> None:
-        if not self._in_headers:
-            waiter = self._waiter
-            if waiter is None or waiter.done():
-                super().data_received(data)  # a body: the endpoint's body timeout bounds it
-                return
-            # the request loop waits for the next request: this is its first byte
-            if HEADERS_END in data:  # and the whole head (the usual request): nothing to time
-                super().data_received(data)
-                return
-            self._in_headers = True
-            self._deadline = self._call_later(self._header_timeout, self._header_deadline)
+    def _time_headers(self) -> None:
+        """A head begins (the connection's first, or a later request's first byte): time it."""
+        self._in_headers = True
+        self._deadline = self._call_later(self._header_timeout, self._header_deadline)
+
+    def _scan_headers(self, data: bytes) -> None:
+        """Note whether *data* ends the head being received, and stop its deadline if so."""
         seen = self._tail + data
         if HEADERS_END in seen:
             self._in_headers = False
@@ -231,182 +238,14 @@ class BoundedRequestHandler(RequestHandler):
                 self._deadline = None
         else:
             self._tail = seen[-3:]
-        super().data_received(data)
 
-    def resume_reading(self, resume_parser: bool = True) -> None:
-        """Only when reading was paused: aiohttp's StreamReader asks after every body read (3.14
-        streams.py), and the base method then feeds the parser nothing and resumes an unpaused
-        transport, both through the TLS layer. The parser pauses only with reading."""
-        if self._reading_paused:
-            super().resume_reading(resume_parser)
-
-    def close_without_lingering(self) -> None:
-        """After this answer, close at once: nobody waits for it (a stalled or refused body)."""
-        self._lingering_time = 0.0
-        self._keepalive = False
-
-    def trim_when_closed(self) -> None:
-        """Hand freed memory back once this connection is closed: it was refused a large body, and
-        what had arrived of it (TLS records, aiohttp's buffered chunks) lies in the heap between
-        live objects until then: without this, an attack of stalled large bodies, most of them refused
-        at once, kept the server near its peak until the rest timed out (docs/benchmarks.md)."""
-        self._trim_when_closed = True
+    def _closed(self) -> None:
+        """After the mode's own connection_lost: hand back what a refused large body left."""
+        if self._trim_when_closed:
+            release_freed_memory_soon()  # after what the connection held is freed
 
     def _header_deadline(self) -> None:
         self._deadline = None
         if self._in_headers:
             self._connections.refusals.connections_timed_out += 1
             self.abort()
-
-    def abort(self) -> None:
-        """Drop the connection now: a TLS close would wait on a peer that may not read."""
-        transport = self.transport
-        if transport is not None:
-            transport.abort()
-
-
-class LimitedSite(web.BaseSite):
-    """aiohttp's TCPSite with `BoundedRequestHandler` connections and a TLS handshake deadline."""
-
-    __slots__ = ("_host", "_kwargs", "_port", "connections")
-
-    def __init__(
-        self,
-        runner: web.BaseRunner,
-        host: str,
-        port: int,
-        *,
-        limits: ServingLimits,
-        ssl_context: Any = None,
-        backlog: int = 128,
-        call_later: CallLater | None = None,
-        refusals: Refusals | None = None,
-        **handler_kwargs: Any,
-    ) -> None:
-        super().__init__(runner, ssl_context=ssl_context, backlog=backlog)
-        self._host, self._port = host, port
-        self.connections = PeerConnections(limits, call_later, refusals)
-        self._kwargs = handler_kwargs
-
-    @property
-    def name(self) -> str:
-        return f"https://{self._host}:{self._port}"
-
-    async def start(self) -> None:
-        await super().start()
-        loop = asyncio.get_running_loop()
-        server = self._runner.server
-        assert server is not None  # BaseSite checked: the runner is set up
-        connections = self.connections
-        kwargs = {"access_log": None, "lingering_time": LINGER_SECONDS, **self._kwargs}
-        heap.keep_large_blocks_apart()
-        if isinstance(self._runner, web.AppRunner):
-            answer_posts_directly(server, self._runner.app)  # no getpid a request (limitguard.http.direct)
-
-        reads = SharedReadBuffer()
-        accepted = heap.map_io_blocks if self._ssl_context else heap.keep_large_blocks_apart
-
-        def protocol() -> BufferedReads:
-            accepted()  # the TLS layer's own buffer, allocated next, is mapped apart
-            return BufferedReads(BoundedRequestHandler(server, connections, loop=loop, **kwargs), reads)
-
-        tls = (
-            {
-                "ssl_handshake_timeout": connections.limits.header_timeout_seconds,
-                "ssl_shutdown_timeout": connections.limits.header_timeout_seconds,
-            }
-            if self._ssl_context
-            else {}
-        )
-        self._server = await loop.create_server(
-            protocol,
-            self._host,
-            self._port,
-            ssl=self._ssl_context,
-            backlog=self._backlog,
-            reuse_address=True,
-            **tls,
-        )
-
-
-# -- body bytes --------------------------------------------------------------------------------------
-
-
-class Reservation:
-    """Body bytes one request holds; `evicted` is set when a smaller holder needed the room."""
-
-    __slots__ = ("_on_evict", "evicted", "peer", "size")
-
-    def __init__(self, peer: str, on_evict: Callable[[], None]) -> None:
-        self.peer = peer
-        self.size = 0
-        self.evicted = False
-        self._on_evict = on_evict
-
-    def evict(self) -> None:
-        self.evicted = True
-        self._on_evict()
-
-
-class BodyBudget:
-    """Bytes of request bodies being received, per peer and in total (ServingLimits)."""
-
-    def __init__(self, limits: ServingLimits, refusals: Refusals | None = None) -> None:
-        self.per_peer_limit = limits.max_body_bytes_per_peer
-        self.limit = limits.max_body_bytes_in_flight
-        self.by_peer: dict[str, dict[Reservation, None]] = {}
-        self.held_by_peer: dict[str, int] = {}
-        self.total = 0
-        self.refusals = refusals or Refusals()
-
-    def open(self, peer: str, on_evict: Callable[[], None]) -> Reservation:
-        reservation = Reservation(peer, on_evict)
-        self.by_peer.setdefault(peer, {})[reservation] = None
-        self.held_by_peer.setdefault(peer, 0)
-        return reservation
-
-    def grow(self, reservation: Reservation, size: int) -> None:
-        """Hold *size* bytes in all for *reservation*, or BodyError (503) and hold no more."""
-        extra = size - reservation.size
-        if extra <= 0 or reservation.evicted:
-            return
-        peer = reservation.peer
-        held = self.held_by_peer[peer]
-        if held + extra > self.per_peer_limit:
-            self.refusals.bodies_refused["peer-share"] += 1
-            raise BodyError(
-                503, f"too many body bytes in flight from {peer} (limit {self.per_peer_limit}); retry later"
-            )
-        while self.total + extra > self.limit:
-            if not self._evict_for(peer, held + extra):
-                self.refusals.bodies_refused["total"] += 1
-                raise BodyError(503, "too many body bytes in flight; retry later")
-        reservation.size = size
-        self.held_by_peer[peer] = held + extra
-        self.total += extra
-
-    def _evict_for(self, peer: str, wanted: int) -> bool:
-        """Evict the largest body of the peer holding the most bytes, when it holds more than *wanted*."""
-        other = max(self.held_by_peer, key=self.held_by_peer.__getitem__)
-        if other == peer or self.held_by_peer[other] <= wanted:
-            return False
-        victim = max(self.by_peer[other], key=lambda reservation: reservation.size)
-        self.close(victim)
-        self.refusals.bodies_displaced += 1
-        victim.evict()
-        return True
-
-    def close(self, reservation: Reservation) -> None:
-        """Return what *reservation* holds (once; again is a no-op)."""
-        held = self.by_peer.get(reservation.peer)
-        if held is None or held.pop(reservation, 0) is not None:
-            return
-        self.total -= reservation.size
-        remaining = self.held_by_peer[reservation.peer] - reservation.size
-        if reservation.size >= TRIM_FROM_BODY_BYTES:
-            release_freed_memory_soon()  # once the reader's buffer is gone
-        reservation.size = 0
-        if held:
-            self.held_by_peer[reservation.peer] = remaining
-        else:
-            del self.by_peer[reservation.peer], self.held_by_peer[reservation.peer]

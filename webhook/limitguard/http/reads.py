@@ -43,10 +43,10 @@ class SharedReadBuffer:
 class BufferedReads(asyncio.BufferedProtocol):
     """*handler*'s connection, with its reads taken through *shared* (everything else passed on)."""
 
-    __slots__ = ("_handler", "_view")
+    __slots__ = ("_view", "handler")
 
     def __init__(self, handler: asyncio.Protocol, shared: SharedReadBuffer) -> None:
-        self._handler = handler
+        self.handler = handler
         self._view = shared.view
 
     @property
@@ -60,26 +60,26 @@ class BufferedReads(asyncio.BufferedProtocol):
 
     def buffer_updated(self, nbytes: int) -> None:
         if nbytes < LARGE_READ_BYTES:
-            self._handler.data_received(self._view[:nbytes].tobytes())
+            self.handler.data_received(self._view[:nbytes].tobytes())
             return
         map_io_blocks()  # our copy and the parser's body chunk
         try:
-            self._handler.data_received(self._view[:nbytes].tobytes())
+            self.handler.data_received(self._view[:nbytes].tobytes())
         finally:
             keep_large_blocks_apart()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         keep_large_blocks_apart()  # in case the TLS layer did not look get_buffer up before
-        self._handler.connection_made(transport)
+        self.handler.connection_made(transport)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._handler.connection_lost(exc)
+        self.handler.connection_lost(exc)
 
     def eof_received(self) -> bool | None:
-        return self._handler.eof_received()
+        return self.handler.eof_received()
 
     def pause_writing(self) -> None:
-        self._handler.pause_writing()
+        self.handler.pause_writing()
 
     def resume_writing(self) -> None:
-        self._handler.resume_writing()
+        self.handler.resume_writing()

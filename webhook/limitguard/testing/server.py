@@ -20,7 +20,7 @@ from limitguard.certs import generate as certs
 from limitguard.cli.startup import build_services
 from limitguard.core.config import Config
 from limitguard.http.app import ServerSettings, Services, create_app
-from limitguard.http.limits import LimitedSite
+from limitguard.http.site import LimitedSite, limited_runner
 from limitguard.http.tls import CertificateReloader, server_context
 from limitguard.state.store import ClusterState
 from limitguard.testing.clientcerts import client_context as client_context  # the suite's one client
@@ -73,7 +73,7 @@ async def serving(
             client_cas=client_cas,
             listeners=[*(gate.reload for gate in gates), *listeners],
         )
-    runner = web.AppRunner(create_app(services), access_log=None)
+    runner = limited_runner(create_app(services), services.settings.limits)
     await runner.setup()
     try:
         site = LimitedSite(
@@ -83,7 +83,7 @@ async def serving(
         if reloader is not None:
             reloader.start()
         try:
-            yield Serving(runner.addresses[0][1], runner, reloader)
+            yield Serving(site.port, runner, reloader)
         finally:
             if reloader is not None:
                 await reloader.stop()
