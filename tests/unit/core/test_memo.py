@@ -100,3 +100,7 @@ def test_the_entry_used_last_is_the_last_to_go() -> None:
     assert memo.get(b"a") == "a"
     memo.put(b"c", "c")
     assert memo.get(b"a") == "a" and memo.get(b"b") is None and memo.bytes == 2
+
+
+def test_bytes_keys_count_their_length() -> None:
+    assert key_size(b"x" * 2000) == key_size(b"") + 2000

@@ -18,7 +18,7 @@ MAX_KEPT_KEY_SIZE = 8 * 1024  # bytes, as OBJECT_SIZE per object plus each strin
 
 
 def key_size(key: object, limit: int = MAX_KEPT_KEY_SIZE) -> int | None:
-    """The bytes *key* (tuples and frozensets of strings, numbers and slotted records such as
+    """The bytes *key* (tuples and frozensets of strings, bytes, numbers and slotted records such as
     eligibility.Requirement, to any depth) takes by this measure, or None past *limit* (it stops
     counting there)."""
     size = 0
@@ -26,7 +26,7 @@ def key_size(key: object, limit: int = MAX_KEPT_KEY_SIZE) -> int | None:
     while pending:
         item = pending.pop()
         size += OBJECT_SIZE
-        if type(item) is str:
+        if type(item) is str or type(item) is bytes:  # bytes: a client certificate's DER
             size += len(item)
         elif isinstance(item, (tuple, frozenset)):  # NamedTuples (Toleration) too
             pending.extend(item)

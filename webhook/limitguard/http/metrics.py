@@ -13,6 +13,7 @@ from limitguard.core.config import Config
 from limitguard.core.limitaware import effective_ratios
 from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
 from limitguard.core.ratios import limit_capacity
+from limitguard.http.memo_metrics import MemoCollector
 from limitguard.http.node_ratio_metrics import NodeRatioCollector
 from limitguard.http.tally import CounterTally, CounterView, CounterViews, HistogramTally
 from limitguard.state.store import ClusterState
@@ -178,4 +179,5 @@ class Metrics:
             registry=self.registry,
         )
         self.registry.register(StateCollector(state, config))
+        self.registry.register(MemoCollector())
         self.registry.register(NodeRatioCollector(state, config, node_ratio_series_limit))

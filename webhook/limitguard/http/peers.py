@@ -17,12 +17,14 @@ from pathlib import Path
 from aiohttp import web
 
 from limitguard.certs.peers import PeerCAError, TrustedPeers, load_issuers
+from limitguard.core.memo import Cleared, Memo, MiB
 from limitguard.http.endpoint import json_error
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.Response]]
-MAX_REMEMBERED = 256  # verdicts kept per gate, by certificate bytes (a client keeps its certificate)
+MAX_REMEMBERED = 256
+_UNKNOWN = object()
 
 
 def peer_certificate(request: web.Request) -> bytes | None:
@@ -42,7 +44,10 @@ class PeerGate:
         self.ca_file = ca_file
         self.names = frozenset(names)
         self._peers = TrustedPeers(load_issuers(ca_file), self.names)  # PeerCAError at start-up
-        self._verdicts: dict[bytes, str | None] = {}
+        # verdicts by certificate bytes (a client keeps its certificate), forgotten when the CA reloads
+        self._verdicts: Memo[bytes, str | None] = Memo(
+            "peer-verdicts", entries=MAX_REMEMBERED, max_bytes=1 * MiB, cleared=Cleared.ON_CHANGE
+        )
 
     def reload(self) -> None:
         """Trust the bundle now in *ca_file* (and only it): called when the certificate files change."""
@@ -52,20 +57,17 @@ class PeerGate:
             log.warning("CA bundle not reloaded (keeping the previous one)", extra={"error": str(error)})
             return
         self._peers = TrustedPeers(issuers, self.names)
-        self._verdicts = {}
+        self._verdicts.clear()
 
     def problem(self, request: web.Request) -> str | None:
         der = peer_certificate(request)
         if der is None:
             return self._peers.problem(None)
-        try:
-            return self._verdicts[der]
-        except KeyError:
-            pass
-        if len(self._verdicts) >= MAX_REMEMBERED:
-            self._verdicts = {}
-        verdict = self._verdicts[der] = self._peers.problem(der)
-        return verdict
+        verdict = self._verdicts.get(der, _UNKNOWN)  # type: ignore[arg-type]
+        if verdict is _UNKNOWN:
+            verdict = self._peers.problem(der)
+            self._verdicts.put(der, verdict)
+        return verdict  # type: ignore[return-value]
 
 
 def guarded(handler: Handler, gate: PeerGate, rejected: Callable[[int], None]) -> Handler:
