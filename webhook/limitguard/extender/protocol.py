@@ -35,16 +35,10 @@ class ExtenderProtocolError(LimitguardError, ValueError):
     """A request body that is not a usable ExtenderArgs."""
 
 
-@dataclass(frozen=True)
-class ExtenderArgs:
+class CarriesPod:
+    """What every verb reads of the pod a request carries (any JSON: a wrong type reads as empty)."""
+
     pod: Mapping[str, Any]
-    node_names: list[str]  # candidates, in the scheduler's order
-    nodes: dict[str, Mapping[str, Any]] | None  # name -> Node object, when sent as a NodeList
-    names_form: bool  # the request carried `nodenames`
-    # node_names as a JSON array (as sent, or state.candidates.names_key): the node table's key for them
-    names_key: bytes | memoryview | None = None
-    # name -> the Node's bytes as sent, when `nodes` holds only their policy views (a large body)
-    node_json: dict[str, memoryview] | None = None
 
     @property
     def pod_metadata(self) -> Mapping[str, Any]:
@@ -59,6 +53,18 @@ class ExtenderArgs:
     def describe_pod(self) -> str:
         metadata = self.pod_metadata
         return f"{metadata.get('namespace') or ''}/{metadata.get('name') or ''}"
+
+
+@dataclass(frozen=True)
+class ExtenderArgs(CarriesPod):
+    pod: Mapping[str, Any]
+    node_names: list[str]  # candidates, in the scheduler's order
+    nodes: dict[str, Mapping[str, Any]] | None  # name -> Node object, when sent as a NodeList
+    names_form: bool  # the request carried `nodenames`
+    # node_names as a JSON array (as sent, or state.candidates.names_key): the node table's key for them
+    names_key: bytes | memoryview | None = None
+    # name -> the Node's bytes as sent, when `nodes` holds only their policy views (a large body)
+    node_json: dict[str, memoryview] | None = None
 
 
 def go_field(document: Mapping[str, Any], name: str) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from limitguard.extender.protocol import ExtenderProtocolError, go_field
+from limitguard.extender.protocol import CarriesPod, ExtenderProtocolError, go_field
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,23 +29,9 @@ class NodeVictims:
 
 
 @dataclass(frozen=True)
-class PreemptionArgs:
+class PreemptionArgs(CarriesPod):
     pod: Mapping[str, Any]
     victims: dict[str, NodeVictims]  # node name -> its proposed victims, in the request's order
-
-    @property
-    def pod_metadata(self) -> Mapping[str, Any]:
-        metadata = self.pod.get("metadata")
-        return metadata if isinstance(metadata, Mapping) else {}
-
-    @property
-    def pod_spec(self) -> Mapping[str, Any]:
-        spec = self.pod.get("spec")
-        return spec if isinstance(spec, Mapping) else {}
-
-    def describe_pod(self) -> str:
-        metadata = self.pod_metadata
-        return f"{metadata.get('namespace') or ''}/{metadata.get('name') or ''}"
 
 
 def _victim_count(value: Any, where: str) -> int:
