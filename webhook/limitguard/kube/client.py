@@ -199,22 +199,29 @@ class KubeClient:
         async with self.get(path, params, timeout) as response:
             return orjson.loads(await response.read())
 
-    async def send_json(self, method: str, path: str, body: Any, timeout: aiohttp.ClientTimeout) -> Any:
-        """A write (POST, PUT) or single-object GET; any non-2xx status raises ApiError.
-
-        Used for the leader-election Lease, the only object limitguard writes.
-        """
+    async def send_json(
+        self,
+        method: str,
+        path: str,
+        body: Any,
+        timeout: aiohttp.ClientTimeout,
+        content_type: str = "application/json",
+        params: Mapping[str, str] | None = None,
+    ) -> Any:
+        """A write (POST, PUT, PATCH with its patch *content_type*) or single-object GET; any non-2xx
+        status raises ApiError. Used for the leader-election Lease and the cluster writes."""
         extra: dict[str, Any] = {}
         if self._server_hostname:
             extra["server_hostname"] = self._server_hostname
         headers = await self._headers()
         data = None
         if body is not None:
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = content_type
             data = orjson.dumps(body)
         async with self._session.request(
             method,
             self.base_url + path,
+            params=params,
             data=data,
             headers=headers,
             timeout=timeout,

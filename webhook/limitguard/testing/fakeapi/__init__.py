@@ -57,15 +57,31 @@ Leases (coordination.k8s.io/v1, for leader election) at the namespaced paths
   name differs from the path is 400; `spec.leaseDurationSeconds` <= 0 is 422 Invalid. DELETE removes.
 - `fail_next("leases", n, status)` fails lease requests; `lease(ns, name)` reads one for assertions.
 
+Nodes, one at a time, at `/api/v1/nodes/{name}` (limitguard.testing.fakeapi.nodes), sharing the one
+resourceVersion counter:
+- GET (404 NotFound); a `resourceVersion` parameter (0: from the watch cache) reads the current node.
+- PATCH with `application/json-patch+json`, `application/merge-patch+json` or
+  `application/strategic-merge-patch+json`, applied as kube-apiserver applies them to a Node
+  (limitguard.testing.fakeapi.patches: strategic merge by the Node's merge keys, `spec.taints`
+  replaced whole); any other content type, server-side apply included, is 415. A
+  `metadata.resourceVersion` in the patched object that differs from the stored one is 409 Conflict
+  ("the object has been modified"), as upstream's PatchNodeTaints relies on; labels and taints are
+  validated (422 Invalid); `status` never changes. The stored node gets a new resourceVersion and
+  node watches see it as MODIFIED. `fail_next("node-writes", n, status)` fails patches;
+  `node_patches` records each patch taken.
+
 GET /version answers version.Info (major, minor, gitVersion: `git_version`, default v1.37.0) without
 asking for credentials, as the apiserver's system:public-info-viewer binding allows; `version_reads`
 counts the requests. Setting `git_version` plays a control-plane upgrade.
 
 Not reproduced: labelSelector, resourceVersion/resourceVersionMatch on lists (every list is a fresh
 consistent read), sendInitialEvents (streaming lists), the inconsistent continue token in a 410,
-namespaced paths and GET of single objects, writes over the API paths (except Leases; the
-/_fake/apply control endpoint writes), protobuf/table output, gzip, HTTP/2, priority and fairness (429s only via fail_next), object validation or defaulting, graceful deletion
-(deletes are immediate), "too large resource version" waits.
+namespaced paths and GET of single objects other than Nodes and Leases, writes over the API paths
+other than Lease writes and Node patches (the /_fake/apply control endpoint writes), server-side
+apply, the `nodes/status` subresource, admission (webhooks, ValidatingAdmissionPolicies) and RBAC,
+protobuf/table output, gzip, HTTP/2, priority and fairness (429s only via fail_next), object
+validation or defaulting beyond a Node patch's labels and taints, graceful deletion (deletes are
+immediate), "too large resource version" waits.
 
 Run standalone for benchmarks: `python -m limitguard.testing.fakeapiserver --nodes N --pods M` prints the port,
 then control endpoints under /_fake/ drive it: `POST burst?count=N` (N pod MODIFIED events), `GET rv`,

@@ -12,11 +12,13 @@ import orjson
 from aiohttp import web
 
 from limitguard.testing.fakeapi.leases import LeaseRoutes
+from limitguard.testing.fakeapi.nodes import NodeRoutes
 from limitguard.testing.fakeapi.objects import KIND_NAMES
 
 
-class FakeApiServer(LeaseRoutes):
-    """A list/watch apiserver for nodes, pods, namespaces and Leases (see the package docstring)."""
+class FakeApiServer(NodeRoutes, LeaseRoutes):
+    """A list/watch apiserver for nodes, pods, namespaces and Leases, with GET and PATCH of single
+    nodes (see the package docstring)."""
 
     # GET /version's gitVersion; a test sets another to play a control-plane upgrade.
     git_version = "v1.37.0"
@@ -28,6 +30,7 @@ class FakeApiServer(LeaseRoutes):
         for kind in KIND_NAMES:
             app.router.add_get(f"/api/v1/{kind}", self._handler(kind))
         self._add_lease_routes(app)
+        self._add_node_routes(app)
         app.router.add_post("/_fake/burst", self._burst)
         app.router.add_get("/_fake/rv", self._current_rv)
         app.router.add_post("/_fake/apply", self._apply_objects)
