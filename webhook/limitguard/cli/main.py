@@ -24,6 +24,10 @@ SUBCOMMANDS = {
     "validate": ("limitguard.cli.validate", "validate KubeSchedulerConfiguration files or ConfigMaps"),
     "explain": ("limitguard.cli.explain", "show every node's verdict and scores for one pod"),
     "audit": ("limitguard.cli.audit", "list nodes over their limit-to-allocatable ratio (exit 1 if any)"),
+    "cleanup-nodes": (
+        "limitguard.cli.cleanup",
+        "remove limitguard's limit-room labels and limit-full taint from every node (uninstall)",
+    ),
 }
 
 

@@ -135,19 +135,28 @@ class HintMode(enum.StrEnum):
 
 
 @dataclass(frozen=True)
+class AvoidFullNodes:
+    """The `limitguard.io/limit-full:PreferNoSchedule` taint on nodes nearly full by limits."""
+
+    enabled: bool = False
+    # Tainted while some ratio'd resource has less than this percent of its limit capacity left...
+    below: int = 10
+    # ...and untainted only once every one has at least below + hysteresis percent left again.
+    hysteresis: int = 5
+
+
+@dataclass(frozen=True)
 class PlacementHints:
-    """The preferred node-affinity term the mutating webhook adds to new unbound pods."""
+    """The preferred node-affinity term the mutating webhook adds to new unbound pods, over the
+    limit-room labels the leader keeps on the nodes."""
 
     mode: HintMode = HintMode.AUTO
     weight: int = 100  # the largest a preferred term may have
-    # 500 hostname values (at most 63 characters each) keep the term under 32 KiB, a few times a
-    # typical pod; more fitting nodes than that are more than a burst of pods fills before the
-    # next ones are created against the new sums.
-    max_nodes: int = 500
     # The schedulers whose NodeAffinity scoring reads the term; a pod naming none (the apiserver
     # defaults it to default-scheduler) counts as kube-scheduler's. koord-scheduler and the
     # scheduler-plugins scheduler run NodeAffinity too, under their own names.
     scheduler_names: frozenset[str] = frozenset({DEFAULT_SCHEDULER})
+    avoid_full_nodes: AvoidFullNodes = field(default_factory=AvoidFullNodes)
 
 
 @dataclass(frozen=True)
@@ -246,6 +255,13 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
     )
     replicas, replica_problems = _replicas_config(raw.get("replicas") or {})
     problems += replica_problems
+    placement_hints = _placement_hints(raw.get("placementHints") or {})
+    avoid = placement_hints.avoid_full_nodes
+    if avoid.below + avoid.hysteresis > 100:
+        problems.append(
+            "placementHints.avoidFullNodes: below + hysteresis must be at most 100, "
+            f"got {avoid.below} + {avoid.hysteresis}"
+        )
     if raw.get("kubernetesVersion") is not None:
         try:
             parse_minor(raw["kubernetesVersion"])
@@ -258,7 +274,7 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
         limit_aware=limit_aware,
         excluded_namespaces=frozenset(excluded) if excluded is not None else Config().excluded_namespaces,
         best_effort_defaults=best_effort,
-        placement_hints=_placement_hints(raw.get("placementHints") or {}),
+        placement_hints=placement_hints,
         while_not_ready=NotReadyPolicy(raw.get("whileNotReady", NotReadyPolicy.ALLOW)),
         replicas=replicas,
         live_state=LiveStateConfig(
@@ -290,11 +306,16 @@ def config_from_mapping(raw: Mapping[str, Any]) -> Config:
 
 def _placement_hints(raw: Mapping[str, Any]) -> PlacementHints:
     base = PlacementHints()
+    avoid = raw.get("avoidFullNodes") or {}
     return PlacementHints(
         mode=HintMode(raw.get("mode", base.mode)),
         weight=int(raw.get("weight", base.weight)),
-        max_nodes=int(raw.get("maxNodes", base.max_nodes)),
         scheduler_names=frozenset(map(str, raw.get("schedulerNames", base.scheduler_names))),
+        avoid_full_nodes=AvoidFullNodes(
+            enabled=bool(avoid.get("enabled", AvoidFullNodes.enabled)),
+            below=int(avoid.get("below", AvoidFullNodes.below)),
+            hysteresis=int(avoid.get("hysteresis", AvoidFullNodes.hysteresis)),
+        ),
     )
 
 

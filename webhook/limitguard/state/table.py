@@ -19,7 +19,6 @@ import numpy as np
 import orjson
 
 from limitguard.core.eligibility import Taint
-from limitguard.core.hints import HOSTNAME_LABEL
 from limitguard.core.pools import DEFAULT, RatioSource
 from limitguard.state.candidates import Candidates, KeptLists, names_key
 from limitguard.state.capacity import SAFE_PRODUCT, Capacity
@@ -34,7 +33,6 @@ from limitguard.state.columns import (
     new_column,
     write_rows,
 )
-from limitguard.state.hostnames import HostnameCodes
 
 if TYPE_CHECKING:
     from limitguard.state.records import NodeRecord
@@ -75,7 +73,6 @@ class NodeTable:
         self._labels: dict[str, dict[str, set[int]]] = {}
         self._mask_cache: dict[tuple[str, str | None], np.ndarray] = {}
         self._row_labels: dict[int, Mapping[str, str]] = {}
-        self.hostnames = HostnameCodes()  # each row's kubernetes.io/hostname value (placement hints)
         # distinct taint sets: id 0 is "no taints"
         self._taint_ids: dict[tuple[Taint, ...], int] = {(): 0}
         self.taint_sets: list[tuple[Taint, ...]] = [()]
@@ -108,7 +105,6 @@ class NodeTable:
         self.taint_set = widen(self.taint_set)
         self.terminating = widen(self.terminating)
         self.nominated = widen(self.nominated)
-        self.hostnames.grow(size)
         for column in self.columns.values():
             column.grow(size)
         self.names.extend([None] * (size - self._size))
@@ -260,7 +256,6 @@ class NodeTable:
     # -- label and taint indexes ----------------------------------------------------------------
     def _index(self, row: int, labels: Mapping[str, str], taints: tuple[Taint, ...]) -> None:
         self._row_labels[row] = labels
-        self.hostnames.set(row, labels.get(HOSTNAME_LABEL))
         for key, value in labels.items():
             self._labels.setdefault(key, {}).setdefault(value, set()).add(row)
             self._forget_masks(key, value)
@@ -273,7 +268,6 @@ class NodeTable:
         self.taint_set[row] = taint_id
 
     def _unindex(self, row: int) -> None:
-        self.hostnames.set(row, None)
         for key, value in self._row_labels.pop(row, {}).items():
             values = self._labels[key]
             values[value].discard(row)
@@ -295,6 +289,10 @@ class NodeTable:
             if rows:
                 mask[np.fromiter(rows, np.intp, len(rows))] = True
         return mask
+
+    def has_label(self, key: str) -> bool:
+        """Whether some node carries the label *key* (whatever its value)."""
+        return key in self._labels
 
     def label_mask(self, key: str, value: str | None) -> np.ndarray:
         """Rows whose label *key* is *value* (None: rows that have the key at all)."""
