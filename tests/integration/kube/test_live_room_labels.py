@@ -62,6 +62,21 @@ async def test_a_binding_lowers_the_label_first_and_a_node_is_written_once_per_c
     assert run.writes.outcomes[(LABELS, Outcome.UNCHANGED)] == 1
 
 
+async def test_a_node_just_added_is_labelled_before_the_writes_waiting(apiserver, connect):
+    populate(apiserver, nodes=3)
+    run = await labelling(apiserver, connect, config())
+    await run.step()
+    for index in range(3):  # three lowering writes wait...
+        run.live.state.ledger.reserve(f"node-{index}", f"default/p{index}", {"cpu": 1000})
+    await run.labeller.look()
+    apiserver.apply("nodes", node("node-new", cpu="4", memory="8Gi"))  # ...when a node is added
+    await run.caught_up()
+    await run.labeller.look()
+    written = len(apiserver.node_patches)
+    await run.writes.drain()
+    assert next(name for name, _, _ in apiserver.node_patches[written:]) == "node-new"
+
+
 async def test_a_new_leader_writes_only_what_differs(apiserver, connect):
     populate(apiserver, nodes=4)
     run = await labelling(apiserver, connect, config())

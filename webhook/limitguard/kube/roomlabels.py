@@ -4,8 +4,9 @@ Every `interval` the labeller looks at the node table's room columns (limitguard
 and, for each node whose room, capacity or record changed since the last look, compares what its
 labels and taint should say (limitguard.core.roomlabels) with what the watch shows. A difference is
 queued in the one queue of cluster writes (limitguard.kube.writes): per node at most one label
-write and one taint write wait, a newer one replacing the older, a write that lowers a label or adds
-the taint first, all under `clusterWrites`' rate. A write reads the newest room when its turn comes.
+write and one taint write wait, a newer one replacing the older; a node's first labels (a node just
+added, which no hint matches until then) go first, then writes that lower a label or add the taint,
+all under `clusterWrites`' rate. A write reads the newest room when its turn comes.
 
 It runs only on the leader (limitguard.kube.leaderwork). A new leader starts by comparing every
 node with what the watch shows, so it writes only what differs: a leader change does not rewrite
@@ -124,7 +125,11 @@ class RoomLabeller:
         if desired != known:
             self._stale_since.setdefault(name, self.clock.now())
             self.writes.submit(
-                LABELS, name, partial(self._write_labels, name), urgent=lowers_room(known, desired)
+                LABELS,
+                name,
+                partial(self._write_labels, name),
+                urgent=lowers_room(known, desired),
+                first=not known,  # a node without labels (just added) matches no hint until written
             )
         else:
             self._stale_since.pop(name, None)
