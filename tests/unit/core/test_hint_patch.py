@@ -113,3 +113,14 @@ def test_the_digest_is_of_the_canonical_bytes_and_orjsons_are_the_same():
         "weight": 100,
         "term": term_digest(term),
     }
+
+
+def test_the_patch_stays_under_a_kibibyte():
+    """Five limited, labelled resources at their largest values: the term and the annotation, as
+    the webhook adds them to a pod that has neither, stay under 1 KiB whatever the cluster."""
+    resources = ["cpu", "memory", "ephemeral-storage", "hugepages-2Mi", "nvidia.com/gpu"]
+    found = requirements({resource: 2**62 for resource in resources}, lambda key: True)
+    term = preferred_term(found, 100)
+    digest = digest_of(orjson.dumps(term, option=orjson.OPT_SORT_KEYS))
+    ops = hint_patch({"spec": {}, "metadata": {}}, term, hint_annotation(resources, 100, digest), digest)
+    assert len(orjson.dumps(ops)) <= 1024
