@@ -49,7 +49,9 @@ def row(result: Result) -> str:
             f"{seconds(result.stalest_at_end_s)} s)"
         )
     added = "-"
-    if result.scenario == "d":
+    if result.scenario == "d" and result.mode not in HINT_MODES:
+        added = f"{result.placed_on_added} pods"
+    elif result.scenario == "d":
         added = (
             f"{result.placed_on_added} pods; labelled p50 {seconds(result.added_labelled_p50_s)} s, "
             f"p99 {seconds(result.added_labelled_p99_s)} s"
