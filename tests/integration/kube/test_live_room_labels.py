@@ -282,3 +282,19 @@ async def test_writes_never_pass_the_configured_rate(apiserver, connect):
         assert index + 1 <= 3 + 2.0 * (at - times[0]) + 1e-9  # burst, then 2 a second
     assert times[-1] - times[0] >= (10 - 3) / 2.0 - 1e-9
     assert run.writes.deferred[LABELS] == 7
+
+
+async def test_a_label_someone_else_changes_is_corrected_by_the_resync(apiserver, connect):
+    from limitguard.kube.roomlabels import RESYNC_SECONDS
+
+    populate(apiserver, nodes=2)
+    run = await labelling(apiserver, connect, config())
+    await run.step()
+    stored = orjson.loads(apiserver.objects["nodes"]["node-0"].body)
+    stored["metadata"]["labels"][CPU] = "99999"  # someone else's write
+    apiserver.apply("nodes", stored)
+    run.labeller._sent["node-0"] = (run.labels("node-0") | {CPU: "4000"}, run.live.clock.now())
+    assert await run.step() == 0  # our own write still stands for the label: nothing seen wrong
+    run.live.clock.advance(RESYNC_SECONDS)
+    assert await run.step() == 1  # the full comparison finds it
+    assert run.labels("node-0")[CPU] == "4000"

@@ -53,6 +53,9 @@ LOOK_SECONDS = 0.2
 # long (a label someone else changed meanwhile is then seen and written again).
 SENT_SECONDS = 30.0
 TAINT_ATTEMPTS = 3  # reads and patches of one taint write before it is retried later (409 each time)
+# Every node compared again this often (as an informer's resync): a label changed by someone else
+# while this leader's own write of it was still on its way is corrected by then at the latest.
+RESYNC_SECONDS = 300.0
 SLICE = 500  # nodes looked at between two yields to the event loop
 _LAYOUT_KEY = ("room-labels", "layout")
 
@@ -84,11 +87,12 @@ class RoomLabeller:
         # node -> when its labels first differed from its room (a write is queued for it)
         self._stale_since: dict[str, float] = {}
         self._refused_logged = False
+        self._resync_at = 0.0
 
     # -- the leader's loop --------------------------------------------------------------------------
     async def run(self) -> None:
         """Look every `look_seconds` until cancelled (leadership lost): a fresh start each time."""
-        self._before, self._layout = None, None
+        self._before, self._layout, self._resync_at = None, None, 0.0
         self._sent.clear()
         self._stale_since.clear()
         while True:
@@ -101,6 +105,8 @@ class RoomLabeller:
         if not state.ready:
             return 0
         table = state.node_table()
+        if self.clock.now() >= self._resync_at:
+            self._before, self._resync_at = None, self.clock.now() + RESYNC_SECONDS
         if table.layout_memo.get(_LAYOUT_KEY) is not self._layout or self._layout is None:
             resources = self._ratioed.update(state) if labels_meant(self.config) else frozenset()
             self._resources = resources
