@@ -48,9 +48,8 @@ PATHS = {
     "prioritize": "/extender/prioritize",
 }
 BODIES = {"binding": "binding", "unbound": "unbound", "mutate": "mutate", "prioritize": "extender"}
-# Mutate first: before any binding's ledger entry fills a node, the defaulted pod fits every node and
-# gets no placement hint, so the scenario measures /mutate without a hint (after the bindings, a few
-# full nodes would give it one).
+# Mutate first, as it always ran: the defaulted pod gets its placement hint (one Gt term over the
+# nodes' room labels, which bench.synthetic writes), so the scenario measures /mutate with a hint.
 ORDER = ("mutate", "binding", "unbound", "prioritize")
 assert set(ORDER) == set(LEAST_SHARE), "every goal's scenario is measured, once"
 # The prioritize floor answers `[]` where limitguard sends every candidate's score (160 KB at 5,000

@@ -33,7 +33,7 @@ from aiohttp import web
 
 from bench.harness import REPO, percentile_ms, start_fake_apiserver
 from limitguard.admission.validating import Validator
-from limitguard.core.config import config_from_mapping
+from limitguard.core.configread import config_from_mapping
 from limitguard.http.app import Services, create_app
 from limitguard.http.metrics import Metrics
 from limitguard.kube.livefeed import ACTIVE_PODS_SELECTOR, start_live_feed

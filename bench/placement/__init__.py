@@ -5,17 +5,24 @@ bindings by limits, and a denied pod comes back after a backoff to a scheduler w
 changed. This bench measures that loop, per way of placing pods:
 
 - ``admission``: limitguard's binding check only;
-- ``hints``: the same, plus the mutating webhook's preferred node-affinity term at pod creation
-  (``placementHints``, default mode Auto; needs a limitguard that has the setting);
+- ``hints``: the same, plus the limit-room labels limitguard's leader keeps on the nodes and the
+  mutating webhook's preferred node-affinity term over them at pod creation (``placementHints``,
+  mode Auto; needs a limitguard that has the setting);
+- ``hints-avoid``: ``hints`` with ``placementHints.avoidFullNodes`` (the limit-full taint);
 - ``extender``: kube-scheduler calls limitguard's extender (filter + prioritize, nodeCacheCapable,
   weight 1) over HTTPS on every attempt, as docs/extender.md configures it.
 
 Processes: the fake apiserver (limitguard.testing.fakeapi) holding the cluster, `limitguard serve`
-in live mode (list/watch, the binding ledger, real time), and this driver. A pod is created through
-``/mutate`` (the returned JSON patch applied) and stored; the model schedules it once limitguard's
-watch has it; the binding goes through ``/validate`` as a Binding AdmissionReview; an allowed one is
-stored (the pod with ``spec.nodeName``), a denied one sends the pod to the error backoff. Nothing is
-scaled: backoffs are real seconds, so the ledger's holds and the watch lag keep their real
+in live mode (list/watch, the binding ledger, the leader's node writes through the apiserver's
+PATCH, real time), and this driver. A pod is created through ``/mutate`` (the returned JSON patch
+applied) and stored; the model schedules it once limitguard's watch has it; the binding goes
+through ``/validate`` as a Binding AdmissionReview; an allowed one is stored (the pod with
+``spec.nodeName``), a denied one sends the pod to the error backoff. The model's node view follows
+a watch of the apiserver's nodes, as kube-scheduler's informer does: labels and taints limitguard
+writes, and nodes added, reach its scoring as they reach the apiserver. In the hint modes the nodes
+start with the labels (and taint) limitguard's leader would have written by then, so a run measures
+the steady state; the leader's first look then finds nothing to write. Nothing is scaled: backoffs
+are real seconds, so the ledger's holds, the watch lag and the write rate keep their real
 proportions to them.
 
 The model (bench/placement/model.py; scheduler.py and columns.py apply it), formula by formula. Sources are files of
@@ -26,7 +33,7 @@ v1.37.0 tag itself could not be read), and the default weights from limitguard's
 
 - Filter, NodeResourcesFit (``plugins/noderesources/fit.go`` fitsRequest): pod count, then cpu and
   memory requests against allocatable minus the requests already on the node (assumed pods
-  included). Nothing else filters here: the scenarios have no taints, selectors or ports.
+  included). Nothing else filters here: the scenarios have no NoSchedule taints, selectors or ports.
 - NodeResourcesFit score, LeastAllocated (``least_allocated.go``, ``resource_allocation.go``):
   per resource ``(allocatable - requested) x 100 / allocatable`` (0 when over), averaged with
   weights cpu 1, memory 1; requested = the node's non-zero requests + the pod's, a container
@@ -70,10 +77,14 @@ v1.37.0 tag itself could not be read), and the default weights from limitguard's
 
 Figures per scenario and mode: pods placed; stranded (pending at the end while some node has room
 for both its requests and its limits); denied bindings per placed pod; time from creation to the
-allowed binding, p50 and p99. A run ends when every pod is placed or ``--settle`` seconds pass
-without a placement.
+allowed binding, p50 and p99; in the hint modes the node writes the watch saw (per allowed
+binding), those limitguard deferred for its rate limit, any past burst + rate x time, and what was
+still queued at the end; in (d) the pods placed on the added nodes and the time from a node's add
+to its labels (every added node, waited for up to 10 minutes). A run ends when every pod is placed
+or ``--settle`` seconds pass without a placement.
 
-    python -m bench.placement                                  # (a), (b), (c) in every mode
+    python -m bench.placement                                  # (a) to (d) in every mode
     python -m bench.placement --scenarios a --modes admission,extender --settle 10
-    python -m bench.placement --workload --modes hints      # the pods of one ReplicaSet
+    python -m bench.placement --workload --modes hints,hints-avoid   # the pods of one ReplicaSet
+    python -m bench.placement --scenarios d --modes hints --max-per-second 20 --burst 40
 """

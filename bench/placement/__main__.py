@@ -12,22 +12,28 @@ import sys
 import orjson
 
 from bench.placement import __doc__ as DOC
-from bench.placement.live import supports_hints
+from bench.placement.live import HINT_MODES, supports_hints
 from bench.placement.run import MODES, Result, run_one
 from bench.placement.scenarios import SCENARIOS, owned
 
-GOALS = {  # (scenario, mode): (stranded at most, as a fraction of the pods; denied per placed pod at most)
-    **{(s, "hints"): (0.0, 0.05) for s in "ab"},
-    ("c", "hints"): (0.01, 0.1),
-    **{(s, "extender"): (0.0, 0.0) for s in "abc"},
+# (scenario, mode, the pods of one ReplicaSet): (stranded at most, as a fraction of the pods; denied per
+# placed pod at most). Hints also keep node writes at one per binding on average and never past the rate.
+GOALS = {
+    **{(s, mode, False): (0.0, 0.05) for s in "abcd" for mode in ("hints", "hints-avoid")},
+    **{(s, "hints-avoid", True): (0.0, 0.05) for s in "abcd"},
+    **{(s, "extender", workload): (0.0, 0.0) for s in "abcd" for workload in (False, True)},
 }
 
 
 def verdict(result: Result) -> str:
-    goal = GOALS.get((result.scenario, result.mode))
+    goal = GOALS.get((result.scenario, result.mode, result.workload))
     if goal is None:
         return "-"
     met = result.stranded <= goal[0] * result.pods and result.denied_per_placed <= goal[1]
+    if result.mode in HINT_MODES:
+        met = met and result.over_rate == 0 and not result.writes_per_binding > 1.0
+        if result.scenario == "d":
+            met = met and result.placed_on_added > 0
     return "met" if met else "MISSED"
 
 
@@ -35,16 +41,31 @@ def row(result: Result) -> str:
     def seconds(value: float) -> str:
         return "-" if value != value else f"{value:.2f}"  # nan: nothing placed
 
+    writes = "-"
+    if result.mode in HINT_MODES:
+        writes = (
+            f"{result.node_writes} ({result.writes_per_binding:.2f}/binding, {result.deferred} deferred, "
+            f"{result.over_rate} over rate; at the end {result.queued_at_end} queued, stalest "
+            f"{seconds(result.stalest_at_end_s)} s)"
+        )
+    added = "-"
+    if result.scenario == "d" and result.mode not in HINT_MODES:
+        added = f"{result.placed_on_added} pods"
+    elif result.scenario == "d":
+        added = (
+            f"{result.placed_on_added} pods; labelled p50 {seconds(result.added_labelled_p50_s)} s, "
+            f"p99 {seconds(result.added_labelled_p99_s)} s"
+        )
     return (
-        f"| ({result.scenario}) | {result.mode} | {result.placed}/{result.pods} | {result.stranded} | "
-        f"{result.denied} | {result.denied_per_placed:.3f} | {seconds(result.p50_s)} | {seconds(result.p99_s)} | "
-        f"{result.hinted} | {result.seconds:.0f} | {verdict(result)} |"
+        f"| ({result.scenario}){' workload' if result.workload else ''} | {result.mode} | {result.placed}/{result.pods} | "
+        f"{result.stranded} | {result.denied} | {result.denied_per_placed:.3f} | {seconds(result.p50_s)} | "
+        f"{seconds(result.p99_s)} | {result.hinted} | {writes} | {added} | {result.seconds:.0f} | {verdict(result)} |"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(DOC or "").splitlines()[0])
-    parser.add_argument("--scenarios", default="a,b,c", help="comma-separated: a, b, c")
+    parser.add_argument("--scenarios", default="a,b,c,d", help="comma-separated: a, b, c, d")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: " + ", ".join(MODES))
     parser.add_argument("--seed", type=int, default=1, help="tie-breaking in selectHost")
     parser.add_argument(
@@ -56,26 +77,32 @@ def main() -> None:
         action="store_true",
         help="the pods belong to one ReplicaSet (kube-scheduler's default spreading then applies)",
     )
+    parser.add_argument(
+        "--max-per-second", type=float, default=5.0, help="limitguard's clusterWrites.maxPerSecond"
+    )
+    parser.add_argument("--burst", type=int, default=10, help="limitguard's clusterWrites.burst")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
     modes = [mode for mode in args.modes.split(",") if mode]
-    if "hints" in modes and not supports_hints():
-        print("hints mode skipped: this limitguard has no placementHints setting", file=sys.stderr)
-        modes.remove("hints")
+    if not supports_hints():
+        print("hints modes skipped: this limitguard has no placementHints setting", file=sys.stderr)
+        modes = [mode for mode in modes if mode not in HINT_MODES]
     print(
         f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC, {platform.machine()}, "
         f"{os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f}; python -m bench.placement {' '.join(sys.argv[1:])}"
     )
     print(
         "| scenario | mode | placed | stranded | denied bindings | denied per placed | "
-        "placement p50 s | p99 s | hinted | run s | goal |"
+        "placement p50 s | p99 s | hinted | node writes | added nodes | run s | goal |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     results = []
     for name in args.scenarios.split(","):
         for mode in modes:
             scenario = owned(SCENARIOS[name]()) if args.workload else SCENARIOS[name]()
-            result = asyncio.run(run_one(scenario, mode, args.seed, args.settle, args.port))
+            result = asyncio.run(
+                run_one(scenario, mode, args.seed, args.settle, args.port, args.max_per_second, args.burst)
+            )
             results.append(result)
             print(row(result), flush=True)
             if result.unchecked or result.unschedulable:
@@ -85,7 +112,18 @@ def main() -> None:
     print(f"load at the end {os.getloadavg()[0]:.1f}")
     if args.json:
         with open(args.json, "wb") as out:
-            out.write(orjson.dumps([{**vars(r), "denied_per_placed": r.denied_per_placed} for r in results]))
+            out.write(
+                orjson.dumps(
+                    [
+                        {
+                            **vars(r),
+                            "denied_per_placed": r.denied_per_placed,
+                            "writes_per_binding": r.writes_per_binding,
+                        }
+                        for r in results
+                    ]
+                )
+            )
 
 
 if __name__ == "__main__":

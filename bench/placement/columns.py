@@ -42,8 +42,49 @@ class Columns:
         self.allowed = np.array([n.allowed_pods for n in self.nodes], dtype=np.int64)
         self.percentage = percentage_of_nodes_to_score
         self.next_start = 0
-        self._affinity: dict[int, np.ndarray] = {}  # id(pod) -> raw NodeAffinity per node
-        self._taints: dict[int, np.ndarray] = {}
+        # Node labels and taints change while pods wait (limitguard's room labels, its taint): the
+        # per-pod caches are kept per version of them; Gt/Lt requirements and untolerated
+        # PreferNoSchedule taints of pods without tolerations are read from columns instead.
+        self.layout = 0
+        self._affinity: dict[int, tuple[int, np.ndarray]] = {}  # id(pod) -> (layout, raw per node)
+        self._taints: dict[int, tuple[int, np.ndarray]] = {}
+        self._numeric: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # label key -> (values, present)
+        self._prefer_no_schedule = np.array(
+            [model.taint_toleration(n.taints, ()) for n in self.nodes], dtype=np.int64
+        )
+
+    def set_node(self, index: int, labels: dict[str, str], taints: tuple[dict[str, str], ...]) -> None:
+        """Node *index* now carries *labels* and *taints* (the scheduler's informer saw it change)."""
+        node = self.nodes[index]
+        node.labels, node.taints = labels, taints
+        self._prefer_no_schedule[index] = model.taint_toleration(taints, ())
+        for key, (values, present) in self._numeric.items():
+            parsed = model.parse_int64(labels.get(key))
+            present[index] = parsed is not None
+            values[index] = parsed or 0
+        self.layout += 1
+
+    def add_node(self, node: NodeState) -> int:
+        """A node added to the cluster (autoscaling): every column gets its row; returns its index."""
+        index = len(self.nodes)
+        self.nodes.append(node)
+        self.names.append(node.name)
+        self.index[node.name] = index
+        self.allocatable = np.vstack([self.allocatable, _pairs([node.allocatable])])
+        self.limit_capacity = np.vstack([self.limit_capacity, _pairs([node.limit_capacity])])
+        self.requested = np.vstack([self.requested, _pairs([node.requested])])
+        self.non_zero = np.vstack([self.non_zero, _pairs([node.non_zero_requested])])
+        self.limits = np.vstack([self.limits, _pairs([node.limits])])
+        self.pods = np.append(self.pods, node.pods)
+        self.workload = np.append(self.workload, node.workload_pods)
+        self.allowed = np.append(self.allowed, node.allowed_pods)
+        self._prefer_no_schedule = np.append(self._prefer_no_schedule, 0)
+        self._numeric = {
+            key: (np.append(values, 0), np.append(present, False))
+            for key, (values, present) in self._numeric.items()
+        }
+        self.set_node(index, node.labels, node.taints)
+        return index
 
     def add(self, index: int, pod: PodState, sign: int = 1) -> None:
         """Count *pod* on node *index* (sign -1: forget it again)."""
@@ -73,11 +114,45 @@ class Columns:
         self.next_start = (self.next_start + processed) % count
         return order[hits[:to_find]]
 
-    def _raw(self, cache: dict[int, np.ndarray], pod: PodState, score: object) -> np.ndarray:
-        raw = cache.get(id(pod))
-        if raw is None:
-            raw = cache[id(pod)] = np.array([score(n) for n in self.nodes], dtype=np.int64)  # type: ignore[operator]
-        return raw
+    def _raw(self, cache: dict[int, tuple[int, np.ndarray]], pod: PodState, score: object) -> np.ndarray:
+        kept = cache.get(id(pod))
+        if kept is None or kept[0] != self.layout:
+            kept = cache[id(pod)] = (self.layout, np.array([score(n) for n in self.nodes], dtype=np.int64))  # type: ignore[operator]
+        return kept[1]
+
+    def _numeric_column(self, key: str) -> tuple[np.ndarray, np.ndarray]:
+        column = self._numeric.get(key)
+        if column is None:
+            parsed = [model.parse_int64(node.labels.get(key)) for node in self.nodes]
+            column = self._numeric[key] = (
+                np.array([value or 0 for value in parsed], dtype=np.int64),
+                np.array([value is not None for value in parsed], dtype=bool),
+            )
+        return column
+
+    def _affinity_raw(self, pod: PodState) -> np.ndarray:
+        """model.node_affinity per node: from the numeric label columns when every requirement is
+        Gt or Lt (limitguard's hint), else per node (kept until a node's labels change)."""
+        if not all(r.operator in ("Gt", "Lt") for _, requirements in pod.terms for r in requirements):
+            return self._raw(self._affinity, pod, lambda n: model.node_affinity(pod.terms, n.labels))
+        total = np.zeros(len(self.nodes), dtype=np.int64)
+        for weight, requirements in pod.terms:
+            matched = np.ones(len(self.nodes), dtype=bool)
+            for requirement in requirements:
+                (text,) = requirement.values if len(requirement.values) == 1 else (None,)
+                wanted = model.parse_int64(text)
+                if wanted is None:
+                    matched[:] = False
+                    continue
+                values, present = self._numeric_column(requirement.key)
+                matched &= present & (values > wanted if requirement.operator == "Gt" else values < wanted)
+            total += weight * matched
+        return total
+
+    def _taints_raw(self, pod: PodState) -> np.ndarray:
+        if not pod.tolerations:
+            return self._prefer_no_schedule
+        return self._raw(self._taints, pod, lambda n: model.taint_toleration(n.taints, pod.tolerations))
 
     def totals(
         self,
@@ -105,9 +180,9 @@ class Columns:
             change = HALF + (HALF + _balance(after, allocatable) - _balance(before, allocatable)) // 2
             total = total + weights["NodeResourcesBalancedAllocation"] * change
         if pod.terms:
-            raw = self._raw(self._affinity, pod, lambda n: model.node_affinity(pod.terms, n.labels))
+            raw = self._affinity_raw(pod)
             total = total + weights["NodeAffinity"] * _normalize(raw[candidates], reverse=False)
-        raw = self._raw(self._taints, pod, lambda n: model.taint_toleration(n.taints, pod.tolerations))
+        raw = self._taints_raw(pod)
         total = total + weights["TaintToleration"] * _normalize(raw[candidates], reverse=True)
         if pod.workload:
             total = total + weights["PodTopologySpread"] * _spread(self.workload[candidates])

@@ -76,12 +76,26 @@ class Requirement:
             return LabelRequirement(self.key, self.operator, self.values).matches(labels)
         value = labels.get(self.key)
         if self.operator in ("Gt", "Lt") and value is not None and len(self.values) == 1:
-            try:
-                node, wanted = int(value), int(next(iter(self.values)))
-            except ValueError:
+            node, wanted = parse_int64(value), parse_int64(next(iter(self.values)))
+            if node is None or wanted is None:
                 return False
             return node > wanted if self.operator == "Gt" else node < wanted
         return False
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def parse_int64(text: str | None) -> int | None:
+    """strconv.ParseInt(text, 10, 64), as Requirement.Matches parses a Gt/Lt label and value
+    (k8s.io/apimachinery pkg/labels/selector.go): a sign, decimal digits, within int64; None when not."""
+    if text is None:
+        return None
+    body = text[1:] if text[:1] in "+-" else text
+    if not body.isdigit() or not body.isascii():
+        return None
+    value = int(text)
+    return value if INT64_MIN <= value <= INT64_MAX else None
 
 
 PreferredTerm = tuple[int, tuple[Requirement, ...]]  # (weight, requirements ANDed)

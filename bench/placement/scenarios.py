@@ -12,9 +12,11 @@ default topology spreading (which needs a Service or a ReplicaSet selecting the 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from limitguard.core.quantity import to_units
+from limitguard.core.roomlabels import FULL_TAINT, FullThreshold, NodeRoom, desired_labels, wants_full_taint
 from limitguard.testing.builders import container, make_namespace, node, pod
 
 NAMESPACE = "placement"
@@ -35,6 +37,8 @@ class Scenario:
     pods: list[dict[str, Any]]  # the pods to create, in order
     burst: int  # pods created together before the scheduler sees any of them
     workload: bool = False  # the pods belong to one ReplicaSet
+    added: list[dict[str, Any]] = field(default_factory=list)  # nodes added during the run
+    add_after: int = 0  # ... once this many pods were created
 
 
 def owned(scenario: Scenario) -> Scenario:
@@ -109,7 +113,57 @@ def large(seed: int = 1) -> Scenario:
     return Scenario("c", "1,000 nodes, 200 traps, 2,000 mixed pods in bursts of 50", nodes, bound, pods, 50)
 
 
-SCENARIOS = {"a": lambda: trap(1), "b": lambda: trap(200), "c": large}
+def autoscaled(seed: int = 1) -> Scenario:
+    """(d): (c), and 100 empty nodes added once half of the pods were created, as an autoscaler
+    adds them: unlabelled at first, then labelled by limitguard's leader."""
+    base = large(seed)
+    added = [node(f"node-{index:04d}", "16", "64Gi") for index in range(1000, 1100)]
+    return replace(
+        base,
+        name="d",
+        title="(c) and 100 nodes added half-way",
+        added=added,
+        add_after=len(base.pods) // 2,
+    )
+
+
+SCENARIOS = {"a": lambda: trap(1), "b": lambda: trap(200), "c": large, "d": autoscaled}
+
+
+def labelled(
+    nodes: list[dict[str, Any]], bound: list[dict[str, Any]], avoid: FullThreshold | None
+) -> list[dict[str, Any]]:
+    """*nodes* carrying the room labels (and, with *avoid*, the taint) limitguard's leader keeps
+    under RATIO, from the limits of the *bound* pods: a cluster where it has run a while, so the
+    run measures the steady state and not the first labelling of every node."""
+    used: dict[str, dict[str, int]] = {}
+    for item in bound:
+        sums = used.setdefault(item["spec"]["nodeName"], {})
+        for entry in item["spec"]["containers"]:
+            for resource, quantity in (entry["resources"].get("limits") or {}).items():
+                sums[resource] = sums.get(resource, 0) + to_units(resource, quantity)
+    result = []
+    for item in nodes:
+        allocatable = item["status"]["allocatable"]
+        sums = used.get(item["metadata"]["name"], {})
+        rooms = {}
+        for resource, percent in RATIO.items():
+            capacity = to_units(resource, allocatable[resource]) * percent // 100
+            rooms[resource] = NodeRoom(capacity - sums.get(resource, 0), capacity)
+        copy = {
+            **item,
+            "metadata": {
+                **item["metadata"],
+                "labels": {**item["metadata"]["labels"], **desired_labels(rooms)},
+            },
+        }
+        if avoid is not None and wants_full_taint(False, rooms.values(), avoid):
+            copy["spec"] = {
+                **item.get("spec", {}),
+                "taints": [*item.get("spec", {}).get("taints", ()), dict(FULL_TAINT)],
+            }
+        result.append(copy)
+    return result
 
 
 def namespace() -> dict[str, Any]:

@@ -215,3 +215,13 @@ seccompProfile:
 {{- define "limitguard.metricsSelector" -}}
 namespace="{{ .Release.Namespace }}", job="{{ include "limitguard.metricsServiceName" . }}"
 {{- end -}}
+
+{{/* Whether the server's leader writes node labels and taints: unless placement hints are Never. */}}
+{{- define "limitguard.writesNodes" -}}
+{{- if ne .Values.config.placementHints.mode "Never" -}}true{{- end -}}
+{{- end -}}
+
+{{/* The username the apiserver gives the server's ServiceAccount (the node-write policy matches it). */}}
+{{- define "limitguard.serviceAccountUser" -}}
+{{- printf "system:serviceaccount:%s:%s" .Release.Namespace (include "limitguard.serviceAccountName" .) -}}
+{{- end -}}

@@ -93,6 +93,10 @@ def test_expected_objects_per_mode(render: Render) -> None:
         "Service",
         "ServiceAccount",
         "ValidatingWebhookConfiguration",
+        # the node-write policy, and the uninstall hook that takes the labels and taint off the nodes
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        *("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Job"),
     ]
     assert kinds("default") == kinds("generate")
     assert kinds("default") == sorted(
@@ -190,7 +194,9 @@ def test_rbac_grants_no_write_verb_except_the_scoped_ones(render: Render, mode: 
     objects = render(mode)
     server_role = one(objects, "ClusterRole", FULLNAME)
     assert server_role["rules"] == [
-        {"apiGroups": [""], "resources": ["nodes", "pods", "namespaces"], "verbs": ["get", "list", "watch"]}
+        {"apiGroups": [""], "resources": ["nodes", "pods", "namespaces"], "verbs": ["get", "list", "watch"]},
+        # the room labels and taint, confined by the ValidatingAdmissionPolicy (test_chart_node_writes)
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["patch"]},
     ]
     for role, rule in _rules(objects):
         assert "*" not in rule["verbs"] + rule["resources"] + rule["apiGroups"], role["metadata"]["name"]
@@ -204,17 +210,25 @@ def test_rbac_grants_no_write_verb_except_the_scoped_ones(render: Render, mode: 
             assert role["kind"] == "Role" and role["metadata"]["namespace"] == NAMESPACE
             assert writes == {"create"} and rule["verbs"] == ["create"]
         elif rule["resources"] == ["leases"]:
-            # Leader election: the release namespace only; update only of our own Lease.
+            # Leader election: the release namespace only; update only of our own Lease (and, for
+            # the uninstall hook, its delete).
             assert role["kind"] == "Role" and role["metadata"]["namespace"] == NAMESPACE
             assert rule["apiGroups"] == ["coordination.k8s.io"]
-            assert rule["verbs"] == ["create"] or (
-                rule["verbs"] == ["get", "update"] and rule["resourceNames"] == [FULLNAME]
+            assert (
+                rule["verbs"] == ["create"]
+                or (rule["verbs"] == ["get", "update"] and rule["resourceNames"] == [FULLNAME])
+                or (rule["verbs"] == ["get", "delete"] and rule["resourceNames"] == [FULLNAME])
             )
+        elif rule["resources"] == ["nodes"]:
+            # The room labels and taint: the server's leader, and the uninstall hook.
+            assert writes == {"patch"} and role["metadata"]["name"] in (FULLNAME, f"{FULLNAME}-cleanup")
         else:
             assert rule["resources"] == ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"]
             assert writes == {"patch"} and rule["resourceNames"] == [FULLNAME]
     writes_beyond_leases = any(
-        set(rule["verbs"]) & WRITE_VERBS for _, rule in _rules(objects) if rule["resources"] != ["leases"]
+        set(rule["verbs"]) & WRITE_VERBS
+        for _, rule in _rules(objects)
+        if rule["resources"] not in (["leases"], ["nodes"])
     )
     assert writes_beyond_leases == (mode in ("default", "generate"))
     for binding in find(objects, "RoleBinding") + find(objects, "ClusterRoleBinding"):

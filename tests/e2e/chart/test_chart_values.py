@@ -276,7 +276,10 @@ def test_replicas_get_their_identity_lease_and_peer_tls(render: Render, mode: st
     assert _arg(container, "--lease-name") == FULLNAME
     assert _arg(container, "--peer-server-name") == f"{FULLNAME}.{NAMESPACE}.svc"
     (role,) = [
-        r for r in find(objects, "Role") if any(rule["resources"] == ["leases"] for rule in r["rules"])
+        r
+        for r in find(objects, "Role")
+        if any(rule["resources"] == ["leases"] for rule in r["rules"])
+        and "helm.sh/hook" not in r["metadata"].get("annotations", {})
     ]
     assert role["metadata"]["namespace"] == NAMESPACE
     (binding,) = [b for b in find(objects, "RoleBinding") if b["roleRef"]["name"] == role["metadata"]["name"]]

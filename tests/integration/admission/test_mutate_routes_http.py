@@ -29,7 +29,7 @@ import yaml
 from limitguard.cli.serve import add_arguments
 from limitguard.cli.startup import RunningServe, start_serve
 from limitguard.core.defaults import OPT_IN_LABEL, OPT_IN_VALUE
-from limitguard.core.hints import HINT_ANNOTATION, HOSTNAME_LABEL, PREFERRED
+from limitguard.core.hints import HINT_ANNOTATION, PREFERRED
 from limitguard.core.usescheduler import USE_SCHEDULER_LABEL, USE_SCHEDULER_VALUE
 from tests.integration.http.certificates import CLIENT, certificate_dir, client_context, client_pair
 from tests.support import fixture, namespace, node, pod, review
@@ -48,21 +48,21 @@ limitAware:
 useScheduler: {{schedulerName: {OURS}}}
 placementHints: {{weight: 60}}
 """
-# node-0's hostname label is not its name (kubelet --hostname-override); its 10 cpu of limit
-# capacity (8 x 125%) are taken, node-1 and node-2 are empty.
-FULL_HOSTNAME = "ip-10-0-0-10"
+# node-0's 10 cpu of limit capacity (8 x 125%) are taken, node-1 and node-2 are empty: their
+# room labels say so, as the leader writes them.
+ROOM_CPU = "limitguard.io/limit-room-cpu"
 
 
 def cluster_file(path: Path) -> Path:
-    full = node("node-0", labels={HOSTNAME_LABEL: FULL_HOSTNAME})
+    full = node("node-0", labels={ROOM_CPU: "0"})
     items = [
         namespace("default"),
         namespace("colin-coder", labels={OPT_IN_LABEL: OPT_IN_VALUE}),
         namespace("sched", labels={USE_SCHEDULER_LABEL: USE_SCHEDULER_VALUE}),
         namespace("kube-system"),
         full,
-        node("node-1"),
-        node("node-2"),
+        node("node-1", labels={ROOM_CPU: "10000"}),
+        node("node-2", labels={ROOM_CPU: "10000"}),
         pod("big", node_name="node-0", cpu="10"),
     ]
     path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
@@ -149,21 +149,15 @@ async def test_mutate_placement_adds_one_preferred_term_and_no_second_one_on_rei
     status, answer = await served.post("/mutate-placement", body)
     assert status == 200 and answer["response"]["uid"] == body["request"]["uid"]
     result = applied(body, answer)
-    expression = {"key": HOSTNAME_LABEL, "operator": "NotIn", "values": [FULL_HOSTNAME]}
+    expression = {"key": ROOM_CPU, "operator": "Gt", "values": ["199"]}  # its cpu limit is 0.2
     assert preferred_terms(result) == [{"weight": 60, "preference": {"matchExpressions": [expression]}}]
     # Only the hint: the pod's limits and scheduler are this route's neighbours' business.
     original = body["request"]["object"]
     assert result["spec"]["containers"] == original["spec"]["containers"]
     assert result["spec"]["schedulerName"] == "default-scheduler"
     note = json.loads(result["metadata"]["annotations"][HINT_ANNOTATION])
-    assert (note["operator"], note["named"], note["fit"], note["eligible"], note["weight"]) == (
-        "NotIn",
-        1,
-        2,
-        3,
-        60,
-    )
-    assert served.hints_counted("given", "NotIn") == 1
+    assert (note["resources"], note["weight"]) == (["cpu"], 60)
+    assert served.hints_counted("given", "Gt") == 1
 
     for route in ("/mutate-placement", "/mutate"):  # reinvoked with the pod as it was left
         status, second = await served.post(route, sent_again(body, result))
@@ -211,8 +205,8 @@ async def test_callers_not_admitted_get_401_on_each_route_and_change_nothing(ser
         for stranger in served.strangers:
             status, answer = await served.post(route, body, stranger)
             assert status == 401, (route, answer)
-    assert served.hints_counted("given", "NotIn") == 0
+    assert served.hints_counted("given", "Gt") == 0
     for route in NEW_ROUTES:
         status, _ = await served.post(route, body)
         assert status == 200, route
-    assert served.hints_counted("given", "NotIn") == 1
+    assert served.hints_counted("given", "Gt") == 1

@@ -13,7 +13,8 @@ import copy
 import jsonpatch
 import orjson
 
-from limitguard.core.config import Config, LimitAwareConfig, config_from_mapping
+from limitguard.core.config import Config, LimitAwareConfig
+from limitguard.core.configread import config_from_mapping
 from limitguard.core.defaults import DEFAULTED_ANNOTATION
 from limitguard.core.podvalidation import pod_resource_errors
 from limitguard.testing.examples import config, worked_example

@@ -46,6 +46,24 @@ def test_explain_reports_eligibility_sums_and_fit_per_node(capsys):
     assert nodes["node-d"]["ineligibleReason"] == "untolerated taint dedicated:NoSchedule"
 
 
+def test_explain_shows_each_nodes_room_labels_beside_its_true_room(capsys):
+    nodes = {row["node"]: row["roomLabels"] for row in explain_json(capsys)["nodes"]}
+    # node-b: 10 cpu of capacity, 5 counted: 5000 millicores left, its label still says 1500
+    assert nodes["node-b"]["cpu"] == {"labelled": "1500", "true": "5000", "unit": "millicores"}
+    assert nodes["node-a"]["cpu"] == {"labelled": None, "true": "0", "unit": "millicores"}  # over: 0
+    assert nodes["node-c"]["memory"] == {
+        "labelled": None,
+        "true": str(56 * 1024),
+        "unit": "MiB",
+    }  # 64Gi - 8Gi
+    code, out, _ = run(
+        explain_command, [str(POD), "--cluster", str(CLUSTER), "--config", str(CONFIG)], capsys
+    )
+    assert code == 0
+    (line,) = [line for line in out.splitlines() if line.startswith("  node-b ") and "/ 5000" in line]
+    assert "1500 / 5000 (behind)" in line
+
+
 def test_explain_scores_only_the_candidates_the_scheduler_would_send(capsys):
     nodes = {row["node"]: row for row in explain_json(capsys)["nodes"]}
     assert nodes["node-a"]["scores"] == {} and nodes["node-d"]["scores"] == {}

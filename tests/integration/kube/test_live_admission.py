@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from limitguard.admission.validating import Validator
-from limitguard.core.config import config_from_mapping
+from limitguard.core.configread import config_from_mapping
 from limitguard.http.app import Services, create_app
 from limitguard.testing.builders import make_namespace, make_node, make_pod
 from limitguard.testing.fakeapi import FakeApiServer

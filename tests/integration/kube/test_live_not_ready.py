@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from limitguard.admission.validating import Validator
-from limitguard.core.config import config_from_mapping
+from limitguard.core.configread import config_from_mapping
 from limitguard.http.app import Services, create_app
 from limitguard.state.ledger import BindingLedger
 from limitguard.testing.builders import make_pod

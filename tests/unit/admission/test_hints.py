@@ -1,5 +1,5 @@
 """Placement hints through the mutating webhook: real AdmissionReviews in, JSON patches out (the
-patch shapes, reinvocation, and when a pod gets a hint)."""
+term over the room labels, the patch shapes, reinvocation, and when a pod gets a hint)."""
 
 from __future__ import annotations
 
@@ -10,68 +10,82 @@ import json
 import orjson
 import pytest
 
-from limitguard.admission import hints as hints_module
 from limitguard.admission.mutating import Mutator
 from limitguard.admission.review import decode_review
 from limitguard.core.config import Config, Enforcement, HintMode
-from limitguard.core.hints import HINT_ANNOTATION, HOSTNAME_LABEL, PREFERRED
-from tests.support import container, node, pod, pod_create
+from limitguard.core.hints import HINT_ANNOTATION, PREFERRED
+from tests.support import container, pod, pod_create
 from tests.unit.admission.hint_cluster import (
-    applied,
     cluster,
     hint_terms,
     labels_of,
     limited,
     mutate,
     node_affinity_scores,
-    our_expression,
+    our_expressions,
+    relabel,
     settings,
 )
 
+CPU = "limitguard.io/limit-room-cpu"
 
-# -- the patch shapes -------------------------------------------------------------------------------
-def test_a_pod_without_affinity_gets_one_preferred_term_naming_the_nodes_without_room():
+
+# -- the term and the patch shapes -----------------------------------------------------------------
+def test_a_pod_without_affinity_gets_one_preferred_gt_term_over_the_room_labels():
     state = cluster()
     answer, patched = mutate(state, settings(), limited())
     assert answer.reason == "placement-hint"
     assert answer.patch.operations()[0]["path"] == "/spec/affinity"
+    # 2 cpu = 2000 millicores: a node with exactly 2000 left (label "2000") matches Gt 1999
     assert hint_terms(patched) == [
         {
             "weight": 100,
-            "preference": {
-                "matchExpressions": [
-                    {"key": HOSTNAME_LABEL, "operator": "NotIn", "values": ["node-0", "node-1"]}
-                ]
-            },
+            "preference": {"matchExpressions": [{"key": CPU, "operator": "Gt", "values": ["1999"]}]},
         }
     ]
     assert "requiredDuringSchedulingIgnoredDuringExecution" not in patched["spec"]["affinity"]["nodeAffinity"]
     note = json.loads(patched["metadata"]["annotations"][HINT_ANNOTATION])
-    assert (note["operator"], note["named"], note["fit"], note["eligible"], note["capped"]) == (
-        "NotIn",
-        2,
-        3,
-        5,
-        False,
-    )
+    assert set(note) == {"resources", "weight", "term"}  # what the pod carries: no node, no count
+    assert (note["resources"], note["weight"]) == (["cpu"], 100)
 
 
 def test_the_scheduler_would_score_every_node_with_room_100_and_the_others_0():
     state = cluster()
+    labels = labels_of(state)
+    assert [labels[f"node-{i}"][CPU] for i in range(5)] == ["1000", "1000", "10000", "10000", "10000"]
     _, patched = mutate(state, settings(weight=40), limited())
-    scores = node_affinity_scores(patched, labels_of(state))
+    scores = node_affinity_scores(patched, labels)
     assert scores == {"node-0": 0, "node-1": 0, "node-2": 100, "node-3": 100, "node-4": 100}
+
+
+def test_a_node_with_exactly_the_pods_limit_left_is_preferred_and_one_less_is_not():
+    state = cluster(nodes=3, full=())
+    state.replace_pods(
+        [pod("eight", node_name="node-0", cpu="8"), pod("more", node_name="node-1", cpu="8001m")]
+    )
+    relabel(state, settings())
+    _, patched = mutate(state, settings(), limited(cpu="2"))
+    scores = node_affinity_scores(patched, labels_of(state))
+    assert scores == {"node-0": 100, "node-1": 0, "node-2": 100}  # 2 cpu left fits a 2 cpu limit
+
+
+def test_the_term_does_not_depend_on_the_nodes():
+    """The same pod gets the same patch on a cluster with no room anywhere and one with room
+    everywhere: kube-scheduler judges the labels at each attempt."""
+    empty, full = cluster(full=()), cluster(full=tuple(f"node-{i}" for i in range(5)))
+    assert mutate(empty, settings(), limited())[0].patch == mutate(full, settings(), limited())[0].patch
 
 
 def test_an_empty_affinity_object_is_added_into_not_replaced():
     state = cluster()
     answer, patched = mutate(state, settings(), limited(affinity={}))
     assert answer.patch.operations()[0]["path"] == "/spec/affinity/nodeAffinity"
-    assert our_expression(patched)["operator"] == "NotIn"
+    assert our_expressions(patched)[0]["operator"] == "Gt"
 
 
 def test_only_required_terms_are_kept_and_the_preferred_list_added_beside_them():
-    required = {"nodeSelectorTerms": [{"matchExpressions": [{"key": HOSTNAME_LABEL, "operator": "Exists"}]}]}
+    hostname = {"key": "kubernetes.io/hostname", "operator": "Exists"}
+    required = {"nodeSelectorTerms": [{"matchExpressions": [hostname]}]}
     state = cluster()
     answer, patched = mutate(
         state,
@@ -97,7 +111,7 @@ def test_the_pods_own_preferred_terms_are_kept_and_ours_appended():
     assert hint_terms(patched)[0] == own and len(hint_terms(patched)) == 2
 
 
-def test_reinvocation_replaces_our_term_and_never_adds_a_second():
+def test_reinvocation_keeps_one_term_and_replaces_it_when_the_limits_changed():
     state = cluster()
     config = settings()
     _, first = mutate(state, config, limited())
@@ -107,19 +121,16 @@ def test_reinvocation_replaces_our_term_and_never_adds_a_second():
     }
     first["spec"]["affinity"]["nodeAffinity"][PREFERRED].insert(0, own)  # a later webhook's
     unchanged, _ = mutate(state, config, copy.deepcopy(first))
-    assert unchanged.patch is None  # the same nodes lack room: nothing to change
-    state.upsert_pod(pod("big-node-2", node_name="node-2", cpu="9"))  # node-2 fills up
+    assert unchanged.patch is None  # the same term: nothing to change
+    first["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "3"  # a later webhook raised it
     answer, second = mutate(state, config, copy.deepcopy(first))
     assert [op["op"] for op in answer.patch.operations()] == ["replace", "add"]
     terms = hint_terms(second)
     assert terms[0] == own and len(terms) == 2
-    assert our_expression(second)["values"] == ["node-3", "node-4"]  # In the two with room now
-    assert json.loads(second["metadata"]["annotations"][HINT_ANNOTATION])["fit"] == 2
+    assert our_expressions(second) == [{"key": CPU, "operator": "Gt", "values": ["2999"]}]
 
 
-def test_a_bursts_pods_share_one_patch_until_the_node_table_changes():
-    """Pods of one spec and one set of annotations created between two table changes get the same
-    patch (encoded once); a pod landing on a node changes the nodes named; other metadata gets its own."""
+def test_pods_of_one_limit_share_one_term_and_other_metadata_gets_its_own_paths():
     state = cluster()
     mutator = Mutator(state, settings())
 
@@ -130,12 +141,11 @@ def test_a_bursts_pods_share_one_patch_until_the_node_table_changes():
         return mutator(decode_review(orjson.dumps(review))).patch
 
     first, second = hinted(limited("web-1")), hinted(limited("web-2"))
-    assert second is first  # the same JsonPatch: shared, not rebuilt
+    assert first.operations() == second.operations()
     assert [op["path"] for op in first.operations()] == ["/spec/affinity", "/metadata/annotations"]
     annotated = limited("web-3")
     annotated["metadata"]["annotations"] = {"team": "a"}
-    annotated = hinted(annotated)  # the same spec: ours is added beside their annotations
-    assert [op["path"] for op in annotated.operations()] == [
+    assert [op["path"] for op in hinted(annotated).operations()] == [
         "/spec/affinity",
         "/metadata/annotations/" + HINT_ANNOTATION.replace("/", "~1"),
     ]
@@ -143,30 +153,25 @@ def test_a_bursts_pods_share_one_patch_until_the_node_table_changes():
         "/spec/affinity",
         "/metadata",
     ]
-    state.upsert_pod(pod("big-2", node_name="node-2", cpu="9"))  # node-2 is full now
-    after = hinted(limited("web-5"))
-    assert after is not first
-    expression = our_expression(applied(limited("web-5"), after))
-    assert (expression["operator"], expression["values"]) == ("In", ["node-3", "node-4"])  # the shorter list
+    assert len(mutator.hinter._terms) == 1
 
 
-def test_the_remembered_patches_stay_within_their_bytes(monkeypatch):
-    """Pods with ever new annotations (a tenant's, or an attacker's) cannot make the remembered
-    patches grow past MAX_PATCH_BYTES: past it they are dropped, and every answer stays right."""
-    patch_bytes = len(
-        Mutator(cluster(), settings())(decode_review(orjson.dumps(pod_create(limited())))).patch.encoded
-    )
-    monkeypatch.setattr(hints_module, "MAX_PATCH_BYTES", 3 * patch_bytes + 100)
-    state = cluster()
-    mutator = Mutator(state, settings())
-    hinter = mutator.hinter
-    for index in range(40):
-        pod_object = limited(f"web-{index}")
-        pod_object["metadata"]["annotations"] = {"n": str(index % 20)}  # 20 annotation sets, one spec
-        answer = mutator(decode_review(orjson.dumps(pod_create(pod_object))))
-        assert our_expression(applied(pod_object, answer.patch))["values"] == ["node-0", "node-1"]
-        kept = sum(entry.patch_bytes() for entry in hinter._remembered.values())
-        assert kept == hinter._patch_bytes <= hints_module.MAX_PATCH_BYTES
+def test_the_terms_remembered_stay_bounded(monkeypatch):
+    from limitguard.admission import hints as hints_module
+
+    monkeypatch.setattr(hints_module, "MAX_REMEMBERED_TERMS", 4)
+    mutator = Mutator(cluster(), settings(), defaults=False)
+    for millicores in range(1, 40):
+        request = decode_review(orjson.dumps(pod_create(limited(cpu=f"{millicores}m"))))
+        patched = jsonpatch_apply(limited(cpu=f"{millicores}m"), mutator(request).patch)
+        assert our_expressions(patched)[0]["values"] == [str(millicores - 1)]
+        assert len(mutator.hinter._terms) <= 4
+
+
+def jsonpatch_apply(pod_object, patch):
+    from tests.unit.admission.hint_cluster import applied
+
+    return applied(pod_object, patch)
 
 
 def test_defaults_and_hint_in_one_review_count_the_defaulted_limits():
@@ -174,17 +179,16 @@ def test_defaults_and_hint_in_one_review_count_the_defaulted_limits():
     best_effort = pod("be", containers=[container()], phase="Pending")
     config = settings()
     answer, patched = mutate(state, config, best_effort)
-    assert answer.reason == "defaulted"
+    assert answer.reason == "defaulted,placement-hint"
     assert patched["spec"]["containers"][0]["resources"]["limits"]["cpu"] == "500m"
-    # 500m fits the full nodes (1 cpu left): every node fits, so no hint
-    assert "affinity" not in patched["spec"]
+    assert our_expressions(patched) == [{"key": CPU, "operator": "Gt", "values": ["499"]}]
     defaults = Config(
         limit_aware=config.limit_aware,
         best_effort_defaults=type(config.best_effort_defaults)(limits={"cpu": "2", "memory": "1Gi"}),
     )
     answer, patched = mutate(state, defaults, best_effort)
     assert answer.reason == "defaulted,placement-hint"
-    assert our_expression(patched)["values"] == ["node-0", "node-1"]
+    assert our_expressions(patched)[0]["values"] == ["1999"]
     assert patched["metadata"]["annotations"]["limitguard.io/defaulted"] == "cpu,memory"
 
 
@@ -247,30 +251,37 @@ def test_the_mode_under_each_enforcement(mode, enforcement, per_namespace, hinte
     request = decode_review(orjson.dumps(pod_create(limited(namespace_name="team-a"))))
     answer = Mutator(cluster(), config, count_hint=counted.append)(request)
     skipped = "disabled" if mode is HintMode.NEVER else "not-enforced"
-    assert counted == [("given", "NotIn") if hinted else ("skipped", skipped)]
+    assert counted == [("given", "Gt") if hinted else ("skipped", skipped)]
     assert (answer.reason == "placement-hint") is hinted
 
 
 @pytest.mark.parametrize(
     ("state_args", "pod_object", "reason"),
     [
-        ({"full": ()}, limited(), "all-fit"),
-        ({"full": tuple(f"node-{i}" for i in range(5))}, limited(), "none-fit"),
         ({}, limited(nodeName="node-3"), "node-name-set"),
         ({}, limited(namespace_name="kube-system"), "excluded"),
         ({}, limited(schedulerName="my-scheduler"), "other-scheduler"),
         ({}, pod("ds", cpu="2", phase="Pending", owner_kind="DaemonSet"), "daemonset"),
-        ({}, limited(), "no-limits"),
+        ({}, pod("free", containers=[container()], phase="Pending"), "no-limits"),
+        ({"labelled": False}, limited(), "no-room-labels"),  # no node carries the label yet
+        ({}, pod("mem", memory="1Gi", phase="Pending"), "no-room-labels"),  # memory is not ratio'd
+        # (2^63 - 1) millicores + 1 needs Gt 2^63 - 1: no int64 value matches the unchecked nodes
+        ({}, limited(cpu=f"{2**63}m"), "out-of-range"),
     ],
 )
 def test_no_hint(state_args, pod_object, reason):
     counted: list[tuple[str, str]] = []
-    if reason == "no-limits":
-        pod_object = pod("free", containers=[container()], phase="Pending")
     request = decode_review(orjson.dumps(pod_create(pod_object)))
     answer = Mutator(cluster(**state_args), settings(), defaults=False, count_hint=counted.append)(request)
     assert answer.patch is None
     assert counted == [("skipped", reason)]
+
+
+def test_the_largest_limit_that_still_has_a_hint_matches_only_unchecked_nodes():
+    state = cluster()
+    _, patched = mutate(state, settings(), limited(cpu=f"{2**63 - 1}m"))
+    assert our_expressions(patched)[0]["values"] == [str(2**63 - 2)]
+    assert node_affinity_scores(patched, labels_of(state)) == {f"node-{i}": 0 for i in range(5)}
 
 
 def test_no_hint_for_a_mirror_pod():
@@ -284,7 +295,7 @@ def test_no_hint_for_a_mirror_pod():
 
 def test_the_default_scheduler_named_explicitly_still_gets_a_hint():
     _, patched = mutate(cluster(), settings(), limited(schedulerName="default-scheduler"))
-    assert our_expression(patched)["operator"] == "NotIn"
+    assert our_expressions(patched)[0]["operator"] == "Gt"
 
 
 @pytest.mark.parametrize(
@@ -311,16 +322,11 @@ def test_the_schedulers_whose_pods_get_hints(scheduler_names, scheduler_name, hi
     request = decode_review(orjson.dumps(pod_create(pod_object)))
     answer = Mutator(cluster(), config, defaults=False, count_hint=counted.append)(request)
     assert answer.allowed
-    assert counted == [("given", "NotIn") if hinted else ("skipped", "other-scheduler")]
+    assert counted == [("given", "Gt") if hinted else ("skipped", "other-scheduler")]
 
 
-def test_eligibility_narrows_the_nodes_considered():
-    # Only node-0 (full) and node-2 are eligible through the nodeSelector: one each, so In.
-    state = cluster()
-    for name in ("node-0", "node-2"):
-        labelled = node(name)
-        labelled["metadata"]["labels"]["pool"] = "a"
-        state.upsert_node(labelled)
-    _, patched = mutate(state, settings(), limited(nodeSelector={"pool": "a"}))
-    assert our_expression(patched) == {"key": HOSTNAME_LABEL, "operator": "In", "values": ["node-2"]}
-    assert json.loads(patched["metadata"]["annotations"][HINT_ANNOTATION])["eligible"] == 2
+def test_a_pod_with_a_node_selector_gets_the_same_term():
+    """Eligibility is kube-scheduler's Filter: the preference only ranks the nodes that pass it."""
+    plain = mutate(cluster(), settings(), limited())[0].patch.operations()
+    selected = mutate(cluster(), settings(), limited(nodeSelector={"pool": "a"}))[0].patch.operations()
+    assert plain == selected

@@ -308,3 +308,38 @@ def test_the_columns_answer_as_the_scalar_functions_do() -> None:
                 pending, expected, weights, extender
             )
         assert columns.stranded([pending]) == stranded([pending], nodes)
+
+
+def room_term(cpu: int, weight: int = 100) -> dict:
+    expression = {"key": "limitguard.io/limit-room-cpu", "operator": "Gt", "values": [str(cpu)]}
+    return {"weight": weight, "preference": {"matchExpressions": [expression]}}
+
+
+def test_the_columns_follow_label_and_taint_changes_and_added_nodes_as_the_scalar_functions_do() -> None:
+    """The hint's Gt term read from the numeric label columns, the taint from the PreferNoSchedule
+    count, both as nodes are relabelled and added mid-run, equal the per-node reference."""
+    rng = random.Random(11)
+    nodes = [random_node(rng, i) for i in range(60)]
+    for node in nodes:
+        node.labels["limitguard.io/limit-room-cpu"] = rng.choice(["0", "999", "1000", "5000", "x", "-1"])
+    columns = Columns(nodes)
+    hinted = pod_state("100m", "1k", limits={"cpu": "1"}, terms=[room_term(999)])
+    weights = profile_weights()
+    for step in range(30):
+        index = rng.randrange(len(columns.nodes))
+        labels = dict(columns.nodes[index].labels)
+        labels["limitguard.io/limit-room-cpu"] = rng.choice(
+            ["0", "1000", str(2**63 - 1), "99999999999999999999"]
+        )
+        taints = (
+            ({"key": "limitguard.io/limit-full", "effect": "PreferNoSchedule"},) if rng.random() < 0.4 else ()
+        )
+        columns.set_node(index, labels, taints)
+        if step % 10 == 0:
+            columns.add_node(random_node(rng, 100 + step))
+        candidates = columns.feasible(hinted)
+        reference = [columns.nodes[i] for i in candidates]
+        if len(reference) > 1:
+            assert list(columns.totals(hinted, candidates, weights)) == totals(hinted, reference, weights)
+    matched = [model.node_affinity(hinted.terms, n.labels) for n in columns.nodes]
+    assert list(columns._affinity_raw(hinted)) == matched and 0 < sum(matched) < 100 * len(matched)

@@ -32,17 +32,44 @@ def test_the_large_cluster_has_a_fifth_of_its_nodes_full_and_pods_of_three_sizes
     assert 0.55 < sizes.count("small") / 2000 < 0.65 and 0.07 < sizes.count("large") / 2000 < 0.13
 
 
-def result(scenario: str, mode: str, placed: int, stranded: int, denied: int) -> Result:
-    return Result(scenario, mode, 200, placed, stranded, denied, 0, 0, 0, 0, 0.1, 0.2, 1.0)
+def result(scenario: str, mode: str, placed: int, stranded: int, denied: int, **more) -> Result:
+    return Result(scenario, mode, 200, placed, stranded, denied, 0, 0, 0, 0, 0.1, 0.2, 1.0, **more)
 
 
 def test_goals_per_scenario_and_mode() -> None:
     assert verdict(result("a", "hints", 200, 0, 10)) == "met"  # 0.05 per placed pod
     assert verdict(result("a", "hints", 200, 0, 11)) == "MISSED"
     assert verdict(result("b", "hints", 199, 1, 0)) == "MISSED"  # none stranded
-    assert verdict(result("c", "hints", 198, 2, 19)) == "met"  # 1 % of 200 stranded, 0.1 per placed
+    assert verdict(result("c", "hints", 200, 0, 10, node_writes=200, bindings=200)) == "met"
+    assert (
+        verdict(result("c", "hints", 200, 0, 0, node_writes=201, bindings=200)) == "MISSED"
+    )  # > 1 a binding
+    assert verdict(result("c", "hints", 200, 0, 0, over_rate=1)) == "MISSED"  # past the rate once
+    assert verdict(result("d", "hints", 200, 0, 0)) == "MISSED"  # nothing placed on the added nodes
+    assert verdict(result("d", "hints", 200, 0, 0, placed_on_added=3)) == "met"
+    assert verdict(result("c", "hints-avoid", 200, 0, 10, workload=True)) == "met"
+    assert verdict(result("c", "hints", 190, 10, 100, workload=True)) == "-"  # shows why avoid exists
     assert verdict(result("c", "extender", 200, 0, 1)) == "MISSED"
     assert verdict(result("a", "admission", 0, 200, 1200)) == "-"  # no goal: it shows the problem
+
+
+def test_nodes_are_labelled_as_the_leader_would_before_the_run() -> None:
+    from bench.placement.scenarios import autoscaled, labelled
+    from limitguard.core.roomlabels import FULL_TAINT, FullThreshold
+
+    scenario = trap(1)
+    nodes = {n["metadata"]["name"]: n for n in labelled(scenario.nodes, scenario.bound, FullThreshold(10, 5))}
+    trap_node, other = nodes["node-00"], nodes["node-01"]
+    assert trap_node["metadata"]["labels"]["limitguard.io/limit-room-cpu"] == "0"
+    assert trap_node["spec"]["taints"] == [FULL_TAINT]  # full by limits: tainted
+    # node-01 holds a Guaranteed pod of 4 + 1 x 7 % 5 = 6 cpu (24Gi): 10 cpu and 40Gi left
+    assert other["metadata"]["labels"]["limitguard.io/limit-room-cpu"] == "10000"
+    assert other["metadata"]["labels"]["limitguard.io/limit-room-memory"] == str(40 * 1024)
+    assert not other.get("spec", {}).get("taints")
+    assert "taints" not in labelled(scenario.nodes, scenario.bound, None)[0].get("spec", {})
+    added = autoscaled()
+    assert len(added.added) == 100 and added.add_after == 1000
+    assert not any("limitguard.io/limit-room-cpu" in n["metadata"]["labels"] for n in added.added)
 
 
 def test_owned_pods_belong_to_one_replica_set_and_count_as_its_workload() -> None:

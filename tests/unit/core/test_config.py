@@ -30,7 +30,17 @@ def test_defaults_without_a_file():
 def test_the_schedulers_whose_pods_get_hints_load(tmp_path):
     config = load(tmp_path, "placementHints: {schedulerNames: [default-scheduler, koord-scheduler]}\n")
     assert config.placement_hints.scheduler_names == {"default-scheduler", "koord-scheduler"}
-    assert config.placement_hints.max_nodes == 500  # the others keep their defaults
+    assert config.placement_hints.weight == 100  # the others keep their defaults
+    assert not config.placement_hints.avoid_full_nodes.enabled
+
+
+def test_avoid_full_nodes_loads_with_its_defaults(tmp_path):
+    avoid = load(
+        tmp_path, "placementHints: {avoidFullNodes: {enabled: true}}\n"
+    ).placement_hints.avoid_full_nodes
+    assert (avoid.enabled, avoid.below, avoid.hysteresis) == (True, 10, 5)
+    avoid = load(tmp_path, "placementHints: {avoidFullNodes: {below: 20, hysteresis: 80}}\n").placement_hints
+    assert (avoid.avoid_full_nodes.below, avoid.avoid_full_nodes.hysteresis) == (20, 80)
 
 
 def test_the_issue_example_loads(tmp_path):
@@ -81,6 +91,11 @@ bestEffortDefaults:
         ("placementHints: {schedulerNames: koord-scheduler}", "placementHints.schedulerNames"),
         ("placementHints: {schedulerNames: [Koord_Scheduler]}", "placementHints.schedulerNames[0]"),
         ("placementHints: {schedulerNames: ['']}", "placementHints.schedulerNames[0]"),
+        ("placementHints: {maxNodes: 500}", "placementHints"),  # hostname lists are gone
+        ("placementHints: {avoidFullNodes: {below: 0}}", "placementHints.avoidFullNodes.below"),
+        ("placementHints: {avoidFullNodes: {below: 100}}", "placementHints.avoidFullNodes.below"),
+        ("placementHints: {avoidFullNodes: {below: 50, hysteresis: 51}}", "placementHints.avoidFullNodes"),
+        ("placementHints: {avoidFullNodes: {enabled: yes please}}", "placementHints.avoidFullNodes.enabled"),
         ("unknownTopLevel: 1", "unknownTopLevel"),  # the field itself, not <root> (issue 15)
         ("extender: {scorers: [{name: LimitAware, weight: 101}]}", "extender.scorers[0].weight"),
     ],

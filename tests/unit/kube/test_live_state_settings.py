@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from limitguard.cli.configfile import load_config
-from limitguard.core.config import ConfigError, LiveStateConfig, config_from_mapping
+from limitguard.core.config import ConfigError, LiveStateConfig
+from limitguard.core.configread import config_from_mapping
 from limitguard.kube.catchup import WATCH_WAIT_SECONDS
 from limitguard.kube.reflector import ReflectorSettings
 from limitguard.kube.unwritten import UnwrittenSettings

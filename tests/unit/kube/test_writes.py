@@ -57,6 +57,17 @@ async def test_urgent_writes_go_first_and_a_normal_write_made_urgent_moves_up() 
     assert [(key, value) for _, _, key, value in seen.done] == [("lower", 2), ("raise-2", 0), ("raise-1", 1)]
 
 
+async def test_a_write_submitted_first_goes_before_every_urgent_one() -> None:
+    clock = FakeClock(autojump=True)
+    writes, seen = ClusterWrites(clock, max_per_second=10, burst=10), Recorder(clock)
+    writes.submit("label", "raise", seen.write("label", "raise", 1))
+    writes.submit("label", "lower", seen.write("label", "lower", 1), urgent=True)
+    writes.submit("label", "new-node", seen.write("label", "new-node", 1), first=True)
+    writes.submit("label", "raise", seen.write("label", "raise", 2), first=True)  # a queued one moves up
+    await writes.drain()
+    assert [key for _, _, key, _ in seen.done] == ["raise", "new-node", "lower"]
+
+
 async def test_the_rate_limit_holds_for_every_kind_together() -> None:
     clock = FakeClock(autojump=True)
     writes, seen = ClusterWrites(clock, max_per_second=2, burst=3), Recorder(clock)

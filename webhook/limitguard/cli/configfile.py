@@ -12,7 +12,8 @@ from typing import Any
 import yaml
 from jsonschema import Draft202012Validator
 
-from limitguard.core.config import Config, ConfigError, read_config
+from limitguard.core.config import Config, ConfigError
+from limitguard.core.configread import read_config
 from limitguard.core.fielderrors import FieldError, FieldErrors
 from limitguard.core.paths import path_join
 from limitguard.core.ratios import PERCENT_FORMS, RatioError, parse_ratio_percent

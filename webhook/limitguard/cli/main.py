@@ -32,6 +32,10 @@ SUBCOMMANDS = {
         "limitguard.cli.schedulertrust",
         "keep the second scheduler's CA bundle current and restart it when its files change (sidecar)",
     ),
+    "cleanup-nodes": (
+        "limitguard.cli.cleanup",
+        "remove limitguard's limit-room labels and limit-full taint from every node (uninstall)",
+    ),
 }
 
 

@@ -30,7 +30,7 @@ from limitguard.cli.mounts import check_config_file, ensure_certificates, reissu
 from limitguard.cli.policyreports import releases_for
 from limitguard.cli.replicas import Replica, identity_from_env, join_replica_set, peer_address
 from limitguard.clock import Clock, SystemClock
-from limitguard.core.config import Config
+from limitguard.core.config import Config, HintMode
 from limitguard.core.kuberelease import Named, from_file, resolve_release
 from limitguard.core.oversubscription import DEFAULT_SERIES_LIMIT
 from limitguard.core.podrules import PodRules, rules_for
@@ -43,12 +43,15 @@ from limitguard.http.peers import PeerGate
 from limitguard.http.refusals import RefusalCollector
 from limitguard.http.site import LimitedSite, limited_runner
 from limitguard.http.tls import CertificateReloader, server_context
+from limitguard.kube.client import KubeClient
 from limitguard.kube.filefeed import load_cluster_file
 from limitguard.kube.leaderwork import LeaderWork
 from limitguard.kube.livefeed import LiveFeed
+from limitguard.kube.nodeapi import NodeApi
 from limitguard.kube.reports.desired import Releases
 from limitguard.kube.reports.keeper import FindingsKeeper
 from limitguard.kube.reports.metrics import FindingsCollector
+from limitguard.kube.roomlabels import RoomLabeller
 from limitguard.kube.write_metrics import ClusterWritesCollector
 from limitguard.kube.writes import ClusterWrites
 from limitguard.state.store import ClusterState
@@ -206,8 +209,8 @@ async def start_serve(
 
     leader_work = None
     if feed is not None:
-        leader_work = leader_work_for(config, clock or SystemClock())
-        services.metrics.registry.register(ClusterWritesCollector(leader_work.writes))
+        leader_work, labeller = leader_work_for(config, clock or SystemClock(), state, feed.client)
+        services.metrics.registry.register(ClusterWritesCollector(leader_work.writes, labeller))
         if config.reports.enabled or config.events.enabled:
             keeper = findings_keeper(
                 config,
@@ -275,10 +278,19 @@ async def start_serve(
     return RunningServe(runner, metrics_runner, reloader, feed, replica, port, services, leader_work)
 
 
-def leader_work_for(config: Config, clock: Clock) -> LeaderWork:
-    """The leader's work and the one queue of cluster writes, under `clusterWrites`' rate limit."""
+def leader_work_for(
+    config: Config, clock: Clock, state: ClusterState, client: KubeClient
+) -> tuple[LeaderWork, RoomLabeller | None]:
+    """The leader's work and the one queue of cluster writes, under `clusterWrites`' rate limit:
+    every writer that only the leader runs is registered here (the room labels and taints unless
+    placement hints are `Never`), and starts and stops with leadership."""
     writes = ClusterWrites(clock, config.cluster_writes.max_per_second, config.cluster_writes.burst)
-    return LeaderWork(writes)
+    work = LeaderWork(writes)
+    labeller = None
+    if config.placement_hints.mode is not HintMode.NEVER:
+        labeller = RoomLabeller(state, config, writes, NodeApi(client), clock)
+        work.add("room-labels", labeller.run)
+    return work, labeller
 
 
 def findings_keeper(

@@ -1,7 +1,7 @@
-"""limitguard's own configuration: typed, defaulted, validated (the kube-scheduler args pattern).
+"""limitguard's own configuration, typed and with its defaults (the kube-scheduler args pattern).
 
-Structure is checked by `limitguard/schemas/limitguard-config.schema.json` before this module sees the data;
-here live the defaults and the rules a JSON Schema cannot state.
+Structure is checked by `limitguard/schemas/limitguard-config.schema.json`; `limitguard.core.configread`
+reads a document into these types with the rules a JSON Schema cannot state.
 """
 
 from __future__ import annotations
@@ -10,14 +10,9 @@ import dataclasses
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
-from limitguard.core.fielderrors import FieldError, FieldErrors
-from limitguard.core.kubeversion import VersionError, parse_minor
-from limitguard.core.paths import path_join
-from limitguard.core.pools import NodePool, parse_node_pools
-from limitguard.core.quantity import QuantityError, format_units, to_units
-from limitguard.core.ratios import RatioError, RatioMap, parse_ratio_map
+from limitguard.core.pools import NodePool
+from limitguard.core.ratios import RatioMap
 from limitguard.core.scoring import DEFAULT_SCORERS, ScorerConfig
 from limitguard.errors import LimitguardError
 
@@ -160,19 +155,28 @@ class HintMode(enum.StrEnum):
 
 
 @dataclass(frozen=True)
+class AvoidFullNodes:
+    """The `limitguard.io/limit-full:PreferNoSchedule` taint on nodes nearly full by limits."""
+
+    enabled: bool = False
+    # Tainted while some ratio'd resource has less than this percent of its limit capacity left...
+    below: int = 10
+    # ...and untainted only once every one has at least below + hysteresis percent left again.
+    hysteresis: int = 5
+
+
+@dataclass(frozen=True)
 class PlacementHints:
-    """The preferred node-affinity term the mutating webhook adds to new unbound pods."""
+    """The preferred node-affinity term the mutating webhook adds to new unbound pods, over the
+    limit-room labels the leader keeps on the nodes."""
 
     mode: HintMode = HintMode.AUTO
     weight: int = 100  # the largest a preferred term may have
-    # 500 hostname values (at most 63 characters each) keep the term under 32 KiB, a few times a
-    # typical pod; more fitting nodes than that are more than a burst of pods fills before the
-    # next ones are created against the new sums.
-    max_nodes: int = 500
     # The schedulers whose NodeAffinity scoring reads the term; a pod naming none (the apiserver
     # defaults it to default-scheduler) counts as kube-scheduler's. koord-scheduler and the
     # scheduler-plugins scheduler run NodeAffinity too, under their own names.
     scheduler_names: frozenset[str] = frozenset({DEFAULT_SCHEDULER})
+    avoid_full_nodes: AvoidFullNodes = field(default_factory=AvoidFullNodes)
 
 
 @dataclass(frozen=True)
@@ -199,197 +203,3 @@ class Config:
     # Pods of namespaces labelled limitguard.io/use-scheduler=enabled go to this scheduler instead of
     # default-scheduler (empty: none is changed)
     use_scheduler_name: str = ""
-
-
-def defaults_problems(
-    defaults: Mapping[str, Any], where: str, errors: FieldErrors | None = None
-) -> list[FieldError]:
-    """Rules for a {limits, requests} pair: quantities parse and no request exceeds its limit. A
-    quantity *errors* already holds a problem for is left to that problem, and so is its pair."""
-    problems: list[FieldError] = []
-    parsed: dict[str, dict[str, int]] = {"limits": {}, "requests": {}}
-    for kind in ("limits", "requests"):
-        for resource, quantity in (defaults.get(kind) or {}).items():
-            here = path_join(where, kind, resource)
-            if errors is not None and errors.invalid(here):
-                continue
-            try:
-                amount = to_units(resource, quantity)
-            except QuantityError as error:
-                problems.append(FieldError(here, str(error)))
-                continue
-            if amount <= 0:
-                problems.append(FieldError(here, f"must be greater than 0, got {quantity!r}"))
-            parsed[kind][resource] = amount
-    for resource, request in parsed["requests"].items():
-        limit = parsed["limits"].get(resource)
-        if limit is not None and request > limit:
-            problems.append(
-                FieldError(
-                    path_join(where, "requests", resource),
-                    f"default request {format_units(resource, request)} "
-                    f"exceeds default limit {format_units(resource, limit)}",
-                )
-            )
-    return problems
-
-
-class _Section:
-    """One section of the document as the rules and the typed config read it: a value absent, null,
-    or with a problem reported at it (or in it) reads as its default, so nothing is built from a
-    value the user has to fix anyway and no rule judges it."""
-
-    def __init__(self, raw: Any, errors: FieldErrors, name: str = "") -> None:
-        section = raw if not name else raw.get(name) if isinstance(raw, Mapping) else None
-        self.raw: Mapping[str, Any] = section if isinstance(section, Mapping) else {}
-        self.errors, self.name = errors, name
-
-    def __call__(self, key: str, default: Any = None) -> Any:
-        value = self.raw.get(key)
-        return default if value is None or self.errors.invalid(path_join(self.name, key)) else value
-
-
-def config_from_mapping(raw: Mapping[str, Any], errors: FieldErrors | None = None) -> Config:
-    """Build a Config from the document, applying defaults; raises ConfigError with every problem.
-
-    *errors* holds what earlier stages (the JSON Schema) found: their values are not judged again,
-    and the ConfigError lists them together with this stage's. `read_config` goes on to further
-    stages before raising."""
-    errors = FieldErrors() if errors is None else errors
-    config = read_config(raw, errors)
-    if errors:
-        raise ConfigError(errors.texts())
-    return config
-
-
-def read_config(raw: Any, errors: FieldErrors) -> Config:
-    """Every rule of every section, its problems added to *errors*; the Config means something only
-    while *errors* stays empty (a value with a problem reads as its default)."""
-    top = _Section(raw, errors)
-    defaults, base_defaults = _Section(raw, errors, "bestEffortDefaults"), BestEffortDefaults()
-    best_effort = BestEffortDefaults(
-        enabled=bool(defaults("enabled", base_defaults.enabled)),
-        limits={**base_defaults.limits, **defaults("limits", {})},
-        requests={**base_defaults.requests, **defaults("requests", {})},
-        require_namespace_label=bool(
-            defaults("requireNamespaceLabel", base_defaults.require_namespace_label)
-        ),
-    )
-    pair = {"limits": best_effort.limits, "requests": best_effort.requests}
-    errors.extend(defaults_problems(pair, "bestEffortDefaults", errors))
-    kubernetes_version = top("kubernetesVersion")
-    if kubernetes_version is not None:
-        try:
-            parse_minor(kubernetes_version)
-        except VersionError as error:
-            errors.add("kubernetesVersion", str(error))
-    validation = top("schedulerConfigValidation", {})
-    excluded = top("excludedNamespaces")
-    live, writes = _Section(raw, errors, "liveState"), _Section(raw, errors, "clusterWrites")
-    return Config(
-        limit_aware=_limit_aware(raw, errors),
-        excluded_namespaces=frozenset(excluded) if excluded is not None else Config().excluded_namespaces,
-        best_effort_defaults=best_effort,
-        placement_hints=_placement_hints(top("placementHints", {})),
-        while_not_ready=NotReadyPolicy(top("whileNotReady", NotReadyPolicy.ALLOW)),
-        replicas=_replicas_config(raw, errors),
-        live_state=LiveStateConfig(
-            binding_write_horizon_seconds=float(
-                live("bindingWriteHorizonSeconds", LiveStateConfig.binding_write_horizon_seconds)
-            ),
-            not_ready_after_seconds=float(
-                live("notReadyAfterSeconds", LiveStateConfig.not_ready_after_seconds)
-            ),
-        ),
-        cluster_writes=ClusterWritesConfig(
-            max_per_second=float(writes("maxPerSecond", ClusterWritesConfig.max_per_second)),
-            burst=int(writes("burst", ClusterWritesConfig.burst)),
-        ),
-        reports=_reports_config(_Section(raw, errors, "reports")),
-        events=EventsConfig(enabled=bool(_Section(raw, errors, "events")("enabled", False))),
-        kubernetes_version=kubernetes_version,
-        # unset: resolved with kubernetesVersion, and credited to it
-        scheduler_kubernetes_version=validation.get("kubernetesVersion"),
-        scheduler_feature_gates=dict(validation.get("featureGates") or {}),
-        scheduler_name=validation.get("scheduler") or "auto",
-        use_scheduler_name=str(_Section(raw, errors, "useScheduler")("schedulerName", "")),
-    )
-
-
-def _limit_aware(raw: Any, errors: FieldErrors) -> LimitAwareConfig:
-    """The `limitAware` section: the cluster default ratios, the node pools, the policies."""
-    section, base = _Section(raw, errors, "limitAware"), LimitAwareConfig()
-    ratios: RatioMap = {}
-    try:
-        ratios = parse_ratio_map(section("defaultLimitToAllocatableRatio", {}))
-    except RatioError as error:
-        errors.add("limitAware.defaultLimitToAllocatableRatio", str(error))
-    # Every pool is checked even when another has a problem (a duplicate name is found either way).
-    pools_path = "limitAware.nodePools"
-    pools_raw = None if errors.covers(pools_path) else section.raw.get("nodePools")
-    pools, pool_problems = parse_node_pools(pools_raw, pools_path, errors)
-    errors.extend(pool_problems)
-    return LimitAwareConfig(
-        default_ratios=ratios,
-        node_pools=pools,
-        enforcement=Enforcement(section("enforcement", base.enforcement)),
-        unbound_pods=UnboundPolicy(section("unboundPods", base.unbound_pods)),
-        exempt_daemonset_pods=bool(section("exemptDaemonSetPods", base.exempt_daemonset_pods)),
-        binding_ledger_ttl_seconds=float(section("bindingLedgerTTLSeconds", base.binding_ledger_ttl_seconds)),
-        daemonset_kinds=DAEMONSET_KINDS
-        | {(str(item["group"]), str(item["kind"])) for item in section("daemonSetOwnerKinds", ())},
-        namespace_enforcement={
-            str(namespace): Enforcement(action)
-            for namespace, action in section("namespaceEnforcement", {}).items()
-        },
-    )
-
-
-def _reports_config(section: _Section) -> ReportsConfig:
-    base = ReportsConfig()
-    pods = section("podReports", {})
-    return ReportsConfig(
-        enabled=bool(section("enabled", base.enabled)),
-        api=ReportsApi(section("api", base.api)),
-        pod_reports=bool(pods.get("enabled", base.pod_reports)),
-        max_pod_reports=int(pods.get("max", base.max_pod_reports)),
-        scheduler_config_namespaces=tuple(map(str, section("schedulerConfigNamespaces", ()))),
-    )
-
-
-def _placement_hints(raw: Mapping[str, Any]) -> PlacementHints:
-    base = PlacementHints()
-    return PlacementHints(
-        mode=HintMode(raw.get("mode", base.mode)),
-        weight=int(raw.get("weight", base.weight)),
-        max_nodes=int(raw.get("maxNodes", base.max_nodes)),
-        scheduler_names=frozenset(map(str, raw.get("schedulerNames", base.scheduler_names))),
-    )
-
-
-def _replicas_config(raw: Any, errors: FieldErrors) -> ReplicasConfig:
-    """The `replicas` section, with client-go's rules (k8s.io/client-go
-    `tools/leaderelection/leaderelection.go`, NewLeaderElector): leaseDuration > renewDeadline >
-    1.2 x retryPeriod. A rule is skipped when one of its values has a problem of its own."""
-    section, base = _Section(raw, errors, "replicas"), ReplicasConfig()
-    replicas = ReplicasConfig(
-        no_leader_policy=NoLeaderPolicy(section("noLeaderPolicy", base.no_leader_policy)),
-        lease_duration_seconds=int(section("leaseDurationSeconds", base.lease_duration_seconds)),
-        renew_deadline_seconds=float(section("renewDeadlineSeconds", base.renew_deadline_seconds)),
-        retry_period_seconds=float(section("retryPeriodSeconds", base.retry_period_seconds)),
-        forward_timeout_seconds=float(section("forwardTimeoutSeconds", base.forward_timeout_seconds)),
-    )
-    lease, renew, retry = (
-        f"replicas.{key}" for key in ("leaseDurationSeconds", "renewDeadlineSeconds", "retryPeriodSeconds")
-    )
-    if (
-        not errors.invalid(lease, renew)
-        and replicas.lease_duration_seconds <= replicas.renew_deadline_seconds
-    ):
-        errors.add(lease, "must be greater than renewDeadlineSeconds")
-    if (
-        not errors.invalid(renew, retry)
-        and replicas.renew_deadline_seconds <= 1.2 * replicas.retry_period_seconds
-    ):
-        errors.add(renew, "must be greater than 1.2 x retryPeriodSeconds")
-    return replicas

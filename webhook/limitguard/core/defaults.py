@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from limitguard.core.config import BestEffortDefaults, defaults_problems
+from limitguard.core.config import BestEffortDefaults
+from limitguard.core.configread import defaults_problems
 from limitguard.core.objects import is_object
 from limitguard.core.podresources import PodSpecError
 from limitguard.core.qos import QOSClass, compute_pod_qos

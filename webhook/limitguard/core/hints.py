@@ -1,40 +1,38 @@
-"""Placement hints: one preferred node-affinity term that favours the nodes with room for a pod.
+"""Placement hints: one small preferred node-affinity term that favours the nodes with room for a pod.
 
-kube-scheduler ranks nodes by requests, so the nodes full by limits (light by requests) are the
-ones it prefers, and a denied binding sends the pod back to the same node. A *preferred* term
-naming the eligible nodes where the pod's limits fit steers it elsewhere without ever stranding
-it: a hint is frozen at creation, and a stale required term would keep the pod off a node that
-has room since. Everything here is a plain function; the fit mask comes from the node table.
+kube-scheduler ranks nodes by requests, so the nodes full by limits (light by requests) are the ones
+it prefers, and a denied binding sends the pod back to the same node. The leader keeps each node's
+limit room as labels (limitguard.core.roomlabels); the hint is one *preferred* term with a `Gt`
+requirement per limited, ratio'd resource over those labels. It names no node, so its size does not
+depend on the cluster, and kube-scheduler judges it against the labels at each attempt: it stays
+current while the pod waits and covers nodes added later. It is never a required term: labels lag
+the cluster by the write queue, and a stale required term could keep a pod off a node with room.
+Everything here is a plain function.
 """
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from limitguard.core.config import DEFAULT_SCHEDULER, Config, Enforcement, HintMode
 from limitguard.core.defaults import MIRROR_ANNOTATION, NotAPod, pointer
 from limitguard.core.objects import is_object
+from limitguard.core.roomlabels import gt_value, room_label_key
 
 HINT_ANNOTATION = "limitguard.io/placement-hint"
-# Nodes are named by this label's value, which is not always the node name (matchFields would
-# allow one name per requirement; kubelet's --hostname-override sets the label).
-HOSTNAME_LABEL = "kubernetes.io/hostname"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
-
-class Operator(enum.StrEnum):
-    IN = "In"
-    NOT_IN = "NotIn"
+# (resource, its Gt value), in resource order
+Requirements = list[tuple[str, int]]
 
 
 def skip_reason(
     config: Config, namespace: str, spec: Mapping[str, Any], annotations: Mapping[str, Any], daemonset: bool
 ) -> str | None:
-    """Why the pod gets no hint whatever the nodes say (a metrics reason), or None.
+    """Why the pod gets no hint whatever its limits (a metrics reason), or None.
 
     Auto hints only where limitguard may deny the pod's bindings (effective enforcement Deny);
     a pod bound at creation, a mirror pod (the kubelet runs it) or a DaemonSet pod (one node
@@ -62,18 +60,48 @@ def skip_reason(
     return None
 
 
-def choose_operator(fit_values: int, unfit_values: int, unlabelled_unfit: bool, max_nodes: int) -> Operator:
-    """NotIn the nodes without room when that list is the shorter one and names every one of
-    them (NotIn also matches a node without the label, so never when such a node lacks room);
-    else In the fitting nodes (capped to those with the most room past *max_nodes*)."""
-    if not unlabelled_unfit and unfit_values < fit_values and unfit_values <= max_nodes:
-        return Operator.NOT_IN
-    return Operator.IN
+def labels_meant(config: Config) -> bool:
+    """Whether hints may be given in some namespace, so the leader keeps the room labels (once a
+    ratio applies): Always from the start, Auto once some namespace's effective enforcement is
+    Deny, Never not at all."""
+    mode = config.placement_hints.mode
+    if mode is HintMode.NEVER:
+        return False
+    if mode is HintMode.ALWAYS:
+        return True
+    limit_aware = config.limit_aware
+    return limit_aware.enforcement is Enforcement.DENY or any(
+        action is Enforcement.DENY for action in limit_aware.namespace_enforcement.values()
+    )
 
 
-def preferred_term(operator: Operator, values: Sequence[str], weight: int) -> dict[str, Any]:
-    expression = {"key": HOSTNAME_LABEL, "operator": str(operator), "values": list(values)}
-    return {"weight": weight, "preference": {"matchExpressions": [expression]}}
+def requirements(pod_limits: Mapping[str, int], labelled: Callable[[str], bool]) -> Requirements | str:
+    """One `Gt` value per resource the pod limits whose room label some node carries (a label no
+    node carries would match no node, and the term with it), or why there is no hint: `no-limits`,
+    `no-room-labels`, or `out-of-range` (a limit no int64 value expresses: no hint rather than a term
+    NodeAffinity's PreScore would fail on)."""
+    limited = sorted(resource for resource, amount in pod_limits.items() if amount > 0)
+    if not limited:
+        return "no-limits"
+    found: Requirements = []
+    for resource in limited:
+        key = room_label_key(resource)
+        if key is None or not labelled(key):
+            continue
+        value = gt_value(pod_limits[resource], resource)
+        if value is None:
+            return "out-of-range"
+        found.append((resource, value))
+    return found or "no-room-labels"
+
+
+def preferred_term(found: Sequence[tuple[str, int]], weight: int) -> dict[str, Any]:
+    """The term: every requirement in one term, so a node matches only with room for all of them."""
+    expressions = [
+        {"key": room_label_key(resource), "operator": "Gt", "values": [str(value)]}
+        for resource, value in found
+    ]
+    return {"weight": weight, "preference": {"matchExpressions": expressions}}
 
 
 def digest_of(canonical: bytes) -> str:
@@ -88,28 +116,16 @@ def term_digest(term: Mapping[str, Any]) -> str:
     return digest_of(json.dumps(term, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode())
 
 
-def hint_annotation(
-    term: Mapping[str, Any], fit: int, eligible: int, capped: bool, digest: str | None = None
-) -> str:
-    """What was preferred and why: how many nodes had room, of how many eligible; *digest* is
-    term_digest(term), when known."""
-    expression = term["preference"]["matchExpressions"][0]
-    return json.dumps(
-        {
-            "operator": expression["operator"],
-            "named": len(expression["values"]),
-            "fit": fit,
-            "eligible": eligible,
-            "capped": capped,
-            "weight": term["weight"],
-            "term": digest or term_digest(term),
-        },
-        separators=(",", ":"),
-    )
+def hint_annotation(resources: Sequence[str], weight: int, digest: str) -> str:
+    """What was preferred: the resources the term requires room for, its weight, and the digest of
+    the term (term_digest) to find it again. Only what the pod itself carries: no node is named and
+    no count of nodes with room is given."""
+    return json.dumps({"resources": list(resources), "weight": weight, "term": digest}, separators=(",", ":"))
 
 
-# Our annotation is about 110 characters; a longer value is not ours, and a bound on the length
-# bounds the nesting the JSON decoder may recurse into (a deep one would exhaust its recursion).
+# Our annotation is under 200 characters for a few resources; a longer value is not ours, and a
+# bound on the length bounds the nesting the JSON decoder may recurse into (a deep one would
+# exhaust its recursion).
 MAX_ANNOTATION_CHARS = 512
 # Our term is a term object, its preference, the expressions list, the expression, its values
 TERM_LEVELS = 5

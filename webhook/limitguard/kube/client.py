@@ -211,9 +211,10 @@ class KubeClient:
         body: Any,
         timeout: aiohttp.ClientTimeout,
         content_type: str = "application/json",
+        params: Mapping[str, str] | None = None,
     ) -> Any:
-        """A write (POST, PUT, PATCH with *content_type*, DELETE) or single-object GET; any non-2xx
-        status raises ApiError."""
+        """A write (POST, PUT, PATCH with its patch *content_type*, DELETE) or single-object GET; any non-2xx
+        status raises ApiError. Used for the leader-election Lease, the cluster writes and the reports."""
         extra: dict[str, Any] = {}
         if self._server_hostname:
             extra["server_hostname"] = self._server_hostname
@@ -225,6 +226,7 @@ class KubeClient:
         async with self._session.request(
             method,
             self.base_url + path,
+            params=params,
             data=data,
             headers=headers,
             timeout=timeout,

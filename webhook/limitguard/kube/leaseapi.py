@@ -35,3 +35,13 @@ class KubeLeaseApi:
 
     async def update(self, obj: Mapping[str, Any]) -> Mapping[str, Any]:
         return await self.client.send_json("PUT", self.path, obj, self.timeout)
+
+    async def delete(self) -> bool:
+        """Delete the Lease (uninstall); False when there was none."""
+        try:
+            await self.client.send_json("DELETE", self.path, None, self.timeout)
+        except ApiError as error:
+            if error.status == 404:
+                return False
+            raise
+        return True

@@ -7,12 +7,14 @@ from collections.abc import Iterator
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from limitguard.kube.roomlabels import RoomLabeller
 from limitguard.kube.writes import ClusterWrites
 
 
 class ClusterWritesCollector(Collector):
-    def __init__(self, writes: ClusterWrites) -> None:
+    def __init__(self, writes: ClusterWrites, labeller: RoomLabeller | None = None) -> None:
         self.writes = writes
+        self.labeller = labeller
 
     def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
         outcomes = CounterMetricFamily(
@@ -36,3 +38,10 @@ class ClusterWritesCollector(Collector):
             "Writes waiting in the queue (one per object at most)",
             value=self.writes.queued(),
         )
+        if self.labeller is not None:
+            yield GaugeMetricFamily(
+                "limitguard_room_labels_stalest_seconds",
+                "How long the node whose limit-room labels have differed from its room the longest has "
+                "waited for its write (0: every label is current)",
+                value=self.labeller.stalest_seconds(),
+            )

@@ -8,7 +8,8 @@ changed, and never faster than one global rate (`clusterWrites.maxPerSecond`):
   and keeps its place in line, so a node whose room changes ten times while its write waits is
   written once, with the newest value, and a busy node does not starve the others;
 - urgent first: a write that makes an object say *less* room than before (a lowered label, a taint
-  added) goes before the others, since the stale, higher value is what causes denied bindings;
+  added) goes before the others, since the stale, higher value is what causes denied bindings; a
+  write submitted `first` (a node's first labels: until then no hint matches it) goes before those;
 - one token bucket for every kind of write, as client-go's `flowcontrol.NewTokenBucketRateLimiter(qps,
   burst)` throttles a client: a write takes a token just before its request, so a write that finds
   nothing to change costs nothing.
@@ -117,16 +118,21 @@ class ClusterWrites:
         self.outcomes: Counter[tuple[str, Outcome]] = Counter()
         self.deferred: Counter[str] = Counter()  # requests that waited for the rate limit, by kind
 
-    def submit(self, kind: str, key: Hashable, perform: Perform, *, urgent: bool = False) -> None:
+    def submit(
+        self, kind: str, key: Hashable, perform: Perform, *, urgent: bool = False, first: bool = False
+    ) -> None:
         """Queue a write of one object, replacing any write of it still queued (keeping its place;
-        an urgent write moves a normal one to the urgent line)."""
+        an urgent write moves a normal one to the urgent line; *first*: to the head of the urgent
+        line)."""
         write_key = (kind, key)
         queued = self._urgent.get(write_key) or self._normal.get(write_key)
-        urgent = urgent or (queued is not None and queued.urgent)
+        urgent = urgent or first or (queued is not None and queued.urgent)
         if urgent and write_key in self._normal:
             del self._normal[write_key]
         fresh = _Queued(perform, urgent)
         (self._urgent if urgent else self._normal)[write_key] = fresh
+        if first:
+            self._urgent.move_to_end(write_key, last=False)
         self._newest[write_key] = fresh
         self._wake.set()
 

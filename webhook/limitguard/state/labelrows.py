@@ -55,6 +55,10 @@ class LabelRows:
         self._masks.discard((key, value))
         self._masks.discard((key, None))
 
+    def has_key(self, key: str) -> bool:
+        """Whether some row carries the label *key*, whatever its value."""
+        return key in self._labels
+
     def rows_mask(self, groups: Iterable[set[int]]) -> np.ndarray:
         mask = np.zeros(self.size, bool)
         for rows in groups:

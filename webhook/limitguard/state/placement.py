@@ -1,111 +1,127 @@
-"""The nodes a placement hint names, from the node table's full fit mask (vector operations).
+"""What placement reads of the state: which resources are ratio'd, and every node's limit room.
 
-Eligibility is the unbound-pod check's (state.scan.eligible_rows); where that check stops at the
-first node with room, a hint needs every one of them. The policy choices (which operator, the
-term, the patch) are limitguard.core.hints'.
+The room labels (limitguard.core.roomlabels) say, per node and ratio'd resource, the node table's
+`room`: limit capacity less counted limits and what the ledger holds, the largest int64 where the
+node does not check the resource. The labeller compares those columns, and each row's upsert
+sequence, between two looks (vector operations): a burst of bindings costs it a few array
+comparisons, not a pass over the nodes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from limitguard.core.eligibility import Placement
-from limitguard.core.hints import Operator, choose_operator
-from limitguard.state.columns import exact
-from limitguard.state.hostnames import NO_VALUE
-from limitguard.state.scan import capacity, eligible_rows
+from limitguard.core.roomlabels import NodeRoom
+from limitguard.state.capacity import UNCHECKED_ROOM, Capacity
+from limitguard.state.records import NodeRecord
+from limitguard.state.scan import capacity
+from limitguard.state.store import ClusterState
 from limitguard.state.table import NodeTable
 
 
-@dataclass(frozen=True, slots=True)
-class HintNodes:
-    operator: Operator
-    values: list[str]  # hostname label values, sorted
-    fit: int  # eligible nodes with room for the pod's limits
-    eligible: int
-    capped: bool  # In the max_nodes fitting nodes with the most room, not all of them
+class RatioedResources:
+    """The resources some node checks: the cluster default map's, and those of every node's own map
+    (its annotation's or its pool's). Counted again only for nodes whose record changed since the
+    last look (records are replaced, never modified, so identity says it)."""
+
+    def __init__(self, default_ratios: Mapping[str, int]) -> None:
+        self._default = frozenset(default_ratios)
+        self._seen: dict[str, tuple[NodeRecord, frozenset[str]]] = {}
+        self._counts: Counter[str] = Counter()
+
+    def update(self, state: ClusterState) -> frozenset[str]:
+        seen, counts = self._seen, self._counts
+        present: set[str] = set()
+        for record in state.nodes():
+            name = record.name
+            present.add(name)
+            before = seen.get(name)
+            if before is not None and before[0] is record:
+                continue
+            keys = frozenset(record.ratio_override or ())
+            if before is not None:
+                counts.subtract(before[1])
+            counts.update(keys)
+            seen[name] = (record, keys)
+        for name in [name for name in seen if name not in present]:
+            counts.subtract(seen.pop(name)[1])
+        return self._default | {resource for resource, count in counts.items() if count > 0}
 
 
-def hint_nodes(
-    table: NodeTable,
-    pod_limits: Mapping[str, int],
-    placement: Placement,
-    default_ratios: Mapping[str, int],
-    max_nodes: int,
-) -> HintNodes | str:
-    """The nodes to name for a pod with *pod_limits*, or why there are none (a metrics reason)."""
-    used = [(resource, amount) for resource, amount in pod_limits.items() if amount > 0]
-    if not used:
-        return "no-limits"
-    eligible = eligible_rows(table, placement)
-    if eligible.count == 0:
-        return "no-eligible-node"
+@dataclass(frozen=True)
+class RoomColumns:
+    """Per ratio'd resource, the node table's room and capacity columns at one look (copies)."""
+
+    rows: int  # the table's high-water mark: rows past it hold no node
+    seq: np.ndarray  # each row's upsert sequence: changes when its node (or the row's node) changes
+    room: dict[str, np.ndarray]
+    cap: dict[str, np.ndarray]
+    inexact: frozenset[str]  # resources whose capacity the table cannot hold exactly (not labelled)
+
+    def changed_rows(self, before: RoomColumns | None) -> np.ndarray:
+        """The rows whose node, room or capacity differs from *before* (every row when there is none,
+        or when the resources or the table's size changed). A node's record changes with its labels
+        and taints, so a label someone else changed is looked at again too."""
+        if before is None or before.room.keys() != self.room.keys() or before.rows != self.rows:
+            return np.arange(self.rows)
+        changed = self.seq != before.seq
+        for resource, room in self.room.items():
+            changed |= room != before.room[resource]
+            changed |= self.cap[resource] != before.cap[resource]
+        return np.flatnonzero(changed)
+
+    def at(self, row: int) -> dict[str, NodeRoom]:
+        """One row's room per resource (room None: the node does not check the resource)."""
+        found = {}
+        for resource, room in self.room.items():
+            value = int(room[row])
+            found[resource] = NodeRoom(
+                None if value == UNCHECKED_ROOM else value, int(self.cap[resource][row])
+            )
+        return found
+
+
+def room_columns(
+    table: NodeTable, resources: frozenset[str], default_ratios: Mapping[str, int]
+) -> RoomColumns:
+    """The current room of every node for each of *resources* (the table synced by the caller)."""
     rows = table.high_water
-    eligible_mask = eligible.mask[:rows]
-    fit = eligible_mask
-    capacities = []
-    fits_somewhere = True
-    for resource, amount in used:
-        found = capacity(table, resource, default_ratios) if exact(amount) else None
+    room, cap, inexact = {}, {}, set()
+    for resource in sorted(resources):
+        found: Capacity | None = capacity(table, resource, default_ratios)
         if found is None:
-            return "not-exact"  # a value past the table's exact range: no hint rather than a wrong one
-        if amount > found.largest_room():
-            fits_somewhere = False  # no node has that much room (a full cluster): nothing to scan
-        elif fits_somewhere:
-            fit = fit & (found.room[:rows] >= amount)  # a new array: the memoised mask stays as it is
-        capacities.append((found, amount))
-    fitting = int(np.count_nonzero(fit)) if fits_somewhere else 0
-    if fitting == 0:
-        return "none-fit"
-    if fitting == eligible.count:
-        return "all-fit"
-    codes = table.hostnames.codes[:rows]
-    unfit_codes = codes[eligible_mask & ~fit]
-    unlabelled_unfit = bool(np.any(unfit_codes == NO_VALUE))
-    unfit_codes = unfit_codes[unfit_codes != NO_VALUE]
-    named = fit & (codes != NO_VALUE)
-    if table.hostnames.shared:
-        # A value carried by a node without room is never favoured, whichever node it also names.
-        unfit_codes = np.unique(unfit_codes)
-        without_room = np.zeros(len(table.hostnames.values) + 1, bool)  # the last entry: NO_VALUE
-        without_room[unfit_codes] = True
-        named &= ~without_room[codes]
-        fit_values = len(np.unique(codes[named]))
-    else:
-        fit_values = int(np.count_nonzero(named))
-    if fit_values == 0:
-        return "no-hostname-label"
-    operator = choose_operator(fit_values, len(unfit_codes), unlabelled_unfit, max_nodes)
-    capped = operator is Operator.IN and fit_values > max_nodes
-    if operator is Operator.NOT_IN:
-        chosen = unfit_codes
-    else:
-        named_rows = np.flatnonzero(named)
-        if capped:
-            named_rows = _most_room(named_rows, capacities, max_nodes)
-        chosen = codes[named_rows]
-        if table.hostnames.shared:
-            chosen = np.unique(chosen)
-    values = table.hostnames.values
-    return HintNodes(
-        operator, sorted([values[code] for code in chosen.tolist()]), fitting, eligible.count, capped
-    )
+            inexact.add(resource)
+            continue
+        room[resource] = found.room[:rows].copy()
+        cap[resource] = found.cap[:rows].copy()
+    return RoomColumns(rows, table.seq[:rows].copy(), room, cap, frozenset(inexact))
 
 
-def _most_room(rows: np.ndarray, capacities: list, count: int) -> np.ndarray:
-    """The *count* of *rows* with the most room: the smallest fraction of limit capacity left free
-    after the pod, over the resources it limits and the node checks (none checked: all room).
-    argpartition finds them in one pass (a full sort of 10,000 fitting nodes costs a millisecond);
-    the same state always names the same nodes."""
-    room = np.full(len(rows), np.inf)
-    for found, amount in capacities:
-        cap = found.cap[rows]
-        checked = found.present[rows] & (cap > 0)
-        left = (found.free[rows] - amount) / np.where(checked, cap, 1)
-        room = np.minimum(room, np.where(checked, left, np.inf))
-    if count >= len(rows):
-        return rows
-    return rows[np.argpartition(-room, count - 1)[:count]]
+def live_rows(table: NodeTable, rows: np.ndarray) -> Iterator[tuple[int, str]]:
+    """(row, node name) of the rows that hold a node."""
+    names = table.names
+    for row in rows.tolist():
+        name = names[row]
+        if name is not None:
+            yield row, name
+
+
+def node_rooms(
+    table: NodeTable, name: str, resources: frozenset[str], default_ratios: Mapping[str, int]
+) -> dict[str, NodeRoom] | None:
+    """One node's room per resource now (resources the table cannot hold exactly left out); None
+    when the table has no such node."""
+    row = table.rows.get(name)
+    if row is None:
+        return None
+    found = {}
+    for resource in sorted(resources):
+        column = capacity(table, resource, default_ratios)
+        if column is not None:
+            value = int(column.room[row])
+            found[resource] = NodeRoom(None if value == UNCHECKED_ROOM else value, int(column.cap[row]))
+    return found

@@ -19,7 +19,6 @@ import numpy as np
 import orjson
 
 from limitguard.core.eligibility import Taint
-from limitguard.core.hints import HOSTNAME_LABEL
 from limitguard.core.memo import Cleared, Memo, MiB
 from limitguard.core.pools import DEFAULT, RatioSource
 from limitguard.state.candidates import Candidates, kept_lists, names_key
@@ -35,7 +34,6 @@ from limitguard.state.columns import (
     new_column,
     write_rows,
 )
-from limitguard.state.hostnames import HostnameCodes
 from limitguard.state.labelrows import LabelRows
 
 if TYPE_CHECKING:
@@ -78,7 +76,6 @@ class NodeTable:
         self._held_dirty: set[str] = set()  # nodes whose ledger total alone changed (bindings)
         # label key -> value -> rows; the eligibility masks are built from it
         self._labels = LabelRows()
-        self.hostnames = HostnameCodes()  # each row's kubernetes.io/hostname value (placement hints)
         # distinct taint sets: id 0 is "no taints"
         self._taint_ids: dict[tuple[Taint, ...], int] = {(): 0}
         self.taint_sets: list[tuple[Taint, ...]] = [()]
@@ -99,6 +96,7 @@ class NodeTable:
         self.layout_memo: Memo[Hashable, Any] = Memo(
             "placement-layouts", entries=LAYOUT_MEMO_ENTRIES, max_bytes=16 * MiB, cleared=Cleared.ON_CHANGE
         )
+        self.layout_version = 0  # counts those changes (the room labeller looks again after one)
         # Changes whenever any row's node or sums may have changed: answers computed from the table
         # may be remembered under it (a burst of pods created between two bindings shares them).
         self.version = 0
@@ -121,7 +119,6 @@ class NodeTable:
         self.taint_set = widen(self.taint_set)
         self.terminating = widen(self.terminating)
         self.nominated = widen(self.nominated)
-        self.hostnames.grow(size)
         for column in self.columns.values():
             column.grow(size)
         self.names.extend([None] * (size - self._size))
@@ -131,7 +128,7 @@ class NodeTable:
         self._size = size
         self._labels.grow(size)
         self._capacities.clear()
-        self.layout_memo.clear()
+        self._layout_changed()
         self._changed(None)
 
     def _changed(self, rows: list[int] | None) -> None:
@@ -164,10 +161,14 @@ class NodeTable:
         bindings dirties thousands of rows, and a quarter of the copying is then all there is to do."""
         self._held_dirty.add(node)
 
+    def _layout_changed(self) -> None:
+        self.layout_memo.clear()
+        self.layout_version += 1
+
     def upsert_node(self, record: NodeRecord) -> None:
         """Write the node's own facts now (labels, taints, allocatable, ratios); sums on the next sync."""
         name = record.name
-        self.layout_memo.clear()
+        self._layout_changed()
         columns = len(self.columns)
         row = self.rows.get(name)
         if row is None:
@@ -213,7 +214,7 @@ class NodeTable:
         row = self.rows.pop(name, None)
         if row is None:
             return
-        self.layout_memo.clear()
+        self._layout_changed()
         self._changed([row])
         self._unindex(row)
         self.alive[row] = False
@@ -274,7 +275,6 @@ class NodeTable:
     # -- label and taint indexes ----------------------------------------------------------------
     def _index(self, row: int, labels: Mapping[str, str], taints: tuple[Taint, ...]) -> None:
         self._labels.index(row, labels)
-        self.hostnames.set(row, labels.get(HOSTNAME_LABEL))
         taint_id = self._taint_ids.get(taints)
         if taint_id is None:
             taint_id = self._taint_ids[taints] = len(self.taint_sets)
@@ -284,10 +284,13 @@ class NodeTable:
         self.taint_set[row] = taint_id
 
     def _unindex(self, row: int) -> None:
-        self.hostnames.set(row, None)
         self._labels.unindex(row)
         self._taint_refs[int(self.taint_set[row])] -= 1
         self.taint_set[row] = 0
+
+    def has_label(self, key: str) -> bool:
+        """Whether some node carries the label *key* (whatever its value)."""
+        return self._labels.has_key(key)
 
     def label_mask(self, key: str, value: str | None) -> np.ndarray:
         """Rows whose label *key* is *value* (None: rows that have the key at all)."""

@@ -19,6 +19,8 @@ from limitguard.core.limitaware import NodeLike, effective_ratios, ratio_warning
 from limitguard.core.podrules import scheduling_group
 from limitguard.core.pools import DEFAULT, RatioSource
 from limitguard.core.quantity import format_units
+from limitguard.core.ratios import limit_capacity
+from limitguard.core.roomlabels import label_value, resource_of_label, room_label_key, unit_name
 from limitguard.core.scoring import NodeFacts, PodFacts, ScorerConfig, ScoreSheet, score_candidates
 
 
@@ -54,6 +56,8 @@ class NodeExplanation:
     scores: list[NodeScore] = field(default_factory=list)  # empty unless the node is a candidate
     total: int | None = None  # weighted 0..100
     priority: int | None = None  # extender 0..10
+    # resource -> (its limitguard.io/limit-room-* label on the node, None: none; what it would say now)
+    room_labels: dict[str, tuple[str | None, str]] = field(default_factory=dict)
 
     @property
     def eligible(self) -> bool:
@@ -76,6 +80,10 @@ class NodeExplanation:
             "scores": {score.scorer: {"raw": score.raw, "score": score.score} for score in self.scores},
             "total": self.total,
             "extenderScore": self.priority,
+            "roomLabels": {
+                resource: {"labelled": labelled, "true": true, "unit": unit_name(resource)}
+                for resource, (labelled, true) in self.room_labels.items()
+            },
         }
 
 
@@ -125,6 +133,25 @@ def _checks(
         )
         for resource, percent in sorted(ratios.items())
     ]
+
+
+def room_labels(
+    node: NodeLike, allocated: Mapping[str, int], ratios: Mapping[str, int]
+) -> dict[str, tuple[str | None, str]]:
+    """Each room label the node carries or should carry: its value, and the node's true room in
+    the label's units (rounded down; the int64 maximum where the node does not check it)."""
+    labels = node.traits.labels
+    resources = set(ratios) | {found for key in labels if (found := resource_of_label(key)) is not None}
+    shown = {}
+    for resource in sorted(resources):
+        key = room_label_key(resource)
+        room = None
+        if resource in ratios:
+            room = limit_capacity(node.allocatable.get(resource, 0), ratios[resource]) - allocated.get(
+                resource, 0
+            )
+        shown[resource] = (labels.get(key) if key is not None else None, label_value(room, resource))
+    return shown
 
 
 def explain_pod(
@@ -187,6 +214,7 @@ def explain_pod(
             shortfalls=[shortfall.describe() for shortfall in found],
             warnings=list(ratio_warnings(node)),
             ratio_source=node.ratio_source,
+            room_labels=room_labels(node, allocated, ratios),
         )
         rows.append(row)
         filtered_out = row.shortfalls and not exempt and config.enforcement is Enforcement.DENY
@@ -332,4 +360,25 @@ def render_text(explanation: Explanation) -> str:
         reasons += [f"  {row.node}: warning: {text}" for text in row.warnings]
     if reasons:
         lines += ["", "why:", *reasons]
+    lines += _room_label_lines(explanation.nodes)
     return "\n".join(lines) + "\n"
+
+
+def _room_label_lines(nodes: Sequence[NodeExplanation]) -> list[str]:
+    """Each node's limitguard.io/limit-room-* labels beside its true room (what the placement
+    hint is judged against, and how far behind the labels are)."""
+    if not any(row.room_labels for row in nodes):
+        return []
+    resources = sorted({resource for row in nodes for resource in row.room_labels})
+    units = ", ".join(f"{resource} in {unit_name(resource)}" for resource in resources)
+    rows = []
+    for row in nodes:
+        cells = [row.node]
+        for resource in resources:
+            labelled, true = row.room_labels.get(resource, (None, "-"))
+            note = "" if labelled == true else " (no label)" if labelled is None else " (behind)"
+            cells.append(f"{'-' if labelled is None else labelled} / {true}{note}")
+        rows.append(cells)
+    header = ["NODE", *(f"{resource.upper()} LABEL / TRUE" for resource in resources)]
+    table = ["  " + line for line in _table(header, rows)]
+    return ["", f"room labels (limitguard.io/limit-room-*; {units}):", *table]

@@ -77,16 +77,31 @@ every problem) and pruned of undeclared fields before they are stored and answer
 must be a DNS subdomain and an owner reference needs apiVersion, kind, name and uid; uid,
 creationTimestamp and generation are the server's. `custom_objects(group, plural)` reads them.
 
+Nodes, one at a time, at `/api/v1/nodes/{name}` (limitguard.testing.fakeapi.nodes), sharing the one
+resourceVersion counter:
+- GET (404 NotFound); a `resourceVersion` parameter (0: from the watch cache) reads the current node.
+- PATCH with `application/json-patch+json`, `application/merge-patch+json` or
+  `application/strategic-merge-patch+json`, applied as kube-apiserver applies them to a Node
+  (limitguard.testing.fakeapi.patches: strategic merge by the Node's merge keys, `spec.taints`
+  replaced whole); any other content type, server-side apply included, is 415. A
+  `metadata.resourceVersion` in the patched object that differs from the stored one is 409 Conflict
+  ("the object has been modified"), as upstream's PatchNodeTaints relies on; labels and taints are
+  validated (422 Invalid); `status` never changes. The stored node gets a new resourceVersion and
+  node watches see it as MODIFIED. `fail_next("node-writes", n, status)` fails patches;
+  `node_patches` records each patch taken.
+
 GET /version answers version.Info (major, minor, gitVersion: `git_version`, default v1.37.0) without
 asking for credentials, as the apiserver's system:public-info-viewer binding allows; `version_reads`
 counts the requests. Setting `git_version` plays a control-plane upgrade.
 
 Not reproduced: labelSelector on the core kinds, resourceVersion/resourceVersionMatch on lists
 (every list is a fresh consistent read), sendInitialEvents (streaming lists), the inconsistent
-continue token in a 410, namespaced paths and GET of single objects of the core kinds, writes over
-the core API paths (the /_fake/apply control endpoint writes), watches of custom resources and
-events, protobuf/table output, gzip, HTTP/2, priority and fairness (429s only via fail_next), core
-object validation or defaulting, garbage collection of dependents, graceful deletion (deletes are
+continue token in a 410, namespaced paths and GET of single objects of the core kinds other than
+Nodes, writes over the core API paths other than Node patches (the /_fake/apply control endpoint
+writes), server-side apply, the `nodes/status` subresource, admission (webhooks,
+ValidatingAdmissionPolicies) and RBAC, watches of custom resources and events, protobuf/table
+output, gzip, HTTP/2, priority and fairness (429s only via fail_next), core object validation or
+defaulting beyond a Node patch's labels and taints, garbage collection of dependents, graceful deletion (deletes are
 immediate), "too large resource version" waits.
 
 Run standalone for benchmarks: `python -m limitguard.testing.fakeapiserver --nodes N --pods M` prints the port,
