@@ -2,6 +2,7 @@ from fractions import Fraction
 
 import pytest
 
+from limitguard.core import quantity
 from limitguard.core.quantity import QuantityError, format_units, parse_quantity, to_units
 
 
@@ -82,3 +83,17 @@ def test_a_malformed_quantity_is_clipped_in_its_error(text):
     assert len(message) < 200
     assert message.startswith('"' + text[:20])
     assert '..." (' in message and "more characters)" in message  # the quote is closed before the count
+
+
+def test_parsed_quantities_are_remembered_within_their_memo_and_a_long_text_is_never_kept() -> None:
+    memo = quantity._PARSED
+    memo.clear()
+    hits = memo.hits
+    assert parse_quantity("1536Mi") == parse_quantity("1536Mi") == 1536 * 2**20
+    assert (len(memo), memo.hits - hits) == (1, 1)
+    with pytest.raises(QuantityError):
+        parse_quantity("1" * 100_000)
+    assert len(memo) == 1  # refused before any lookup: never kept, never hashed for the memo
+    for index in range(20_000):  # a sender of distinct quantities: the memo stays within its bounds
+        parse_quantity(f"{index}m")
+    assert len(memo) <= memo.max_entries and memo.stats().bytes <= memo.max_bytes

@@ -24,6 +24,7 @@ from limitguard.core.hints import (
     requirements,
     skip_reason,
 )
+from limitguard.core.memo import Memo, MiB
 from limitguard.core.objects import is_object, object_or_empty
 from limitguard.core.podlimits import PodSpecError, pod_limits
 from limitguard.core.response import JsonPatch, Response, patched
@@ -50,8 +51,11 @@ class Hinter:
         self.state = state
         self.config = config
         self.count = count or _ignore
-        # requirements -> (term, its digest, the annotation)
-        self._terms: dict[tuple[tuple[str, int], ...], tuple[dict[str, Any], str, str]] = {}
+        # Policy: requirements -> (term, its digest, the annotation), MAX_REMEMBERED_TERMS, 1 MiB
+        # (a term is a few hundred bytes), never cleared but when full.
+        self._terms: Memo[tuple[tuple[str, int], ...], tuple[dict[str, Any], str, str]] = Memo(
+            "hint-terms", entries=MAX_REMEMBERED_TERMS, max_bytes=1 * MiB
+        )
 
     def add_to(self, answer: Response, pod: Any, namespace: str) -> Response:
         """*answer* with the hint's operations appended, or *answer* itself when there is none."""
@@ -105,7 +109,5 @@ class Hinter:
             term = preferred_term(found, weight)
             digest = digest_of(orjson.dumps(term, option=orjson.OPT_SORT_KEYS))  # term_digest's bytes
             kept = (term, digest, hint_annotation([resource for resource, _ in found], weight, digest))
-            if len(self._terms) >= MAX_REMEMBERED_TERMS:
-                self._terms.clear()
-            self._terms[found] = kept
+            self._terms.put(found, kept, value_bytes=len(digest) + 256)
         return kept

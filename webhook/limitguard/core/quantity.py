@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
-from functools import lru_cache
 
+from limitguard.core.memo import Memo, MiB
 from limitguard.core.text import quoted
 from limitguard.errors import LimitguardError
 
@@ -44,9 +44,30 @@ def parse_quantity(value: object) -> Fraction:
     raise QuantityError(f"quantity must be a string or number, not {type(value).__name__}")
 
 
-@lru_cache(maxsize=8192)
+MAX_QUANTITY_TEXT = 64  # characters: longer than any quantity the apiserver accepts
+
+# Policy: quantity text -> its exact value, 8,192 entries, 1 MiB (a valid text is at most 64
+# characters; a longer one is refused before it is parsed, and errors are never kept), never cleared
+# but when full.
+_PARSED: Memo[str, Fraction] = Memo("quantities", entries=8192, max_bytes=1 * MiB, max_key_bytes=256)
+# Policy: (milli, the value as written) -> its units, 16,384 entries, 2 MiB, never cleared but when full.
+_UNITS: Memo[tuple[bool, object], int] = Memo(
+    "quantity-units", entries=16384, max_bytes=2 * MiB, max_key_bytes=256
+)
+
+
 def _parse_text(text: str) -> Fraction:
-    match = _QUANTITY.match(text) if len(text) <= 64 else None
+    if len(text) > MAX_QUANTITY_TEXT:
+        return _parse_uncached(text)  # refused, and never hashed for a memo
+    parsed = _PARSED.get(text)
+    if parsed is None:
+        parsed = _parse_uncached(text)
+        _PARSED.put(text, parsed, value_bytes=64)
+    return parsed
+
+
+def _parse_uncached(text: str) -> Fraction:
+    match = _QUANTITY.match(text) if len(text) <= MAX_QUANTITY_TEXT else None
     if match is None:
         raise QuantityError(f"{quoted(text)} is not a valid quantity (e.g. 500m, 2, 1.5Gi, 1e3)")
     number = Fraction(match["number"])
@@ -62,10 +83,14 @@ def _ceil(value: Fraction) -> int:
     return -((-value.numerator) // value.denominator)
 
 
-@lru_cache(maxsize=16384)
 def _units_cached(milli: bool, value: object) -> int:
-    quantity = parse_quantity(value)
-    return _ceil(quantity * 1000 if milli else quantity)
+    key = (milli, value)
+    units = _UNITS.get(key)
+    if units is None:
+        quantity = parse_quantity(value)
+        units = _ceil(quantity * 1000 if milli else quantity)
+        _UNITS.put(key, units, value_bytes=32)
+    return units
 
 
 def to_units(resource: str, value: object) -> int:
