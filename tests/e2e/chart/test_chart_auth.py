@@ -38,6 +38,14 @@ def test_cert_manager_serving_certificates_can_authenticate_replicas(render: Ren
     assert {"server auth", "client auth"} <= set(serving["spec"]["usages"])
 
 
+def test_generate_mode_delays_a_new_cas_certificate_and_other_modes_do_not(render: Render) -> None:
+    """Only a generate-mode renewal makes a CA and its certificate at once (docs/helm.md)."""
+    assert serve_args(render("generate")).new_ca_delay_seconds == 180
+    assert serve_args(render("generate", "certs.generate.newCADelaySeconds=240")).new_ca_delay_seconds == 240
+    for mode in ("certManager", "provided"):
+        assert serve_args(render(mode)).new_ca_delay_seconds == 0
+
+
 def test_the_peer_name_defaults_to_the_service_and_can_be_set(render: Render) -> None:
     assert serve_args(render("default")).peer_server_name == f"{FULLNAME}.{NAMESPACE}.svc"
     assert serve_args(render("default", "replicas.peerName=limitguard.example")).peer_server_name == (
