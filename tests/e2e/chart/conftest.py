@@ -11,7 +11,7 @@ import os
 import platform
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,8 @@ import pytest
 import yaml
 
 from limitguard.certs import generate as certs
+from limitguard.testing.fakeapi import FakeApiServer
+from limitguard.testing.kubeconfig import write_kubeconfig
 from tests.support import HANG_GUARD_SECONDS, REPO, LoopFactories, serving_loops_for
 
 CHART = REPO / "charts" / "limitguard"
@@ -140,3 +142,12 @@ def one(objects: list[dict[str, Any]], kind: str, name: str | None = None) -> di
     found = find(objects, kind, name)
     assert len(found) == 1, f"expected one {kind} {name or ''}, found {len(found)}"
     return found[0]
+
+
+@pytest.fixture
+async def apiserver(tmp_path: Path) -> AsyncIterator[tuple[FakeApiServer, str]]:
+    """The fake apiserver the certificate Jobs talk to, and a kubeconfig for it."""
+    server = FakeApiServer(token="t")
+    url = await server.start()
+    yield server, write_kubeconfig(tmp_path, url, token="t")
+    await server.stop()

@@ -16,9 +16,10 @@ import pytest
 from limitguard.certs import generate as certs
 from limitguard.certs.cluster import secret_manifest
 from limitguard.cli.serve import add_arguments
+from limitguard.testing.fakeapi import FakeApiServer
 from tests.e2e.chart.conftest import FULLNAME, NAMESPACE, Helm, find, one
 from tests.e2e.chart.rendered import Render, server_container
-from tests.e2e.chart.test_chart_certs import FakeAPI, fake_api, run_certs  # noqa: F401 (fake_api: fixture)
+from tests.e2e.chart.test_chart_certs import certs_in_thread
 from tests.integration.http.certificates import SERVER_ONLY, client_pair
 
 CA_PEM = certs.generate(["client-ca"]).ca_cert
@@ -35,6 +36,14 @@ def serve_args(objects: list) -> argparse.Namespace:
 def test_cert_manager_serving_certificates_can_authenticate_replicas(render: Render, mode: str) -> None:
     (serving,) = [c for c in find(render(mode), "Certificate") if not c["spec"].get("isCA")]
     assert {"server auth", "client auth"} <= set(serving["spec"]["usages"])
+
+
+def test_generate_mode_delays_a_new_cas_certificate_and_other_modes_do_not(render: Render) -> None:
+    """Only a generate-mode renewal makes a CA and its certificate at once (docs/helm.md)."""
+    assert serve_args(render("generate")).new_ca_delay_seconds == 180
+    assert serve_args(render("generate", "certs.generate.newCADelaySeconds=240")).new_ca_delay_seconds == 240
+    for mode in ("certManager", "provided"):
+        assert serve_args(render(mode)).new_ca_delay_seconds == 0
 
 
 def test_the_peer_name_defaults_to_the_service_and_can_be_set(render: Render) -> None:
@@ -83,32 +92,28 @@ def test_incomplete_client_auth_values_fail_to_render(helm: Helm, settings: list
     assert result.returncode != 0 and message in result.stderr
 
 
-def test_the_certs_job_warns_about_a_secret_from_before_client_auth(
-    fake_api: tuple[Path, type[FakeAPI]],  # noqa: F811 (the fixture imported above)
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
+async def test_the_certs_job_warns_about_a_secret_from_before_client_auth(
+    apiserver: tuple[FakeApiServer, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A Secret the generate mode created before the serving certificate carried clientAuth is
     reused as it is (never regenerated), and the hook Job's log says why forwarding will fail."""
-    kubeconfig, api = fake_api
+    api, kubeconfig = apiserver
     ca_dir = tmp_path / "old-ca"
     certs.write(certs.generate(["old"]), ca_dir)
     names = certs.service_hostnames(FULLNAME, NAMESPACE)
     crt, key = client_pair(tmp_path / "old", "tls", ca_dir, names[0], names, SERVER_ONLY)
-    secret_path = f"/api/v1/namespaces/{NAMESPACE}/secrets/{FULLNAME}-tls"
-    api.objects[secret_path] = secret_manifest(
-        NAMESPACE,
-        f"{FULLNAME}-tls",
-        certs.CertificateSet((ca_dir / "ca.crt").read_bytes(), b"", crt.read_bytes(), key.read_bytes()),
-    )
+    old = certs.CertificateSet((ca_dir / "ca.crt").read_bytes(), b"", crt.read_bytes(), key.read_bytes())
+    api.apply("secrets", secret_manifest(NAMESPACE, f"{FULLNAME}-tls", old))
     common = ["--service", FULLNAME, "--namespace", NAMESPACE, "--secret", f"{FULLNAME}-tls"]
-    assert run_certs(*common, "--kubeconfig", str(kubeconfig), "--out", str(tmp_path / "out")) == 0
+    assert await certs_in_thread(*common, "--kubeconfig", kubeconfig, "--out", str(tmp_path / "out")) == 0
     printed = capsys.readouterr()
     assert "reused" in printed.out
     assert "tls.crt lacks the client auth usage" in printed.err
     assert "Delete the Secret and upgrade again" in printed.err
 
-    del api.objects[secret_path]  # what the operator does; the next upgrade creates a new one
-    assert run_certs(*common, "--kubeconfig", str(kubeconfig), "--out", str(tmp_path / "new")) == 0
+    api.delete(
+        "secrets", f"{NAMESPACE}/{FULLNAME}-tls"
+    )  # what the operator does; the next upgrade creates one
+    assert await certs_in_thread(*common, "--kubeconfig", kubeconfig, "--out", str(tmp_path / "new")) == 0
     printed = capsys.readouterr()
     assert "created" in printed.out and printed.err == ""

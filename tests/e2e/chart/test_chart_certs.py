@@ -6,22 +6,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
-import json
 import os
 import ssl
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import jsonpatch
 import pytest
 from cryptography import x509
 
 from limitguard.certs import generate as certs
 from limitguard.cli import certs as certs_command
+from limitguard.testing.fakeapi import FakeApiServer
 from tests.e2e.chart.conftest import CHART, FULLNAME, NAMESPACE
 from tests.e2e.chart.server import serve
 from tests.support import HANG_GUARD_SECONDS
@@ -128,95 +124,17 @@ def test_certs_command_rejects_non_positive_days(tmp_path: Path, capsys: pytest.
     assert "--days" in capsys.readouterr().err
 
 
-# -- the same, through the kubernetes client against a loopback API ------------------------------
-class FakeAPI(BaseHTTPRequestHandler):
-    """Just the four calls `limitguard certs` makes, with the apiserver's status codes."""
-
-    objects: dict[str, dict[str, Any]]
-    requests: list[tuple[str, str, str]]
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def _send(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _not_found(self) -> None:
-        self._send(
-            404,
-            {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "NotFound", "code": 404},
-        )
-
-    def _body(self) -> Any:
-        return json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-
-    def do_GET(self) -> None:
-        self.requests.append(("GET", self.path, ""))
-        obj = self.objects.get(self.path.split("?")[0])
-        self._send(200, obj) if obj is not None else self._not_found()
-
-    def do_POST(self) -> None:
-        self.requests.append(("POST", self.path, self.headers["Content-Type"]))
-        body = self._body()
-        path = f"{self.path.split('?')[0]}/{body['metadata']['name']}"
-        if path in self.objects:
-            self._send(409, {"kind": "Status", "apiVersion": "v1", "reason": "AlreadyExists", "code": 409})
-            return
-        self.objects[path] = body
-        self._send(201, body)
-
-    def do_PATCH(self) -> None:
-        self.requests.append(("PATCH", self.path, self.headers["Content-Type"]))
-        path = self.path.split("?")[0]
-        if path not in self.objects:
-            self._not_found()
-            return
-        assert self.headers["Content-Type"] == "application/json-patch+json"
-        self.objects[path] = jsonpatch.apply_patch(self.objects[path], self._body())
-        self._send(200, self.objects[path])
+# -- the same, through the kubernetes client against the fake apiserver ---------------------------
+async def certs_in_thread(*argv: str) -> int:
+    """`limitguard certs` blocks in the kubernetes client while the fake apiserver serves on this loop."""
+    return await asyncio.to_thread(run_certs, *argv)
 
 
-@pytest.fixture
-def fake_api(tmp_path: Path) -> Iterator[tuple[Path, type[FakeAPI]]]:
-    handler = type("Handler", (FakeAPI,), {"objects": {}, "requests": []})
-    admission = "/apis/admissionregistration.k8s.io/v1"
-    handler.objects[f"{admission}/mutatingwebhookconfigurations/{FULLNAME}"] = configuration("defaults.x.io")
-    handler.objects[f"{admission}/validatingwebhookconfigurations/{FULLNAME}"] = configuration(
-        "a.x.io", "b.x.io"
-    )
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "current-context": "t",
-                "clusters": [{"name": "t", "cluster": {"server": f"http://127.0.0.1:{server.server_port}"}}],
-                "users": [{"name": "t", "user": {"token": "t"}}],
-                "contexts": [{"name": "t", "context": {"cluster": "t", "user": "t"}}],
-            }
-        )
-    )
-    try:
-        yield kubeconfig, handler
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def test_generate_mode_jobs_end_to_end_through_the_kubernetes_client(
-    fake_api: tuple[Path, type[FakeAPI]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+async def test_generate_mode_jobs_end_to_end_through_the_kubernetes_client(
+    apiserver: tuple[FakeApiServer, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The two hook Jobs' command lines, as rendered by the chart, against a loopback API."""
-    kubeconfig, api = fake_api
+    """The two hook Jobs' command lines, as rendered by the chart, against the fake apiserver."""
+    api, kubeconfig = apiserver
     common = [
         "--service",
         FULLNAME,
@@ -227,41 +145,57 @@ def test_generate_mode_jobs_end_to_end_through_the_kubernetes_client(
         "--secret",
         f"{FULLNAME}-tls",
         "--kubeconfig",
-        str(kubeconfig),
+        kubeconfig,
     ]
-    # pre-install: create the Secret.
-    assert run_certs(*common, "--out", str(tmp_path / "create")) == 0
-    assert "created" in capsys.readouterr().out
-    secret_path = f"/api/v1/namespaces/{NAMESPACE}/secrets/{FULLNAME}-tls"
-    secret = api.objects[secret_path]
+    previous = [f"--previous-ca-from=mutating/{FULLNAME}", f"--previous-ca-from=validating/{FULLNAME}"]
+    # pre-install: create the Secret (the webhook configurations do not exist yet).
+    assert await certs_in_thread(*common, *previous, "--out", str(tmp_path / "create")) == 0
+    assert capsys.readouterr().out.strip().endswith(": created")
+    secret = api.stored("secrets", f"{NAMESPACE}/{FULLNAME}-tls")
+    assert secret is not None and secret["type"] == "kubernetes.io/tls"
     ca = base64.b64decode(secret["data"]["ca.crt"])
     assert (tmp_path / "create" / "ca.crt").read_bytes() == ca
-    # post-install: reuse it and patch both configurations.
+    # helm creates the configurations; post-install: reuse the Secret and patch both.
+    api.apply(
+        "mutatingwebhookconfigurations", configuration("defaults.x.io") | {"metadata": {"name": FULLNAME}}
+    )
+    api.apply(
+        "validatingwebhookconfigurations",
+        configuration("a.x.io", "b.x.io") | {"metadata": {"name": FULLNAME}},
+    )
     patch_args = [
         f"--patch-webhook-configuration=mutating/{FULLNAME}",
         f"--patch-webhook-configuration=validating/{FULLNAME}",
     ]
-    assert run_certs(*common, "--out", str(tmp_path / "patch"), *patch_args) == 0
+    assert await certs_in_thread(*common, "--out", str(tmp_path / "patch"), *patch_args) == 0
     out = capsys.readouterr().out
     assert "reused" in out and f"mutating/{FULLNAME}, validating/{FULLNAME}" in out
-    assert api.objects[secret_path] is secret
     for kind in ("mutating", "validating"):
-        config = api.objects[f"/apis/admissionregistration.k8s.io/v1/{kind}webhookconfigurations/{FULLNAME}"]
+        config = api.stored(f"{kind}webhookconfigurations", FULLNAME)
+        assert config is not None
         for index in range(len(config["webhooks"])):
             assert bundle_of(config, index) == [x509.load_pem_x509_certificate(ca)]
-    posts = [r for r in api.requests if r[0] == "POST"]
-    assert len(posts) == 1 and posts[0][1].startswith(f"/api/v1/namespaces/{NAMESPACE}/secrets")
     # A second upgrade: nothing created, nothing patched.
-    before = len(api.requests)
-    assert run_certs(*common, "--out", str(tmp_path / "again"), *patch_args) == 0
-    assert {method for method, _, _ in api.requests[before:]} == {"GET"}
+    written = api.rv
+    assert await certs_in_thread(*common, *previous, "--out", str(tmp_path / "again")) == 0
+    assert await certs_in_thread(*common, "--out", str(tmp_path / "again"), *patch_args) == 0
+    assert api.rv == written
+    # A renewal: delete the Secret and upgrade. The new ca.crt, then caBundle, trust both CAs.
+    api.delete("secrets", f"{NAMESPACE}/{FULLNAME}-tls")
+    assert await certs_in_thread(*common, *previous, "--out", str(tmp_path / "renew")) == 0
+    assert "created (ca.crt also trusts 1 previous CA(s))" in capsys.readouterr().out
+    assert await certs_in_thread(*common, "--out", str(tmp_path / "renew"), *patch_args) == 0
+    renewed = (tmp_path / "renew" / "ca.crt").read_bytes()
+    assert x509.load_pem_x509_certificates(renewed)[1:] == [x509.load_pem_x509_certificate(ca)]
+    config = api.stored("validatingwebhookconfigurations", FULLNAME)
+    assert config is not None and bundle_of(config) == x509.load_pem_x509_certificates(renewed)
 
 
-def test_in_cluster_errors_are_one_clear_line(
-    fake_api: tuple[Path, type[FakeAPI]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+async def test_in_cluster_errors_are_one_clear_line(
+    apiserver: tuple[FakeApiServer, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    kubeconfig, _ = fake_api
-    code = run_certs(
+    _, kubeconfig = apiserver
+    code = await certs_in_thread(
         "--service",
         FULLNAME,
         "--namespace",
@@ -273,7 +207,13 @@ def test_in_cluster_errors_are_one_clear_line(
         "--patch-webhook-configuration",
         "validating/missing",
         "--kubeconfig",
-        str(kubeconfig),
+        kubeconfig,
     )
     assert code == 1
     assert "no validatingwebhookconfiguration named 'missing'" in capsys.readouterr().err
+
+
+def test_previous_ca_from_needs_secret(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--service", "s", "--namespace", "n", "--out", str(tmp_path), "--previous-ca-from", "lg"]
+    assert run_certs(*args) == 2
+    assert "--previous-ca-from applies to --secret only" in capsys.readouterr().err

@@ -261,6 +261,13 @@ def test_generate_mode_hooks(render: Render) -> None:
         f"--patch-webhook-configuration=mutating/{FULLNAME}",
         f"--patch-webhook-configuration=validating/{FULLNAME}",
     ]
+    # A renewal's new Secret keeps trusting the CA the pods serve from: it is read from caBundle.
+    assert [
+        a for a in create["spec"]["template"]["spec"]["containers"][0]["args"] if a.startswith("--previous")
+    ] == [
+        f"--previous-ca-from=mutating/{FULLNAME}",
+        f"--previous-ca-from=validating/{FULLNAME}",
+    ]
     for kind in ("ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"):
         annotations = one(objects, kind, f"{FULLNAME}-certs")["metadata"]["annotations"]
         assert int(annotations["helm.sh/hook-weight"]) < 0  # before the Jobs of the same phase
@@ -277,6 +284,8 @@ def test_generate_mode_hooks(render: Render) -> None:
     certs_command.add_arguments(parser)
     parsed = parser.parse_args(patch["spec"]["template"]["spec"]["containers"][0]["args"][1:])
     assert parsed.secret == f"{FULLNAME}-tls" and len(parsed.patch_webhook_configurations) == 2
+    parsed = parser.parse_args(create["spec"]["template"]["spec"]["containers"][0]["args"][1:])
+    assert len(parsed.previous_ca_from) == 2 and not parsed.patch_webhook_configurations
 
 
 def test_cert_manager_mode(render: Render) -> None:

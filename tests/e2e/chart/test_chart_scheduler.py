@@ -297,6 +297,14 @@ def test_a_narrowed_network_policy_lets_the_scheduler_in(render: Render) -> None
         (["scheduler.schedulerName=default-scheduler"], "schedulerName"),
         (["scheduler.webhook.failurePolicy=Fail"], "failurePolicy"),
         (["scheduler.extender.httpTimeout=5"], "httpTimeout"),
+        (
+            ["scheduler.trust.leaderDelaySeconds=90"],
+            "certs.generate.newCADelaySeconds (180) must be at least scheduler.trust.leaderDelaySeconds + 120",
+        ),
+        (
+            ["certs.generate.newCADelaySeconds=500"],
+            "scheduler.trust.overlapSeconds (600) must be at least certs.generate.newCADelaySeconds + 120",
+        ),
     ],
 )
 def test_refused_settings(helm: Helm, settings: list[str], message: str) -> None:
@@ -378,6 +386,10 @@ def test_a_trust_sidecar_writes_the_bundle_and_may_restart_kube_scheduler(render
         "--client-file=/etc/limitguard/client/tls.crt",
         "--client-file=/etc/limitguard/client/tls.key",
     } <= set(args)
+    # generate mode's ca.crt lists the CAs a renewal replaced after the new one: trusted for the overlap.
+    renewal = mode in ("default", "generate")
+    assert ("--renewal-ca-file=/etc/limitguard/ca/ca.crt" in args) == renewal
+    assert ("--ca-file=/etc/limitguard/ca/ca.crt" in args) == (not renewal)
     upcoming = [v for v in pod["volumes"] if v["name"] == "upcoming"]
     if mode == "certManager":  # the chart's own CA: its next certificate is trusted as soon as it exists
         assert "--ca-file=/etc/limitguard/upcoming/ca.crt" in args

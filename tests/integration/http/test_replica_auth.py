@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -21,6 +22,8 @@ from typing import Any
 import aiohttp
 import orjson
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 
 from limitguard.admission.forward import Forwarder, LeaderRouted
 from limitguard.certs import generate as certs
@@ -29,11 +32,13 @@ from limitguard.http.app import Services
 from limitguard.http.modes import HttpMode
 from limitguard.kube.replica_metrics import ReplicaMetrics
 from limitguard.state.store import ClusterState
+from limitguard.testing.clock import FakeClock
 from limitguard.testing.server import Serving, app_services, serving
 from tests.integration.http.certificates import (
     CLIENT,
     PEER_NAME,
     SERVER_ONLY,
+    SERVING_NAMES,
     certificate_dir,
     client_context,
     client_pair,
@@ -41,6 +46,7 @@ from tests.integration.http.certificates import (
 from tests.support import LEDGER_NEVER_EXPIRES, binding, node, pod
 
 CONFIG = Config(limit_aware=LimitAwareConfig(default_ratios={"cpu": 100}))
+NEW_CA_DELAY, KUBELET_SPREAD = 180.0, 90.0  # the chart's delay; how far apart kubelet updates two pods
 
 
 def cluster() -> ClusterState:
@@ -81,9 +87,14 @@ class Replica:
 
 @contextlib.asynccontextmanager
 async def replica(
-    cert_dir: Path, http_mode: HttpMode, leadership: Fixed, client: tuple[Path, Path] | None = None
+    cert_dir: Path,
+    http_mode: HttpMode,
+    leadership: Fixed,
+    client: tuple[Path, Path] | None = None,
+    clock: FakeClock | None = None,
 ) -> AsyncIterator[Replica]:
-    """A replica serving *cert_dir*'s pair; it forwards with *client* (default: that same pair)."""
+    """A replica serving *cert_dir*'s pair; it forwards with *client* (default: that same pair).
+    With *clock*, a pair from a new CA is served NEW_CA_DELAY after its reloader first saw it."""
     from limitguard.cli.replicas import route_through_leader  # the wiring `serve` uses
 
     state = cluster()
@@ -95,7 +106,15 @@ async def replica(
         services, leadership, forwarder, NoLeaderPolicy.DENY, metrics, ca, PEER_NAME
     )
     try:
-        async with serving(services, cert_dir, reload_sleep=parked, listeners=[forwarder.reload]) as served:
+        async with serving(
+            services,
+            cert_dir,
+            reload_sleep=parked,
+            trust_listeners=[forwarder.add_trust],
+            pair_listeners=[forwarder.reload],
+            clock=clock,
+            new_ca_delay=NEW_CA_DELAY if clock is not None else 0.0,
+        ) as served:
             yield Replica(state, services, router, forwarder, served)
     finally:
         await forwarder.close()
@@ -228,6 +247,55 @@ async def test_after_a_ca_rotation_forwarding_works_once_the_follower_reloads(
             )
             assert status == 401 and "not issued by the CA" in refusal["error"]
             assert len(leader.state.ledger) == 1
+
+
+async def test_a_generate_mode_renewal_keeps_every_forward_working(
+    tmp_path: Path, http_mode: HttpMode
+) -> None:
+    """The renewal's Secret trusts the new CA and the one it replaces (ca.crt); each replica's kubelet
+    projects it at its own time, and each serves the new certificate only NEW_CA_DELAY after it saw it.
+    Whatever each replica holds in between, the follower's forwards are decided by the leader."""
+    leader_dir, follower_dir = certificate_dir(tmp_path / "leader"), tmp_path / "follower"
+    shutil.copytree(leader_dir, follower_dir)
+    renewed = certs.generate(SERVING_NAMES)
+    secret = tmp_path / "renewed"
+    certs.write(renewed, secret)
+    (secret / certs.CA_CERT).write_bytes(renewed.ca_cert + (leader_dir / certs.CA_CERT).read_bytes())
+    both = ssl.create_default_context(cadata=(secret / certs.CA_CERT).read_text())  # the apiserver's caBundle
+    clock = FakeClock()
+    async with replica(leader_dir, http_mode, Fixed(deciding=True), clock=clock) as leader:
+        address = f"127.0.0.1:{leader.served.port}"
+        async with replica(follower_dir, http_mode, Fixed(False, address), clock=clock) as follower:
+            projected = {"follower": 0.0, "leader": KUBELET_SPREAD}
+            step = 2.0  # the reloaders' poll
+            while clock.now() <= KUBELET_SPREAD + NEW_CA_DELAY + step:
+                for name, member, directory in (
+                    ("follower", follower, follower_dir),
+                    ("leader", leader, leader_dir),
+                ):
+                    if clock.now() == projected[name]:
+                        shutil.copytree(secret, directory, dirs_exist_ok=True)  # kubelet updates this pod
+                    assert member.served.reloader is not None
+                    member.served.reloader.check()
+                uid = f"u{clock.now():.0f}"
+                status, answer = await post(f"{follower.served.url}/validate", both, bind("p0", uid))
+                assert status == 200 and answer["response"]["allowed"] is True, (clock.now(), answer)
+                clock.advance(step)
+            assert failures(follower, "unreachable") + failures(follower, "refused") == 0
+            assert len(leader.state.ledger) == 1 and len(follower.state.ledger) == 0  # the leader decided
+            for member in (follower, leader):
+                assert member.served.reloader is not None and member.served.reloader.reloads == 1
+                assert await served_certificate(member.served.port, both) == renewed.tls_cert
+
+
+async def served_certificate(port: int, context: ssl.SSLContext) -> bytes:
+    _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context, server_hostname=PEER_NAME)
+    try:
+        der = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
+    finally:
+        writer.close()
+        await writer.wait_closed()
+    return x509.load_der_x509_certificate(der).public_bytes(serialization.Encoding.PEM)
 
 
 def failures(member: Replica, reason: str) -> float:

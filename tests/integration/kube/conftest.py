@@ -9,6 +9,9 @@ import pytest
 
 from limitguard.core.config import Config
 from limitguard.http.metrics import Metrics
+from limitguard.kube.client import KubeClient, load_configuration
+from limitguard.kube.leader import LeaseRecord, lease_object
+from limitguard.kube.leaseapi import KubeLeaseApi
 from limitguard.kube.livefeed import LiveFeed, start_live_feed
 from limitguard.kube.reflector import ReflectorSettings
 from limitguard.state.store import ClusterState
@@ -16,6 +19,7 @@ from limitguard.testing.clock import FakeClock, ManualClock
 from limitguard.testing.fakeapi import FakeApiServer
 from tests.integration.kube.helpers import FAST, TOKEN, Connected, eventually, write_kubeconfig
 from tests.integration.kube.replicaset import ReplicaSet
+from tests.integration.kube.schedulermodel import LEASE, NAMESPACE
 from tests.support import SERVING_LOOPS, LoopFactories
 
 
@@ -69,3 +73,17 @@ async def replicas(tmp_path: Path) -> AsyncIterator[ReplicaSet]:
     yield replica_set
     await replica_set.stop()
     await apiserver.stop()
+
+
+@pytest.fixture
+async def lease_api(apiserver: FakeApiServer, tmp_path: Path) -> AsyncIterator[KubeLeaseApi]:
+    """The second scheduler's Lease on the started fake apiserver, held by its pod sched-0."""
+    url = await apiserver.start()
+    configuration, _ = load_configuration(write_kubeconfig(tmp_path, url))
+    client = KubeClient(configuration)
+    record = LeaseRecord(
+        "sched-0_4f1c", 15, "2026-01-01T00:00:00.000000Z", "2026-01-01T00:00:00.000000Z", 0, ""
+    )
+    apiserver.apply("leases", lease_object(NAMESPACE, LEASE, record))
+    yield KubeLeaseApi(client, NAMESPACE, LEASE, 5.0)
+    await client.close()

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
+import orjson
 import pytest
 
 from limitguard.core.config import ReportsApi
@@ -111,3 +112,77 @@ async def test_events_are_validated_as_the_events_api_does(served) -> None:
         target, json={"note": "changed"}, headers={"Content-Type": "application/json-patch+json"}
     ) as answer:
         assert answer.status == 415
+
+
+SECRETS = "/api/v1/namespaces/lg/secrets"
+VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+
+
+def secret(name: str, data: dict[str, str], kind: str = "kubernetes.io/tls") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Secret", "type": kind, "metadata": {"name": name}, "data": data}
+
+
+async def test_secrets_are_validated_as_the_apiserver_validates_them(served) -> None:
+    server, session, url = served
+    cert, key = "Y2VydA==", "a2V5"
+    assert (await call(session, "GET", url + SECRETS + "/tls"))[0] == 404
+    status, body = await call(session, "POST", url + SECRETS, secret("tls", {"ca.crt": cert}))
+    assert status == 422 and "data[tls.crt]: Required value" in body["message"]
+    assert "data[tls.key]: Required value" in body["message"]
+    status, body = await call(session, "POST", url + SECRETS, secret("tls", {"tls.crt": "not base64!"}))
+    assert status == 400
+    status, body = await call(session, "POST", url + SECRETS, secret("Bad_Name", {"a/b": cert}, "Opaque"))
+    assert status == 422 and "metadata.name" in body["message"] and "data[a/b]" in body["message"]
+    other_namespace = {**secret("tls", {"tls.crt": cert, "tls.key": key})}
+    other_namespace["metadata"]["namespace"] = "elsewhere"
+    assert (await call(session, "POST", url + SECRETS, other_namespace))[0] == 400
+    status, created = await call(
+        session, "POST", url + SECRETS, secret("tls", {"tls.crt": cert, "tls.key": key})
+    )
+    assert status == 201 and created["metadata"]["namespace"] == "lg" and created["metadata"]["uid"]
+    assert (await call(session, "POST", url + SECRETS, secret("tls", {"tls.crt": cert, "tls.key": key})))[
+        0
+    ] == 409
+    assert server.stored("secrets", "lg/tls")["data"]["tls.key"] == key
+    status, deleted = await call(session, "DELETE", url + SECRETS + "/tls")
+    assert status == 200 and deleted["status"] == "Success"
+    assert server.stored("secrets", "lg/tls") is None
+
+
+async def test_webhook_configurations_take_json_and_merge_patches(served) -> None:
+    server, session, url = served
+    configuration = {"metadata": {"name": "lg"}, "webhooks": [{"name": "a.x.io", "clientConfig": {}}]}
+    assert (await call(session, "POST", url + VALIDATING, configuration))[0] == 201
+    json_patch = {"Content-Type": "application/json-patch+json"}
+
+    async def patch(operations: Any, headers: dict[str, str] = json_patch) -> tuple[int, Any]:
+        async with session.patch(
+            url + VALIDATING + "/lg", data=orjson.dumps(operations), headers=headers
+        ) as answer:
+            return answer.status, await answer.json()
+
+    guarded = [
+        {"op": "test", "path": "/webhooks/0/name", "value": "b.x.io"},
+        {"op": "add", "path": "/webhooks/0/clientConfig/caBundle", "value": "Y2E="},
+    ]
+    status, body = await patch(guarded)  # the test operation fails: nothing is written
+    assert status == 422 and body["reason"] == "Invalid"
+    assert (
+        "caBundle"
+        not in server.stored("validatingwebhookconfigurations", "lg")["webhooks"][0]["clientConfig"]
+    )
+    guarded[0]["value"] = "a.x.io"
+    status, patched = await patch(guarded)
+    assert status == 200 and patched["webhooks"][0]["clientConfig"]["caBundle"] == "Y2E="
+    assert (await patch([{"op": "jump", "path": "/x"}]))[0] == 400
+    assert (await patch([{"op": "test", "path": "/x", "value": 1}] * 10001))[0] == 413
+    status, _ = await patch([{"op": "replace", "path": "/webhooks/0/clientConfig/caBundle", "value": "!!"}])
+    assert status == 422  # caBundle is bytes: it must be base64
+    merge = {"Content-Type": "application/merge-patch+json"}
+    status, patched = await patch({"metadata": {"labels": {"a": "b"}}}, merge)
+    assert status == 200 and patched["metadata"]["labels"] == {"a": "b"}
+    assert patched["webhooks"][0]["clientConfig"]["caBundle"] == "Y2E="
+    assert (await patch({}, {"Content-Type": "application/apply-patch+yaml"}))[0] == 415
+    missing = url + VALIDATING.replace("validating", "mutating") + "/lg"
+    async with session.patch(missing, data=b"[]", headers=json_patch) as answer:
+        assert answer.status == 404

@@ -134,3 +134,42 @@ def test_configuration_references() -> None:
     cluster = MemoryCluster()
     with pytest.raises(certs_cluster.CertsClusterError, match="no mutatingwebhookconfiguration named 'lg'"):
         certs_cluster.patch_ca_bundles(cluster, ["mutating/lg"], certs.generate(HOSTS).ca_cert)
+
+
+def test_a_renewal_carries_the_replaced_cas_in_ca_crt_and_the_same_list_into_ca_bundle() -> None:
+    """The pre-upgrade Job reads the CA the pods serve from where it still is (the webhooks'
+    caBundle), so ca.crt trusts both; the post-upgrade Job then finds caBundle to be that list."""
+    old, short_lived = certs.generate(HOSTS), certs.generate(HOSTS, valid_days=1)
+    cluster = MemoryCluster()
+    bundle = base64.b64encode(old.ca_cert + short_lived.ca_cert).decode()
+    cluster.configurations[("validating", "lg")] = configuration("pods.x.io", ca_bundle=bundle)
+    later = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=2)
+    carried = certs_cluster.merged_ca_bundle(b"", old.ca_cert + short_lived.ca_cert, now=later)
+    assert x509.load_pem_x509_certificates(carried) == [x509.load_pem_x509_certificate(old.ca_cert)]
+
+    secret = certs_cluster.ensure_secret(cluster, NS, "tls", HOSTS, 30, ["lg"])  # mutating/lg does not exist
+    assert secret.created and secret.replaced_cas == 2
+    stored = base64.b64decode(cluster.secrets[(NS, "tls")]["data"]["ca.crt"])
+    assert stored == secret.ca_cert
+    new_ca, *replaced = x509.load_pem_x509_certificates(stored)
+    serving = x509.load_pem_x509_certificate(secret.tls_cert)
+    serving.verify_directly_issued_by(new_ca)  # the first CA issues
+    load = x509.load_pem_x509_certificate
+    assert replaced == [load(old.ca_cert), load(short_lived.ca_cert)]
+
+    assert certs_cluster.patch_ca_bundles(cluster, ["validating/lg"], secret.ca_cert) == ["validating/lg"]
+    assert bundle_of(cluster.configurations[("validating", "lg")]) == [new_ca, *replaced]
+    assert certs_cluster.patch_ca_bundles(cluster, ["validating/lg"], secret.ca_cert) == []
+    # Later upgrades reuse the Secret: its ca.crt stays as it was, whatever caBundle holds by then.
+    cluster.configurations[("validating", "lg")] = configuration("pods.x.io", ca_bundle="")
+    assert certs_cluster.ensure_secret(cluster, NS, "tls", HOSTS, 30, ["lg"]).ca_cert == stored
+
+
+def test_a_first_install_has_no_previous_ca_to_carry() -> None:
+    cluster = MemoryCluster()  # pre-install: the webhook configurations do not exist yet
+    secret = certs_cluster.ensure_secret(cluster, NS, "tls", HOSTS, 30, ["mutating/lg", "validating/lg"])
+    assert secret.created and secret.replaced_cas == 0
+    assert len(x509.load_pem_x509_certificates(secret.ca_cert)) == 1
+    garbled = configuration("pods.x.io", ca_bundle="not base64!")
+    cluster.configurations[("validating", "lg")] = garbled
+    assert certs_cluster.configured_ca_bundles(cluster, ["lg"]) == b""

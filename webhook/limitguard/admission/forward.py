@@ -140,7 +140,8 @@ def client_context(ca_file: Path, cert_file: Path, key_file: Path) -> ssl.SSLCon
 
 class Forwarder:
     """Mutual-TLS client to the leader: the CA verifies it, *server_name* is the name its certificate
-    has, and the serving pair is the client certificate. `reload` reads the three files again."""
+    has, and the serving pair is the client certificate. `reload` reads the three files again
+    (the served pair changed); `add_trust` only the CA file (a renewal's new CA, before the pair)."""
 
     def __init__(
         self,
@@ -167,6 +168,15 @@ class Forwarder:
             return
         self._context = context  # a connection pool is keyed by its context: old connections go unused
         self.reloads += 1
+
+    def add_trust(self) -> None:
+        """The CA file changed while this replica still serves its pair (a renewal waits before it
+        serves a certificate from a new CA): new connections also trust the CAs now in the file and
+        still present the served pair. OpenSSL only adds trust; the next `reload` trusts exactly the file."""
+        try:
+            self._context.load_verify_locations(cafile=str(self._files[0]))
+        except (ssl.SSLError, OSError) as error:
+            log.warning("forwarding keeps its previous trust", extra={"error": str(error)})
 
     def _client(self) -> aiohttp.ClientSession:
         if self._session is None:  # created on the serving loop, on first use

@@ -4,9 +4,11 @@ Used by the Helm chart's `generate` certificate mode (hook Jobs). Two rules make
 upgrades and GitOps re-syncs:
 
 - an existing Secret is never regenerated (its CA keeps matching every webhook's caBundle);
-- caBundle keeps the previous, still valid CA next to the current one, so after a rotation
-  (delete the Secret, upgrade) the apiserver trusts both the old serving certificate that pods
-  still present until kubelet refreshes their volume, and the new one.
+- a renewal (delete the Secret, upgrade) keeps the previous, still valid CAs trusted next to the new
+  one: the new Secret's `ca.crt` carries them after the new CA (read from the webhooks' caBundle,
+  `previous_from`), and caBundle gets that same list. So the apiserver, the replicas and the second
+  scheduler trust both the certificate the pods still serve and the new one
+  (limitguard.certs.renewal says how the old CA is dropped again).
 
 The cluster is reached through the small `Cluster` protocol so the logic is tested without an
 apiserver; `KubernetesCluster` implements it with the `kubernetes` client.
@@ -18,7 +20,7 @@ import base64
 import binascii
 import datetime
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -52,15 +54,23 @@ class Cluster(Protocol):
 
 @dataclass(frozen=True)
 class ServingSecret:
-    ca_cert: bytes
+    ca_cert: bytes  # ca.crt: the CA that issued tls.crt, then any CAs it replaced (a renewal)
     tls_cert: bytes
     tls_key: bytes
     created: bool
 
+    @property
+    def replaced_cas(self) -> int:
+        """How many CAs ca.crt carries besides the one that issued tls.crt."""
+        return max(0, len(_pem_certificates(self.ca_cert)) - 1)
+
 
 # -- Secret -------------------------------------------------------------------------------------
-def secret_manifest(namespace: str, name: str, certificates: certs.CertificateSet) -> dict[str, Any]:
-    """A kubernetes.io/tls Secret; the CA private key is deliberately not stored anywhere."""
+def secret_manifest(
+    namespace: str, name: str, certificates: certs.CertificateSet, ca_bundle: bytes | None = None
+) -> dict[str, Any]:
+    """A kubernetes.io/tls Secret whose ca.crt is *ca_bundle* (default: the set's CA); the CA
+    private key is deliberately not stored anywhere."""
 
     def b64(data: bytes) -> str:
         return base64.b64encode(data).decode()
@@ -78,7 +88,7 @@ def secret_manifest(namespace: str, name: str, certificates: certs.CertificateSe
         "data": {
             certs.TLS_CERT: b64(certificates.tls_cert),
             certs.TLS_KEY: b64(certificates.tls_key),
-            certs.CA_CERT: b64(certificates.ca_cert),
+            certs.CA_CERT: b64(certificates.ca_cert if ca_bundle is None else ca_bundle),
         },
     }
 
@@ -105,15 +115,26 @@ def _dns_names(certificate_pem: bytes) -> set[str]:
 
 
 def ensure_secret(
-    cluster: Cluster, namespace: str, name: str, hostnames: list[str], days: int
+    cluster: Cluster,
+    namespace: str,
+    name: str,
+    hostnames: list[str],
+    days: int,
+    previous_from: Sequence[str] = (),
 ) -> ServingSecret:
-    """The Secret's certificates, creating the Secret first if (and only if) it does not exist."""
+    """The Secret's certificates, creating the Secret first if (and only if) it does not exist.
+
+    A created Secret's ca.crt is the new CA, then the still valid CAs of the caBundles of the
+    *previous_from* webhook configurations (those that exist): the CAs the running pods may still
+    serve from, trusted by every reader of ca.crt until they have all moved to the new one.
+    """
     where = f"{namespace}/{name}"
     existing = cluster.get_secret(namespace, name)
     if existing is None:
         generated = certs.generate(hostnames, valid_days=days)
-        if cluster.create_secret(namespace, secret_manifest(namespace, name, generated)):
-            return ServingSecret(generated.ca_cert, generated.tls_cert, generated.tls_key, created=True)
+        ca_bundle = merged_ca_bundle(configured_ca_bundles(cluster, previous_from), generated.ca_cert)
+        if cluster.create_secret(namespace, secret_manifest(namespace, name, generated, ca_bundle)):
+            return ServingSecret(ca_bundle, generated.tls_cert, generated.tls_key, created=True)
         existing = cluster.get_secret(namespace, name)  # another Job created it in between
         if existing is None:
             raise CertsClusterError(f"Secret {where} was reported to exist but cannot be read")
@@ -155,16 +176,37 @@ def _pem_certificates(bundle: bytes) -> list[x509.Certificate]:
         return []
 
 
-def merged_ca_bundle(current: bytes, ca_cert: bytes, now: datetime.datetime | None = None) -> bytes:
-    """*ca_cert* first, then up to MAX_PREVIOUS_CAS other still-valid CAs from *current* (PEM)."""
+def merged_ca_bundle(current: bytes, ca_bundle: bytes, now: datetime.datetime | None = None) -> bytes:
+    """The first CA of *ca_bundle* (the one that issues), then up to MAX_PREVIOUS_CAS other
+    still-valid CAs: those after it in *ca_bundle*, then those of *current* (PEM)."""
     now = now or datetime.datetime.now(datetime.UTC)
-    new = x509.load_pem_x509_certificate(ca_cert)
-    previous = [
-        certificate
-        for certificate in _pem_certificates(current)
-        if certificate != new and certificate.not_valid_after_utc > now
-    ][:MAX_PREVIOUS_CAS]
-    return b"".join(certificate.public_bytes(Encoding.PEM) for certificate in [new, *previous])
+    new, *carried = x509.load_pem_x509_certificates(ca_bundle)
+    previous: list[x509.Certificate] = []
+    for certificate in [*carried, *_pem_certificates(current)]:
+        if certificate != new and certificate not in previous and certificate.not_valid_after_utc > now:
+            previous.append(certificate)
+    return b"".join(
+        certificate.public_bytes(Encoding.PEM) for certificate in [new, *previous[:MAX_PREVIOUS_CAS]]
+    )
+
+
+def _ca_bundle_of(webhook: dict[str, Any]) -> bytes:
+    try:
+        return base64.b64decode((webhook.get("clientConfig") or {}).get("caBundle") or "")
+    except (binascii.Error, ValueError, TypeError):
+        return b""
+
+
+def configured_ca_bundles(cluster: Cluster, references: Iterable[str]) -> bytes:
+    """Every caBundle of the referenced webhook configurations, one PEM text; a configuration that
+    does not exist (yet: before the first install's post-install hook) holds none."""
+    bundles: list[bytes] = []
+    for reference in references:
+        for kind, name in parse_configuration_reference(reference):
+            configuration = cluster.get_webhook_configuration(kind, name)
+            for webhook in (configuration or {}).get("webhooks") or []:
+                bundles.append(_ca_bundle_of(webhook))
+    return b"".join(bundle if bundle.endswith(b"\n") else bundle + b"\n" for bundle in bundles if bundle)
 
 
 def parse_configuration_reference(reference: str) -> list[tuple[str, str]]:
@@ -179,20 +221,17 @@ def parse_configuration_reference(reference: str) -> list[tuple[str, str]]:
     return [(kind, name)]
 
 
-def ca_bundle_patch(configuration: dict[str, Any], ca_cert: bytes) -> list[dict[str, Any]]:
-    """JSON patch setting caBundle on every webhook that does not carry the wanted bundle yet.
+def ca_bundle_patch(configuration: dict[str, Any], ca_bundle: bytes) -> list[dict[str, Any]]:
+    """JSON patch setting caBundle on every webhook that does not carry the wanted bundle yet: the
+    Secret's *ca_bundle* merged with what the webhook trusts now (`merged_ca_bundle`).
 
     Each change is guarded by a `test` of the webhook's name, so a concurrent reorder of the list
     makes the patch fail instead of writing a bundle onto the wrong webhook.
     """
     operations: list[dict[str, Any]] = []
     for index, webhook in enumerate(configuration.get("webhooks") or []):
-        client_config = webhook.get("clientConfig") or {}
-        try:
-            current = base64.b64decode(client_config.get("caBundle") or "")
-        except (binascii.Error, ValueError):
-            current = b""
-        wanted = merged_ca_bundle(current, ca_cert)
+        current = _ca_bundle_of(webhook)
+        wanted = merged_ca_bundle(current, ca_bundle)
         if wanted == current:
             continue
         operations.append({"op": "test", "path": f"/webhooks/{index}/name", "value": webhook.get("name")})
@@ -201,7 +240,7 @@ def ca_bundle_patch(configuration: dict[str, Any], ca_cert: bytes) -> list[dict[
     return operations
 
 
-def patch_ca_bundles(cluster: Cluster, references: Iterable[str], ca_cert: bytes) -> list[str]:
+def patch_ca_bundles(cluster: Cluster, references: Iterable[str], ca_bundle: bytes) -> list[str]:
     """Set caBundle on every webhook of the referenced configurations; returns what was patched."""
     patched: list[str] = []
     for reference in references:
@@ -212,7 +251,7 @@ def patch_ca_bundles(cluster: Cluster, references: Iterable[str], ca_cert: bytes
             if configuration is None:
                 continue
             found += 1
-            patch = ca_bundle_patch(configuration, ca_cert)
+            patch = ca_bundle_patch(configuration, ca_bundle)
             if patch:
                 cluster.patch_webhook_configuration(kind, name, patch)
                 patched.append(f"{kind}/{name}")

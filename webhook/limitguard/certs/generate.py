@@ -25,6 +25,10 @@ from limitguard.errors import LimitguardError
 CA_CERT, CA_KEY, TLS_CERT, TLS_KEY = "ca.crt", "ca.key", "tls.crt", "tls.key"
 # serverAuth for the apiserver and kube-scheduler; clientAuth for a follower presenting it to its leader.
 SERVING_USAGES = [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+# notBefore lies this far before the moment a certificate is made, so a node whose clock is behind
+# accepts it at once; the moment it was made is therefore notBefore + BACKDATE
+# (limitguard.certs.renewal reads it so).
+BACKDATE = datetime.timedelta(minutes=5)
 
 
 @dataclass(frozen=True)
@@ -57,8 +61,7 @@ def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
 
 def _validity(valid_days: int) -> tuple[datetime.datetime, datetime.datetime]:
     now = datetime.datetime.now(datetime.UTC)
-    # not_before in the past tolerates clock skew between nodes
-    return now - datetime.timedelta(minutes=5), now + datetime.timedelta(days=valid_days)
+    return now - BACKDATE, now + datetime.timedelta(days=valid_days)
 
 
 def _new_ca(valid_days: int) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:

@@ -14,7 +14,9 @@ to Secrets). Each poll it builds the bundle kube-scheduler's `caFile` points at:
 inputs (limitguard's serving `ca.crt`, and the CA that will issue the next serving certificate where
 the certificate mode publishes it early), plus each CA that left the inputs less than `overlap`
 ago, so replicas of limitguard that still serve from it stay trusted until kubelet has updated them
-all. When the bundle or the client certificate differs from what the running kube-scheduler
+all. A `ca.crt` that `generate` mode's renewal wrote (a renewal file) holds the new CA and the CAs
+it replaced: those are trusted until `overlap` after the new CA was made, and then dropped at once
+(limitguard.certs.renewal). When the bundle or the client certificate differs from what the running kube-scheduler
 started with, the keeper writes the bundle and restarts kube-scheduler: at once on a replica that
 does not lead, after `leader_delay` on the one that does, so the others restart first and the
 leader hands its Lease (kube-scheduler releases it on shutdown, `ReleaseOnCancel`) to one that
@@ -34,6 +36,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.serialization import Encoding
 
 from limitguard.certs.generate import write_file
+from limitguard.certs.renewal import split_renewal_bundle
 from limitguard.clock import Clock
 from limitguard.errors import LimitguardError
 
@@ -88,10 +91,16 @@ def read_cas(paths: Sequence[Path]) -> list[x509.Certificate]:
 
 
 def next_bundle(
-    previous: TrustBundle | None, inputs: list[x509.Certificate], now: float, wall_time: float, overlap: float
+    previous: TrustBundle | None,
+    inputs: list[x509.Certificate],
+    now: float,
+    wall_time: float,
+    overlap: float,
+    ended: frozenset[str] = frozenset(),
 ) -> TrustBundle:
-    """The inputs, plus each CA of *previous* that left them less than *overlap* seconds ago and has
-    not expired (*wall_time*: seconds since the epoch, for the certificates' validity)."""
+    """The inputs, plus each CA of *previous* that left them less than *overlap* seconds ago, has
+    not expired (*wall_time*: seconds since the epoch, for the certificates' validity) and is not
+    one a renewal file has *ended* (its overlap is over already)."""
     current_prints = {fingerprint(certificate) for certificate in inputs}
     retired: dict[str, tuple[x509.Certificate, float]] = {}
     if previous is not None:
@@ -105,7 +114,9 @@ def next_bundle(
     retired = {
         key: (certificate, since)
         for key, (certificate, since) in retired.items()
-        if now - since < overlap and certificate.not_valid_after_utc.timestamp() > wall_time
+        if now - since < overlap
+        and certificate.not_valid_after_utc.timestamp() > wall_time
+        and key not in ended
     }
     return TrustBundle(list(inputs), retired)
 
@@ -130,6 +141,19 @@ class KeeperSettings:
     poll_seconds: float = DEFAULT_POLL_SECONDS
     overlap_seconds: float = DEFAULT_OVERLAP_SECONDS
     leader_delay_seconds: float = DEFAULT_LEADER_DELAY_SECONDS
+    renewal_ca_files: tuple[Path, ...] = ()  # ca.crt files as generate mode's renewal writes them
+
+
+def read_inputs(settings: KeeperSettings, wall_time: float) -> tuple[list[x509.Certificate], frozenset[str]]:
+    """The CAs to trust now, each once, and the fingerprints of those a renewal file has ended."""
+    found = {fingerprint(certificate): certificate for certificate in read_cas(settings.ca_files)}
+    ended: set[str] = set()
+    for path in settings.renewal_ca_files:
+        in_force, replaced = split_renewal_bundle(read_cas((path,)), wall_time, settings.overlap_seconds)
+        for certificate in in_force:
+            found.setdefault(fingerprint(certificate), certificate)
+        ended.update(fingerprint(certificate) for certificate in replaced)
+    return list(found.values()), frozenset(ended - found.keys())
 
 
 class TrustKeeper:
@@ -163,12 +187,12 @@ class TrustKeeper:
         """Write the first bundle before kube-scheduler starts (the pod's startup order). A bundle
         already there means the keeper itself was restarted while kube-scheduler runs: that is the
         one kube-scheduler read, and a difference from it restarts kube-scheduler as usual."""
-        self.bundle = next_bundle(
-            None, read_cas(self.settings.ca_files), self.clock.now(), self._wall_time(), 0.0
-        )
+        inputs, _ = read_inputs(self.settings, self._wall_time())
+        self.bundle = next_bundle(None, inputs, self.clock.now(), self._wall_time(), 0.0)
         pem = self.bundle.pem()
         if not pem:
-            raise TrustError(f"no CA certificate in {', '.join(map(str, self.settings.ca_files))}")
+            files = (*self.settings.ca_files, *self.settings.renewal_ca_files)
+            raise TrustError(f"no CA certificate in {', '.join(map(str, files))}")
         try:
             self.started_with = self._digest(self.settings.bundle_file.read_bytes())
             return
@@ -180,13 +204,14 @@ class TrustKeeper:
 
     async def step(self) -> bool:
         """One poll; True when kube-scheduler was restarted."""
+        wall_time = self._wall_time()
         try:
-            inputs = read_cas(self.settings.ca_files)
+            inputs, ended = read_inputs(self.settings, wall_time)
         except TrustError as error:
             log.warning("scheduler trust not updated (keeping the previous one)", extra={"error": str(error)})
             return False
         bundle = next_bundle(
-            self.bundle, inputs, self.clock.now(), self._wall_time(), self.settings.overlap_seconds
+            self.bundle, inputs, self.clock.now(), wall_time, self.settings.overlap_seconds, ended
         )
         pem = bundle.pem()
         if not pem:

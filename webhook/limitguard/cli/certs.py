@@ -1,8 +1,9 @@
 """`limitguard certs`: a CA and a serving certificate for the webhook's Service DNS names.
 
 Without cluster flags it only writes files (pure, no API access). The Helm chart's `generate` mode
-adds `--secret` (create the TLS Secret once, reuse it afterwards) and `--patch-webhook-configuration`
-(set caBundle on the webhook configurations); that cluster I/O lives in `limitguard.certs.cluster`.
+adds `--secret` (create the TLS Secret once, reuse it afterwards; with `--previous-ca-from` its ca.crt
+keeps trusting the CA it replaces) and `--patch-webhook-configuration` (set caBundle on the webhook
+configurations); that cluster I/O lives in `limitguard.certs.cluster`.
 """
 
 from __future__ import annotations
@@ -51,6 +52,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="patch_webhook_configurations",
         help="set caBundle on every webhook of this configuration (repeatable; a bare NAME means both kinds)",
     )
+    cluster.add_argument(
+        "--previous-ca-from",
+        metavar="[mutating/|validating/]NAME",
+        action="append",
+        default=[],
+        dest="previous_ca_from",
+        help="with --secret, when the Secret is created: its ca.crt also carries the still valid CAs of this "
+        "configuration's caBundle (the CA the running pods serve from), so that every reader of ca.crt "
+        "trusts both through a renewal (repeatable; a configuration that does not exist is skipped)",
+    )
     cluster.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster credentials)")
 
 
@@ -94,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
         hostnames = certs.service_hostnames(args.service, args.namespace)
         if args.secret and (args.reuse_ca or args.force):
             raise CommandError("--reuse-ca and --force apply to --out files, not to --secret")
+        if args.previous_ca_from and not args.secret:
+            raise CommandError("--previous-ca-from applies to --secret only")
         if args.secret:
             return _run_in_cluster(args, hostnames, None)
         generated, signer = fresh_or_reused(args, hostnames)
@@ -115,9 +128,14 @@ def _run_in_cluster(
     try:
         cluster = certs_cluster.KubernetesCluster(args.kubeconfig)
         if args.secret:
-            secret = certs_cluster.ensure_secret(cluster, args.namespace, args.secret, hostnames, args.days)
+            secret = certs_cluster.ensure_secret(
+                cluster, args.namespace, args.secret, hostnames, args.days, args.previous_ca_from
+            )
             certs_cluster.write_files(secret, args.out)
-            state = "created" if secret.created else "exists, reused (not regenerated)"
+            state = "exists, reused (not regenerated)"
+            if secret.created:
+                replaced = secret.replaced_cas
+                state = f"created (ca.crt also trusts {replaced} previous CA(s))" if replaced else "created"
             print(f"Secret {args.namespace}/{args.secret}: {state}")
             if not serves_as_client(secret.tls_cert):
                 print(

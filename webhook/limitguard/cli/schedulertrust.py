@@ -41,10 +41,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ca-file",
         action="append",
-        required=True,
+        default=[],
         dest="ca_files",
         help="a CA bundle to trust (repeatable; a missing file holds none): limitguard's ca.crt, and the "
         "CA that will issue its next serving certificate where the certificate mode publishes it",
+    )
+    parser.add_argument(
+        "--renewal-ca-file",
+        action="append",
+        default=[],
+        dest="renewal_ca_files",
+        help="limitguard's ca.crt in generate mode (repeatable): its first CA is trusted; the CAs after it, "
+        "which a renewal replaced, until --overlap-seconds after the first was made",
     )
     parser.add_argument("--bundle", required=True, help="the file kube-scheduler's tlsConfig.caFile names")
     parser.add_argument(
@@ -60,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--overlap-seconds",
         type=float,
         default=DEFAULT_OVERLAP_SECONDS,
-        help="how long a CA that left the inputs stays trusted",
+        help="how long a CA that left the inputs, or that a renewal replaced, stays trusted",
     )
     parser.add_argument(
         "--leader-delay-seconds",
@@ -103,6 +111,7 @@ async def _keep(args: argparse.Namespace) -> None:
         args.poll_seconds,
         args.overlap_seconds,
         args.leader_delay_seconds,
+        tuple(Path(path) for path in args.renewal_ca_files),
     )
     pod_name = os.environ.get("POD_NAME", "")
     leases: KubeLeaseApi | None = None
@@ -137,6 +146,9 @@ async def _keep(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", stream=sys.stderr)
+    if not (args.ca_files or args.renewal_ca_files):
+        print("limitguard scheduler-trust: give --ca-file or --renewal-ca-file", file=sys.stderr)
+        return 2
     try:
         asyncio.run(_keep(args))
     except TrustError as error:

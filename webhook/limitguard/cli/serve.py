@@ -35,6 +35,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cert-dir", default="certs", help="directory with tls.crt/tls.key (generated when absent)"
     )
+    parser.add_argument(
+        "--new-ca-delay-seconds",
+        type=count,
+        default=0,
+        help="serve a renewed certificate from a new CA only this long after it appears in --cert-dir, "
+        "once every caller trusts that CA (docs/helm.md, renewing generated certificates); one from the "
+        "same CA loads at once",
+    )
     parser.add_argument("--host", default="0.0.0.0", help="address to listen on")
     parser.add_argument(
         "--port", type=port_number, default=8443, help="HTTPS port, 1-65535 (0: any free port)"

@@ -244,10 +244,20 @@ async def start_serve(
     cert_file, key_file = cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY
     client_cas = list(dict.fromkeys(gate.ca_file for gate in services.peer_gates.values()))
     context = server_context(cert_file, key_file, client_cas)
-    listeners = [gate.reload for gate in services.peer_gates.values()]
+    trust_listeners = [gate.reload for gate in services.peer_gates.values()]
+    pair_listeners = []
     if replica is not None:
-        listeners.append(replica.forwarder.reload)
-    reloader = CertificateReloader(context, cert_file, key_file, client_cas=client_cas, listeners=listeners)
+        trust_listeners.append(replica.forwarder.add_trust)
+        pair_listeners.append(replica.forwarder.reload)
+    reloader = CertificateReloader(
+        context,
+        cert_file,
+        key_file,
+        client_cas=client_cas,
+        trust_listeners=trust_listeners,
+        pair_listeners=pair_listeners,
+        new_ca_delay=args.new_ca_delay_seconds,
+    )
     runner = limited_runner(
         create_app(services), services.settings.limits, shutdown_timeout=SHUTDOWN_GRACE_SECONDS
     )

@@ -8,6 +8,7 @@ limitguard.testing.threaded, which runs this same harness on a loop of its own.
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from aiohttp import web
 
 from limitguard.certs import generate as certs
 from limitguard.cli.startup import build_services
+from limitguard.clock import Clock
 from limitguard.core.config import Config
 from limitguard.http.app import ServerSettings, Services, create_app
 from limitguard.http.site import LimitedSite, limited_runner
@@ -55,10 +57,15 @@ async def serving(
     *,
     reload_sleep: Callable[[float], Awaitable[object]] | None = None,
     backlog: int = 128,
-    listeners: Sequence[Callable[[], None]] = (),
+    trust_listeners: Sequence[Callable[[], None]] = (),
+    pair_listeners: Sequence[Callable[[], None]] = (),
+    clock: Clock | None = None,
+    wall_time: Callable[[], float] = time.time,
+    new_ca_delay: float = 0.0,
 ) -> AsyncIterator[Serving]:
     """Serve *services* over TLS; with *reload_sleep*, a CertificateReloader waits with it between checks
-    (and then tells *listeners*). The CAs of `services.peer_gates` verify client certificates, as in serve."""
+    (and then tells *trust_listeners* and *pair_listeners*; *clock*, *wall_time* and *new_ca_delay* as
+    it takes them). The CAs of `services.peer_gates` verify client certificates, as in serve."""
     cert_file, key_file = cert_dir / certs.TLS_CERT, cert_dir / certs.TLS_KEY
     gates = services.peer_gates.values()
     client_cas = list(dict.fromkeys(gate.ca_file for gate in gates))
@@ -71,7 +78,11 @@ async def serving(
             key_file,
             sleep=reload_sleep,
             client_cas=client_cas,
-            listeners=[*(gate.reload for gate in gates), *listeners],
+            trust_listeners=[*(gate.reload for gate in gates), *trust_listeners],
+            pair_listeners=pair_listeners,
+            clock=clock,
+            wall_time=wall_time,
+            new_ca_delay=new_ca_delay,
         )
     runner = limited_runner(create_app(services), services.settings.limits)
     await runner.setup()

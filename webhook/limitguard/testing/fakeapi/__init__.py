@@ -90,6 +90,15 @@ resourceVersion counter:
   node watches see it as MODIFIED. `fail_next("node-writes", n, status)` fails patches;
   `node_patches` records each patch taken.
 
+Secrets and webhook configurations (certroutes.py), what the chart's certificate Jobs use: Secrets at
+`/api/v1/namespaces/{ns}/secrets[/{name}]` (GET, POST, DELETE), validated as `ValidateSecret` does
+(a DNS-subdomain name, ConfigMap-key data keys, at most 1 MiB, `tls.crt` and `tls.key` in a
+`kubernetes.io/tls` Secret: 422 Invalid; a data value that is not base64: 400; 409 AlreadyExists);
+mutating and validating webhook configurations (POST, GET, DELETE, PATCH) with patch.go's JSON
+patch (400 undecodable, 413 past 10000 operations, 422 when an operation or a `test` fails) and
+merge patch (415 for other patch types); a caBundle that is not base64 is refused. `stored(kind, key)`
+reads one for assertions.
+
 GET /version answers version.Info (major, minor, gitVersion: `git_version`, default v1.37.0) without
 asking for credentials, as the apiserver's system:public-info-viewer binding allows; `version_reads`
 counts the requests. Setting `git_version` plays a control-plane upgrade.
@@ -97,11 +106,12 @@ counts the requests. Setting `git_version` plays a control-plane upgrade.
 Not reproduced: labelSelector on the core kinds, resourceVersion/resourceVersionMatch on lists
 (every list is a fresh consistent read), sendInitialEvents (streaming lists), the inconsistent
 continue token in a 410, namespaced paths and GET of single objects of the core kinds other than
-Nodes, writes over the core API paths other than Node patches (the /_fake/apply control endpoint
-writes), server-side apply, the `nodes/status` subresource, admission (webhooks,
-ValidatingAdmissionPolicies) and RBAC, watches of custom resources and events, protobuf/table
-output, gzip, HTTP/2, priority and fairness (429s only via fail_next), core object validation or
-defaulting beyond a Node patch's labels and taints, garbage collection of dependents, graceful deletion (deletes are
+Nodes, writes over the core API paths other than Node patches and Secrets' (the /_fake/apply control
+endpoint writes), server-side apply, the `nodes/status` subresource, admission (webhooks,
+ValidatingAdmissionPolicies) and RBAC, validation of a webhook configuration's fields other than
+caBundle, watches of custom resources and events, protobuf/table output, gzip, HTTP/2, priority and
+fairness (429s only via fail_next), core object validation or defaulting beyond a Node patch's labels
+and taints and a Secret's, garbage collection of dependents, graceful deletion (deletes are
 immediate), "too large resource version" waits.
 
 Run standalone for benchmarks: `python -m limitguard.testing.fakeapiserver --nodes N --pods M` prints the port,

@@ -11,14 +11,15 @@ import ssl
 import orjson
 from aiohttp import web
 
-from limitguard.testing.fakeapi.eventroutes import EventRoutes
+from limitguard.testing.fakeapi.certroutes import CertificateRoutes
 from limitguard.testing.fakeapi.nodes import NodeRoutes
 from limitguard.testing.fakeapi.objects import KIND_NAMES
 
 
-class FakeApiServer(NodeRoutes, EventRoutes):
-    """A list/watch apiserver for nodes, pods, namespaces, ConfigMaps, Leases, Events and custom
-    resources, with GET and PATCH of single nodes (see the package docstring)."""
+class FakeApiServer(NodeRoutes, CertificateRoutes):
+    """A list/watch apiserver for nodes, pods, namespaces, ConfigMaps, Leases, Events, Secrets,
+    webhook configurations and custom resources, with GET and PATCH of single nodes (see the package
+    docstring)."""
 
     # GET /version's gitVersion; a test sets another to play a control-plane upgrade.
     git_version = "v1.37.0"
@@ -32,6 +33,7 @@ class FakeApiServer(NodeRoutes, EventRoutes):
         self._add_lease_routes(app)
         self._add_node_routes(app)
         self._add_event_routes(app)
+        self._add_certificate_routes(app)
         self._add_custom_routes(app)  # after every fixed /apis path: its patterns match them too
         app.router.add_post("/_fake/burst", self._burst)
         app.router.add_get("/_fake/rv", self._current_rv)
