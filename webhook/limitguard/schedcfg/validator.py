@@ -16,25 +16,21 @@ from limitguard.core.kubeversion import supported_text
 from limitguard.core.paths import path_join
 
 from . import schemas
+from .configcheck import not_served, served_but_unchecked, validate_config
 from .documents import Document, YamlInputError, load_documents
 from .fields.findings import (
     Finding,
     Severity,
     info,
-    invalid,
     prefix_path,
     relocate,
     unsupported,
     warning,
 )
 from .report import ReaderChoice, Report
-from .rules import config as config_rules
-from .rules import framework, queue_sort
-from .rules.defaults import apply_defaults, plugin_weight_warnings
-from .rules.plugin_args import check_plugin_configs
 from .schedulers import AUTO, CHOICES, SchedulerChoiceError, choose, resolve_leniently
 from .tables.api import CONFIG_VERSIONS, GROUP, KIND, api_version
-from .tables.readers import DEFAULT_READER, Reader
+from .tables.readers import Reader
 from .tables.releases import API_REMOVED_IN, DEFAULT_RELEASE, Release, reader_gates
 
 API_VERSIONS: dict[str, str] = {api_version(v): v for v in CONFIG_VERSIONS}
@@ -47,48 +43,6 @@ Locator = Callable[[str], "tuple[int, int] | None"]
 #: A document of another kind judged by its own rules (kind -> its findings): `limitguard validate`
 #: hands in limitguard's own LimitGuardConfiguration, whose loader lives in a layer above this one.
 KindCheck = Callable[[dict[str, Any]], list[Finding]]
-
-
-def validate_config(config: dict[str, Any], version: str, reader: Reader = DEFAULT_READER) -> list[Finding]:
-    """kube-scheduler's order for one configuration of a served ``version``: decode (schema), default,
-    validate (validation.go and the args), then the framework's plugin checks."""
-    findings = schemas.validate(schemas.config_validator(version), config)
-    defaulted, warnings = apply_defaults(config)
-    findings += warnings
-    findings += config_rules.check_config(defaulted, reader)
-    raw_profiles = defaulted.get("profiles")
-    profiles = [
-        p if isinstance(p, dict) else {} for p in (raw_profiles if isinstance(raw_profiles, list) else [])
-    ]
-    for i, profile in enumerate(profiles):
-        findings += plugin_weight_warnings(profile, path_join("profiles", i))
-        findings += framework.check_profile(profile, path_join("profiles", i), reader)
-    findings += queue_sort.check_common_queue_sort(profiles, reader)
-    findings += check_plugin_configs(config, version, reader)
-    return findings
-
-
-def _not_served(api_version_text: str, version: str, reader: Reader) -> Finding:
-    return invalid(
-        "apiVersion",
-        api_version_text,
-        f"not served by {reader.label} (removed in Kubernetes 1.{API_REMOVED_IN[version]}); "
-        f"migrate to {api_version('v1')} (other findings below are from the {version} schema, to help the move)",
-        "config.api-version-not-served",
-    )
-
-
-def _served_but_unchecked(api_version_text: str, reader: str, release: Release, built_on: int) -> Finding:
-    """A build on a Kubernetes minor older than limitguard's tables still serves an API version those
-    tables' releases no longer do (koord-scheduler v1.7.0 on 1.28: v1beta3): it starts, limitguard
-    cannot judge the file."""
-    return warning(
-        "apiVersion",
-        f"{api_version_text} is served by {reader} (built on Kubernetes 1.{built_on}), but limitguard's "
-        f"rules start at Kubernetes {release.name}, which no longer serves it: the file is not checked; "
-        f"migrate to {api_version('v1')}",
-        "config.api-version-unchecked",
-    )
 
 
 def has_helm_directives(text: str) -> bool:
@@ -237,9 +191,9 @@ class _Validation:
         )
         built_on = chosen.kubernetes_minor
         if not release.serves(version) and built_on is not None and built_on < API_REMOVED_IN[version]:
-            findings = [_served_but_unchecked(str(api_version), chosen.label, release, built_on)]
+            findings = [served_but_unchecked(str(api_version), chosen.label, release, built_on)]
         elif not release.serves(version):
-            findings = [_not_served(str(api_version), version, reader)]
+            findings = [not_served(str(api_version), version, reader)]
             findings += schemas.validate(schemas.config_validator(version), data)
         else:
             findings = validate_config(data, version, reader)
