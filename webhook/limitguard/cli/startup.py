@@ -46,12 +46,14 @@ from limitguard.http.tls import CertificateReloader, server_context
 from limitguard.kube.client import KubeClient
 from limitguard.kube.filefeed import load_cluster_file
 from limitguard.kube.leaderwork import LeaderWork
-from limitguard.kube.livefeed import LiveFeed
+from limitguard.kube.listwatch import ReflectorSettings
+from limitguard.kube.livefeed import LiveFeed, start_live_feed
 from limitguard.kube.nodeapi import NodeApi
 from limitguard.kube.reports.desired import Releases
 from limitguard.kube.reports.keeper import FindingsKeeper
 from limitguard.kube.reports.metrics import FindingsCollector
 from limitguard.kube.roomlabels import RoomLabeller
+from limitguard.kube.unwritten import UnwrittenSettings
 from limitguard.kube.write_metrics import ClusterWritesCollector
 from limitguard.kube.writes import ClusterWrites
 from limitguard.state.store import ClusterState
@@ -175,10 +177,6 @@ async def start_serve(
         gc.freeze()  # the loaded records hold no cycles: keep full collections from walking them all
         log.info("cluster state loaded from file", extra={"file": args.cluster, **counts})
     else:
-        from limitguard.kube.listwatch import ReflectorSettings
-        from limitguard.kube.livefeed import start_live_feed
-        from limitguard.kube.unwritten import UnwrittenSettings
-
         live = config.live_state
         feed = await start_live_feed(
             state,
