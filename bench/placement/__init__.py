@@ -13,6 +13,7 @@ changed. This bench measures that loop, per way of placing pods:
   weight 1) over HTTPS on every attempt, as docs/extender.md configures it.
 
 Processes: the fake apiserver (limitguard.testing.fakeapi) holding the cluster, `limitguard serve`
+(``--replicas 2``: two of them, a replica set electing a leader through the fake apiserver's Lease)
 in live mode (list/watch, the binding ledger, the leader's node writes through the apiserver's
 PATCH, real time), and this driver. A pod is created through ``/mutate`` (the returned JSON patch
 applied) and stored; the model schedules it once limitguard's watch has it; the binding goes
@@ -24,6 +25,19 @@ start with the labels (and taint) limitguard's leader would have written by then
 the steady state; the leader's first look then finds nothing to write. Nothing is scaled: backoffs
 are real seconds, so the ledger's holds, the watch lag and the write rate keep their real
 proportions to them.
+
+With two replicas the bindings alternate between them (the apiserver's connections to the Service
+spread over its endpoints; a follower forwards each to the leader), and the extender calls all go to
+one, ``--extender-via leader|follower``: kube-scheduler's extender client keeps one connection alive
+(``pkg/scheduler/extender.go`` makeTransport: a Go ``http.Transport`` through apimachinery's
+``SetTransportDefaults``, idle connections kept 90 s), and the Service's proxy chose one endpoint
+for it. The test apiserver answers on this machine within a millisecond; a real one takes longer
+around the webhook call, and both stretches are windows in which a filter does not yet count a
+binding. ``--webhook-ms`` models the first (kube-scheduler's binding call through the apiserver's
+admission chain to limitguard's webhook: the binding cycle runs beside the next pod's filter),
+``--persist-ms`` the second (from the webhook's answer to the pod bound on every watch: the write to
+etcd and the watch cache; a follower's cache learns the binding only then, the leader's ledger at
+once).
 
 The model (bench/placement/model.py; scheduler.py and columns.py apply it), formula by formula. Sources are files of
 kubernetes/kubernetes read at its newest copy available here (master in 2026, after v1.36; the
@@ -65,6 +79,8 @@ v1.37.0 tag itself could not be read), and the default weights from limitguard's
 - The feasible-node cap (``schedule_one.go`` numFeasibleNodesToFind): all nodes below 100, else
   ``max(100, N x max(5, 50 - N/125) / 100)`` (420 of 1,000); the search starts at
   nextStartNodeIndex and advances it by the nodes it processed, so each attempt sees the next slice.
+- The binding cycle (``schedule_one.go`` ScheduleOne: ``go func()`` around bindingCycle): the pod
+  is assumed on its node and the next scheduling cycle starts while the binding call runs.
 - The error backoff (``backend/queue/backoff_queue.go``, ``scheduling_queue.go``): a denied binding
   is an error; the pod waits ``1 s x 2^(consecutive errors - 1)``, at most 10 s, from the failure,
   the expiry truncated to the 1 s ordering window; the queue is flushed at the start of each
@@ -80,11 +96,15 @@ for both its requests and its limits); denied bindings per placed pod; time from
 allowed binding, p50 and p99; in the hint modes the node writes the watch saw (per allowed
 binding), those limitguard deferred for its rate limit, any past burst + rate x time, and what was
 still queued at the end; in (d) the pods placed on the added nodes and the time from a node's add
-to its labels (every added node, waited for up to 10 minutes). A run ends when every pod is placed
-or ``--settle`` seconds pass without a placement.
+to its labels (every added node, waited for up to 10 minutes); with two replicas, the extender
+calls the replica kube-scheduler talks to had the leader answer. A run ends when every pod is placed
+or ``--settle`` seconds pass without a placement. ``--runs N`` runs each N times (seeds SEED to
+SEED + N - 1) and prints the median of each figure with the range of the runs.
 
-    python -m bench.placement                                  # (a) to (d) in every mode
+    python -m bench.placement                                  # (a) to (d) in every mode; (e) by name
     python -m bench.placement --scenarios a --modes admission,extender --settle 10
     python -m bench.placement --workload --modes hints,hints-avoid   # the pods of one ReplicaSet
     python -m bench.placement --scenarios d --modes hints --max-per-second 20 --burst 40
+    python -m bench.placement --scenarios e --modes extender --replicas 2 --extender-via follower \
+        --persist-ms 20 --runs 3                               # the burst on a follower, 3 seeds
 """

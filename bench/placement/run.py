@@ -50,6 +50,10 @@ class Result:
     placed_on_added: int = 0  # (d): pods placed on the nodes added during the run
     queued_at_end: int = 0  # node writes still waiting in limitguard's queue when the run ended
     stalest_at_end_s: float = float("nan")  # how long the stalest room label had waited then
+    replicas: int = 1  # limitguard replicas (2: a replica set, one leader)
+    extender_via: str = "leader"  # the replica kube-scheduler's extender calls went to
+    relayed: int = 0  # extender calls that replica had the leader answer
+    seed: int = 1
 
     @property
     def denied_per_placed(self) -> float:
@@ -58,6 +62,17 @@ class Result:
     @property
     def writes_per_binding(self) -> float:
         return self.node_writes / self.bindings if self.bindings else float("nan")
+
+
+@dataclass(frozen=True)
+class ApiDelays:
+    """The apiserver's time around limitguard's binding check, which the test apiserver on this
+    machine does not take: from kube-scheduler's binding call to the validating webhook (its
+    authentication and admission chain), and from the webhook's answer to the pod bound on every
+    watch (the write to etcd and the watch cache). 0: as fast as the test apiserver."""
+
+    to_webhook_s: float = 0.0
+    to_watch_s: float = 0.0
 
 
 def node_state(obj: dict[str, Any]) -> NodeState:
@@ -89,8 +104,17 @@ def now_ns() -> int:
 class Run:
     """The scheduler loop, its binding calls and the creation of the pods, on one event loop."""
 
-    def __init__(self, scenario: Scenario, mode: str, live: Live, seed: int, settle: float) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        mode: str,
+        live: Live,
+        seed: int,
+        settle: float,
+        delays: ApiDelays | None = None,
+    ) -> None:
         self.scenario, self.mode, self.live, self.settle = scenario, mode, live, settle
+        self.delays = delays or ApiDelays()
         self.cluster = Columns(node_states(scenario, live.nodes))  # as the apiserver holds them
         self.queue = SchedulingQueue()
         self.weights = profile_weights()
@@ -183,7 +207,11 @@ class Run:
 
     async def _bind(self, pod: PodState, index: int) -> None:
         name = self.cluster.names[index]
+        if self.delays.to_webhook_s:
+            await asyncio.sleep(self.delays.to_webhook_s)
         if await self.live.bind(pod.body, name):
+            if self.delays.to_watch_s:
+                await asyncio.sleep(self.delays.to_watch_s)
             self.bindings += 1
             pod.node, pod.placed_ns = name, now_ns()
             self.cluster.forget(pod)
@@ -325,10 +353,15 @@ async def run_one(
     port: int,
     max_per_second: float = 5.0,
     burst: int = 10,
+    replicas: int = 1,
+    extender_via: str = "leader",
+    delays: ApiDelays | None = None,
 ) -> Result:
-    async with Live(scenario, mode, port, max_per_second, burst) as live:
-        result = await Run(scenario, mode, live, seed, settle).run()
+    async with Live(scenario, mode, port, max_per_second, burst, replicas, extender_via) as live:
+        result = await Run(scenario, mode, live, seed, settle, delays).run()
         _, deferred = await live.cluster_writes()
         result.deferred = sum(deferred.values())
         result.queued_at_end, result.stalest_at_end_s = await live.label_backlog()
+        result.replicas, result.extender_via, result.seed = replicas, extender_via, seed
+        result.relayed = await live.extender_relayed()
         return result

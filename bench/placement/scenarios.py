@@ -1,10 +1,11 @@
-"""The three clusters and their pods, as plain objects (what the fake apiserver stores).
+"""The clusters and their pods, as plain objects (what the fake apiserver stores).
 
 Every node has 16 cpu, 64Gi and room for 110 pods; limitguard's ratio is 100 % for cpu and memory,
 so a node's limit capacity is its allocatable. A *trap* node holds one pod requesting 1 cpu / 2Gi
 and limited to 16 cpu / 8Gi: full by limits, the lightest by requests. Every other node holds one
 Guaranteed pod of 4 to 8 cpu (4Gi of memory per cpu): heavier by requests, with room for limits.
-The pods created have requests and limits (Burstable) and no owner, so kube-scheduler's system
+In (e) every node holds a pod leaving room by limits for 1 to 3 of the pods created, and plenty by
+requests. The pods created have requests and limits (Burstable) and no owner, so kube-scheduler's system
 default topology spreading (which needs a Service or a ReplicaSet selecting the pod) does not apply;
 `owned` gives them one ReplicaSet, and then it does, in kube-scheduler and in the model.
 """
@@ -127,7 +128,25 @@ def autoscaled(seed: int = 1) -> Scenario:
     )
 
 
-SCENARIOS = {"a": lambda: trap(1), "b": lambda: trap(200), "c": large, "d": autoscaled}
+def little_room() -> Scenario:
+    """(e): 100 nodes with room by limits for 1 to 3 small pods each (199 in all) and for 60 by
+    requests; 199 small pods in one burst. Every room is some node's last, so a filter that has not
+    yet counted the binding before it sends the next pod to a node that has just filled."""
+    nodes, bound = [], []
+    for index in range(100):
+        name = f"node-{index:02d}"
+        room = 1 + index % 3  # small pods (limit 500m) that fit by limits
+        nodes.append(node(name, "16", "64Gi"))
+        resources = container(
+            limits={"cpu": f"{16000 - 500 * room}m", "memory": "8Gi"}, requests={"cpu": "1", "memory": "2Gi"}
+        )
+        bound.append(pod(f"base-{name}", namespace=NAMESPACE, node_name=name, containers=[resources]))
+    pods = [sized_pod(f"tight-{index:03d}", "small") for index in range(199)]
+    title = "100 nodes with room for 1 to 3 pods each, 199 pods in one burst"
+    return Scenario("e", title, nodes, bound, pods, len(pods))
+
+
+SCENARIOS = {"a": lambda: trap(1), "b": lambda: trap(200), "c": large, "d": autoscaled, "e": little_room}
 
 
 def labelled(

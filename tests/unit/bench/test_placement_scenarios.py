@@ -5,7 +5,7 @@ from __future__ import annotations
 from bench.placement.__main__ import verdict
 from bench.placement.columns import Columns
 from bench.placement.run import Result, node_states
-from bench.placement.scenarios import large, owned, trap
+from bench.placement.scenarios import large, little_room, owned, trap
 from bench.placement.scheduler import PodState
 
 
@@ -30,6 +30,17 @@ def test_the_large_cluster_has_a_fifth_of_its_nodes_full_and_pods_of_three_sizes
     sizes = [pod["metadata"]["labels"]["size"] for pod in scenario.pods]
     assert len(sizes) == 2000 and scenario.burst == 50
     assert 0.55 < sizes.count("small") / 2000 < 0.65 and 0.07 < sizes.count("large") / 2000 < 0.13
+
+
+def test_little_room_gives_every_pod_a_last_room_and_requests_to_spare() -> None:
+    scenario = little_room()
+    nodes = node_states(scenario)
+    pod = PodState("placement/x", scenario.pods[0], 0)
+    room = [(n.limit_capacity.cpu - n.limits.cpu) // pod.limits.cpu for n in nodes]
+    assert len(nodes) == 100 and (min(room), max(room)) == (1, 3)
+    assert sum(room) == len(scenario.pods) == scenario.burst == 199  # every room taken, in one burst
+    by_requests = [(n.allocatable.cpu - n.requested.cpu) // pod.requests.cpu for n in nodes]
+    assert min(by_requests) == 60  # requests never decide: 15 cpu free, 250m each
 
 
 def result(scenario: str, mode: str, placed: int, stranded: int, denied: int, **more) -> Result:

@@ -15,6 +15,13 @@ the bytes of the requests the leader decides; `LeaderRouted` forwards only those
 
 The leader checks that it may decide and decides in the same event-loop turn, so a decision can
 never straddle a step-down. While no deciding leader answers, `replicas.noLeaderPolicy` applies.
+
+The extender's verbs read the ledger too (a node's room counts the bindings approved and not yet
+seen bound), and kube-scheduler's one kept-alive connection reaches whichever replica the Service
+chose. A follower's own ledger holds none of those bindings, so `ExtenderRelay` has the leader answer
+its extender calls as well (`/leader/extender/<verb>`, the bytes as received, the answer's bytes
+relayed). An extender answer is a proposal the binding check still judges, so while no leader
+answers the follower answers from its own state, as a single replica does (no noLeaderPolicy).
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ from limitguard.kube.replica_metrics import ReplicaMetrics
 log = logging.getLogger(__name__)
 
 LEADER_PATH = "/leader/validate"
+EXTENDER_LEADER_PATH = "/leader/extender/{verb}"
 NOT_DECIDING = 503  # the peer answer of a replica that is not (or not yet) the deciding leader
 # A replica started into a burst waits this long (real time, a bound only) for its first look at
 # the Lease before deciding alone: otherwise it answers as if no replica led while another does.
@@ -185,31 +193,38 @@ class Forwarder:
             )
         return self._session
 
-    async def forward(self, address: str, request: LedgerRequest, timeout: float | None = None) -> Response:
-        """The leader's decision; *timeout* (default forwardTimeoutSeconds) is what is left of it."""
+    async def post(self, address: str, path: str, body: bytes, timeout: float | None = None) -> bytes:
+        """The leader's 200 answer to *body* on *path*; *timeout* (default forwardTimeoutSeconds) is
+        what is left of the wait. ForwardError when it gives none."""
         extra: dict[str, Any] = {"server_hostname": self._server_name} if self._server_name else {}
         if timeout is not None:
             extra["timeout"] = aiohttp.ClientTimeout(total=timeout)
         try:
             async with self._client().post(
-                f"https://{address}{LEADER_PATH}",
-                data=request.body,
+                f"https://{address}{path}",
+                data=body,
                 headers={"Content-Type": "application/json"},
                 ssl=self._context,
                 **extra,
             ) as answer:
-                body = await answer.read()
-                if answer.status == NOT_DECIDING:
-                    raise ForwardError("not-leader", body[:200].decode(errors="replace"))
-                if answer.status == UNAUTHENTICATED:  # our client certificate: usage, name or CA
-                    raise ForwardError("refused", _error_text(body))
-                if answer.status != 200:
-                    raise ForwardError("bad-answer", f"HTTP {answer.status}")
-                return decode_decision(body)
+                answer_body = await answer.read()
         except TimeoutError as error:
             raise ForwardError("timeout", str(error) or "no answer in time") from None
         except aiohttp.ClientError as error:
             raise ForwardError("unreachable", f"{type(error).__name__}: {error}") from None
+        if answer.status == NOT_DECIDING:
+            raise ForwardError("not-leader", answer_body[:200].decode(errors="replace"))
+        if answer.status == UNAUTHENTICATED:  # our client certificate: usage, name or CA
+            raise ForwardError("refused", _error_text(answer_body))
+        if answer.status != 200:
+            raise ForwardError("bad-answer", f"HTTP {answer.status}")
+        return answer_body
+
+    async def forward(self, address: str, request: LedgerRequest, timeout: float | None = None) -> Response:
+        """The leader's decision; *timeout* (default forwardTimeoutSeconds) is what is left of it."""
+        body = await self.post(address, LEADER_PATH, request.body, timeout)
+        try:
+            return decode_decision(body)
         except ValueError as error:
             raise ForwardError("bad-answer", str(error)) from None
 
@@ -295,3 +310,43 @@ class LeaderRouted:
         if not self.leadership.deciding:
             raise StatusError(NOT_DECIDING, "this replica is not the deciding leader")
         return self.local(review)
+
+
+class ExtenderRelay:
+    """A replica's extender calls answered by the deciding leader, whose ledger holds every binding
+    approved and not yet seen bound: `answers_here` while this replica decides, else `ask` forwards."""
+
+    def __init__(self, leadership: Leadership, forwarder: Forwarder, metrics: ReplicaMetrics) -> None:
+        self.leadership = leadership
+        self.forwarder = forwarder
+        self.metrics = metrics
+
+    @property
+    def answers_here(self) -> bool:
+        return self.leadership.deciding
+
+    async def ask(self, verb: str, body: bytes) -> bytes | None:
+        """The leader's answer to this call's *body*, or None: answer it here, from this replica's
+        own state (no leader known, or it did not answer within forwardTimeoutSeconds)."""
+        address = self.leadership.leader_address()
+        if address is None:
+            self.metrics.extender_local_answers.labels("no-leader").inc()
+            return None
+        started = time.perf_counter()
+        try:
+            answer = await self.forwarder.post(address, EXTENDER_LEADER_PATH.format(verb=verb), body)
+        except ForwardError as error:
+            self.metrics.forward_failures.labels(error.reason).inc()
+            self.metrics.extender_local_answers.labels(error.reason).inc()
+            log.warning(
+                "extender call not answered by the leader; answering it here",
+                extra={"leader": address, "verb": verb, "error": str(error)},
+            )
+            return None
+        self.metrics.forward_latency.observe(time.perf_counter() - started)
+        return answer
+
+    def check_deciding(self) -> None:
+        """`POST /leader/extender/<verb>`: answered only while this replica is the deciding leader."""
+        if not self.leadership.deciding:
+            raise StatusError(NOT_DECIDING, "this replica is not the deciding leader")

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from limitguard.admission.forward import Forwarder, LeaderRouted, Leadership
+from limitguard.admission.forward import ExtenderRelay, Forwarder, LeaderRouted, Leadership
 from limitguard.certs.peers import own_peer_name, serving_pair_problem
 from limitguard.clock import Clock, SystemClock
 from limitguard.core.config import NoLeaderPolicy, ReplicasConfig
@@ -97,11 +97,12 @@ def route_through_leader(
     ca_file: Path,
     peer_name: str,
 ) -> LeaderRouted:
-    """`/validate` decided by the leader; `/leader/validate` admitting only certificates from *ca_file*
-    that carry *peer_name*."""
+    """`/validate` decided by the leader, and the extender's calls answered by it; `/leader/*`
+    admitting only certificates from *ca_file* that carry *peer_name*."""
     router = LeaderRouted(services.handlers["validate"], leadership, forwarder, policy, metrics)
     services.handlers["validate"] = router
     services.leader_handler = router.decide_as_leader
+    services.extender_relay = ExtenderRelay(leadership, forwarder, metrics)
     services.peer_gates["leader"] = PeerGate("replica authentication", ca_file, [peer_name])
     return router
 
@@ -120,8 +121,8 @@ def join_replica_set(
     clock: Clock | None = None,
     leader_work: LeaderWork | None = None,
 ) -> Replica:
-    """Replace the local `validate` handler by the leader-routed one, put `/leader/*` behind the replicas'
-    mutual TLS (services.peer_gates["leader"]); returns the (not started) replica."""
+    """Replace the local `validate` handler by the leader-routed one, relay extender calls to the leader,
+    put `/leader/*` behind the replicas' mutual TLS (services.peer_gates["leader"]); returns the (not started) replica."""
     clock = clock or SystemClock()
     timing = ElectionTiming(
         float(config.lease_duration_seconds), config.renew_deadline_seconds, config.retry_period_seconds

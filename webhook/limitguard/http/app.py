@@ -10,15 +10,15 @@ allowed with a warning; extender: all pass, scores 0).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from limitguard.admission.forward import LEADER_PATH, encode_decision
+from limitguard.admission.forward import EXTENDER_LEADER_PATH, LEADER_PATH, ExtenderRelay, encode_decision
 from limitguard.admission.review import AdmissionRequest, decode_review, encode_response
 from limitguard.core.config import Config
 from limitguard.core.response import Response, allowed
@@ -52,6 +52,16 @@ log = logging.getLogger(__name__)
 
 Args = TypeVar("Args", ExtenderArgs, PreemptionArgs)
 
+
+@dataclass(frozen=True, slots=True)
+class Relayable(Generic[Args]):
+    """An extender call's arguments and the bytes they came in, which a follower forwards as they
+    are (never a re-encoding: the leader decodes exactly what the follower did)."""
+
+    args: Args
+    body: bytes
+
+
 # A handler answers in the same loop turn, or (a follower forwarding to its leader) awaits the answer.
 Handler = Callable[[AdmissionRequest], Response | Awaitable[Response]]
 
@@ -63,6 +73,7 @@ DEFAULT_BODY_TIMEOUT_SECONDS = 10.0
 # 5,000 and 4.7-10.4 MB at 15,000 by default; with percentageOfNodesToScore: 100, 31-69 MB at 5,000
 # and 94-208 MB at 15,000, which no 512 MiB replica should hold (use nodeCacheCapable there).
 DEFAULT_EXTENDER_MAX_BODY_BYTES = 32 * 1024 * 1024
+FORWARDED = "forwarded"  # the outcome of an extender call a follower relayed from the leader
 NOTEWORTHY_ACTIONS = frozenset({"deny", "warn", "dryrun"})  # not allow, not mutate (a defaulted pod)
 INTERNAL_ERROR = allowed("internal-error", "limitguard: internal error, request not checked")
 
@@ -89,6 +100,8 @@ class Services:
     settings: ServerSettings = field(default_factory=ServerSettings)
     extender_config: ExtenderConfig | None = None  # default: the scorers of limitguard's configuration
     leader_handler: Handler | None = None  # a replica-set member: decides forwarded reviews (LEADER_PATH)
+    # A replica-set member: its extender calls answered by the leader (EXTENDER_LEADER_PATH)
+    extender_relay: ExtenderRelay | None = None
     # Client-certificate checks by route group: "leader" (the replicas), "admission", "extender".
     peer_gates: dict[str, PeerGate] = field(default_factory=dict)
     # What the connection and body bounds refused (limitguard_*_refused_total and the like).
@@ -167,7 +180,9 @@ def admission_endpoint(
     )
 
 
-def extender_endpoint(verb: str, extender: Extender, services: Services) -> Endpoint[ExtenderArgs, Reply]:
+def extender_endpoint(
+    verb: str, extender: Extender, services: Services, leader_route: bool = False
+) -> Endpoint[Any, Reply]:
     reply = filter_reply if verb == "filter" else prioritize_reply
     return _extender_route(
         verb,
@@ -175,16 +190,20 @@ def extender_endpoint(verb: str, extender: Extender, services: Services) -> Endp
         partial(decode_extender_args, lists=extender.name_lists),
         lambda args: reply(extender, args),
         lambda args: fail_open_reply(verb, args),
+        leader_route,
     )
 
 
-def preempt_endpoint(preemption: Preemption, services: Services) -> Endpoint[PreemptionArgs, Reply]:
+def preempt_endpoint(
+    preemption: Preemption, services: Services, leader_route: bool = False
+) -> Endpoint[Any, Reply]:
     return _extender_route(
         PREEMPT,
         services,
         decode_preemption_args,
         partial(preempt_reply, preemption),
         preempt_fail_open_reply,
+        leader_route,
     )
 
 
@@ -194,8 +213,11 @@ def _extender_route(
     decode: Callable[[bytes], Args],
     answer: Callable[[Args], Reply],
     fail_open: Callable[[Args], Reply],
-) -> Endpoint[Args, Reply]:
-    """An extender verb's endpoint: its metrics and debug line, its body limit."""
+    leader_route: bool = False,
+) -> Endpoint[Any, Reply]:
+    """An extender verb's endpoint: its metrics and debug line, its body limit. In a replica set
+    (services.extender_relay) a follower has the leader answer; the *leader_route* is where the
+    leader answers those calls, only while it decides."""
     metrics = services.metrics
     requests = metrics.extender_requests
     duration = metrics.extender_duration.series((verb,))
@@ -222,16 +244,51 @@ def _extender_route(
                 },
             )
 
+    def rejected(status: int) -> None:
+        requests.inc((verb, "bad-request"))
+
+    limit = services.settings.extender_max_body_bytes
+    relay = services.extender_relay
+    if relay is None:
+        return Endpoint(f"extender-{verb}", decode, answer, fail_open, _payload, observe, rejected, limit)
+    if leader_route:
+        answer = _while_deciding(relay, answer)
+        return Endpoint(
+            f"leader-extender-{verb}", decode, answer, fail_open, _payload, observe, rejected, limit
+        )
+
+    async def from_leader(call: Relayable[Args]) -> Reply:
+        answered = await relay.ask(verb, call.body)
+        return answer(call.args) if answered is None else Reply(answered, FORWARDED)
+
+    def routed(call: Relayable[Args]) -> Reply | Coroutine[Any, Any, Reply]:
+        # The leader answers in this loop turn; a follower awaits its leader.
+        return answer(call.args) if relay.answers_here else from_leader(call)
+
     return Endpoint(
-        name=f"extender-{verb}",
-        decode=decode,
-        answer=answer,
-        fail_open=fail_open,
-        encode=lambda args, reply: reply.payload,
-        observe=observe,
-        rejected=lambda status: requests.inc((verb, "bad-request")),
-        max_body_bytes=services.settings.extender_max_body_bytes,
+        f"extender-{verb}",
+        lambda body: Relayable(decode(body), body),  # the bytes as received (no copy)
+        routed,
+        lambda call: fail_open(call.args),
+        _payload,
+        lambda call, reply, seconds: observe(call.args, reply, seconds),
+        rejected,
+        limit,
     )
+
+
+def _while_deciding(relay: ExtenderRelay, answer: Callable[[Args], Reply]) -> Callable[[Args], Reply]:
+    """*answer*, refused with 503 unless this replica decides (checked and answered in one loop turn)."""
+
+    def as_leader(args: Args) -> Reply:
+        relay.check_deciding()
+        return answer(args)
+
+    return as_leader
+
+
+def _payload(request: object, reply: Reply) -> bytes:
+    return reply.payload
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -282,12 +339,21 @@ def create_app(services: Services) -> web.Application:
         _add_route(app, LEADER_PATH, leader, timeout, budget, gates["leader"])  # never open
     extender_config = services.extender_config or ExtenderConfig(services.config.scorers)
     extender = Extender(services.state, services.config, extender_config)
+    preemption = Preemption(services.state, services.config)
     prefix = "/" + services.settings.extender_prefix.strip("/")
     for verb in VERBS:
         endpoint = extender_endpoint(verb, extender, services)
         _add_route(app, f"{prefix}/{verb}", endpoint, timeout, budget, gates.get("extender"))
-    preempt = preempt_endpoint(Preemption(services.state, services.config), services)
+    preempt = preempt_endpoint(preemption, services)
     _add_route(app, f"{prefix}/{PREEMPT}", preempt, timeout, budget, gates.get("extender"))
+    if services.extender_relay is not None:  # the leader's routes for its followers' calls: never open
+        for verb in VERBS:
+            endpoint = extender_endpoint(verb, extender, services, leader_route=True)
+            _add_route(
+                app, EXTENDER_LEADER_PATH.format(verb=verb), endpoint, timeout, budget, gates["leader"]
+            )
+        preempt = preempt_endpoint(preemption, services, leader_route=True)
+        _add_route(app, EXTENDER_LEADER_PATH.format(verb=PREEMPT), preempt, timeout, budget, gates["leader"])
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics_endpoint)

@@ -47,8 +47,14 @@ class ReplicaMetrics:
         )
         self.forward_latency = Histogram(
             "limitguard_forward_duration_seconds",
-            "Round trip of a forwarded AdmissionReview to the leader",
+            "Round trip of a forwarded AdmissionReview or extender call to the leader",
             buckets=FORWARD_BUCKETS,
+            registry=registry,
+        )
+        self.extender_local_answers = Counter(
+            "limitguard_extender_local_answers",
+            "Extender calls a follower answered from its own state: no leader known, or no answer from it",
+            ["reason"],
             registry=registry,
         )
         self.no_leader_answers = Counter(
