@@ -330,3 +330,39 @@ def test_a_pod_with_a_node_selector_gets_the_same_term():
     plain = mutate(cluster(), settings(), limited())[0].patch.operations()
     selected = mutate(cluster(), settings(), limited(nodeSelector={"pool": "a"}))[0].patch.operations()
     assert plain == selected
+
+
+def test_pods_of_one_shape_share_one_hinted_patch_whatever_their_token_volume():
+    """The apiserver names every pod's token volume at random before webhooks see it: what a hint
+    reads of a pod leaves it out, so a workload's pods share one patch (the same object)."""
+    mutator = Mutator(cluster(), settings(), defaults=False)
+
+    def answer(name, token, **spec):
+        pod_object = limited(name, **spec)
+        pod_object["spec"]["volumes"] = [{"name": f"kube-api-access-{token}", "projected": {"sources": []}}]
+        return mutator(decode_review(orjson.dumps(pod_create(pod_object))))
+
+    first, second = answer("web-1", "abcde"), answer("web-2", "fghij")
+    assert first.patch is second.patch and first.reason == "placement-hint"
+    other = answer("web-3", "klmno", affinity={"nodeAffinity": {PREFERRED: []}})
+    assert other.patch is not first.patch
+    assert other.patch.operations()[0]["path"] == "/spec/affinity/nodeAffinity/" + PREFERRED + "/-"
+    assert len(mutator.hinter._hints) == 2
+
+
+def test_a_room_label_key_that_appears_is_seen_by_the_next_pod():
+    """The hint's requirements are for the resources some node carries a room label for: once the
+    leader labels memory too, the same pod's term asks for memory room as well."""
+    state = cluster()
+    mutator = Mutator(state, settings(ratios={"cpu": 125, "memory": 100}), defaults=False)
+    pod_object = limited("web-1", memory="1Gi")
+
+    def keys():
+        patched = jsonpatch_apply(
+            pod_object, mutator(decode_review(orjson.dumps(pod_create(pod_object)))).patch
+        )
+        return [expression["key"] for expression in our_expressions(patched)]
+
+    assert keys() == [CPU]  # the nodes carry only cpu room labels (cluster() labels for cpu: 125)
+    relabel(state, settings(ratios={"cpu": 125, "memory": 100}))
+    assert keys() == [CPU, "limitguard.io/limit-room-memory"]

@@ -17,6 +17,7 @@ import orjson
 from limitguard.core.config import Config
 from limitguard.core.defaults import NotAPod, with_adds
 from limitguard.core.hints import (
+    HINT_ANNOTATION,
     digest_of,
     hint_annotation,
     hint_patch,
@@ -24,9 +25,10 @@ from limitguard.core.hints import (
     requirements,
     skip_reason,
 )
-from limitguard.core.memo import Memo, MiB
+from limitguard.core.memo import Cleared, Memo, MiB
 from limitguard.core.objects import is_object, object_or_empty
-from limitguard.core.podlimits import PodSpecError, pod_limits
+from limitguard.core.podlimits import PodSpecError, pod_limits, resources_key
+from limitguard.core.podrules import PodRules
 from limitguard.core.response import JsonPatch, Response, patched
 from limitguard.state.records import controller_of
 from limitguard.state.store import ClusterState
@@ -35,6 +37,34 @@ log = logging.getLogger(__name__)
 
 # Terms remembered by the requirements that make them (a workload's pods share one): bounded.
 MAX_REMEMBERED_TERMS = 256
+MAX_REMEMBERED_HINTS = 4096  # hinted patches, by the pod shape they depend on
+
+
+def _hint_key(
+    pod: Mapping[str, Any], spec: Mapping[str, Any], patch: JsonPatch | None, rules: PodRules
+) -> tuple[object, ...] | None:
+    """Everything the hint reads of a pod (the limits as the defaults' patch leaves them, where the
+    term goes, an earlier term of ours), or None for a pod not worth remembering. Not the whole spec:
+    the apiserver names every pod's token volume at random, so no two real pods would share it."""
+    resources = resources_key(spec, pod.get("status"), rules)
+    if resources is None:
+        return None
+    metadata = pod.get("metadata")
+    annotations = metadata.get("annotations") if type(metadata) is dict else None
+    affinity = spec.get("affinity")
+    try:
+        placed = orjson.dumps(affinity) if affinity is not None else None
+    except TypeError:  # not JSON (only a test can build such a pod)
+        return None
+    return (
+        patch.encoded if patch is not None else None,
+        resources,
+        placed,
+        type(metadata).__name__,  # where the annotation goes, or a pod the patch refuses
+        type(annotations).__name__,
+        annotations.get(HINT_ANNOTATION) if type(annotations) is dict else None,
+    )
+
 
 # (outcome, reason): ("given", "Gt") or ("skipped", why)
 HintCount = Callable[[tuple[str, str]], None]
@@ -55,6 +85,12 @@ class Hinter:
         # (a term is a few hundred bytes), never cleared but when full.
         self._terms: Memo[tuple[tuple[str, int], ...], tuple[dict[str, Any], str, str]] = Memo(
             "hint-terms", entries=MAX_REMEMBERED_TERMS, max_bytes=1 * MiB
+        )
+        # Policy: per (defaults patch, resources shape, affinity, our annotation) the hint's patch and
+        # reason, MAX_REMEMBERED_HINTS, 4 MiB, cleared when which room labels exist or the pod rules
+        # change (a workload's pods share one; what a hint reads of the nodes is only that).
+        self._hints: Memo[tuple[object, ...], tuple[JsonPatch | None, str]] = Memo(
+            "hint-patches", entries=MAX_REMEMBERED_HINTS, max_bytes=4 * MiB, cleared=Cleared.ON_VERSION
         )
 
     def add_to(self, answer: Response, pod: Any, namespace: str) -> Response:
@@ -84,12 +120,27 @@ class Hinter:
         skip = skip_reason(config, namespace, spec, object_or_empty(metadata.get("annotations")), daemonset)
         if skip is not None:
             return None, skip
-        if not self.state.ready:
+        state = self.state
+        if not state.ready:
             return None, "state-incomplete"
         patch = defaults.patch if defaults is not None else None
+        key = _hint_key(pod, spec, patch, state.pod_rules)
+        if key is None:
+            return self._worked_out(pod, patch)
+        self._hints.at_version((state.table.label_keys_version, state.pod_rules))
+        try:
+            found = self._hints.get(key)
+        except TypeError:  # an unhashable quantity: work it out, and let the parser reject it
+            return self._worked_out(pod, patch)
+        if found is None:
+            found = self._worked_out(pod, patch)
+            self._hints.put(key, found, value_bytes=len(found[0].encoded) * 2 if found[0] is not None else 0)
+        return found
+
+    def _worked_out(self, pod: Mapping[str, Any], patch: JsonPatch | None) -> tuple[JsonPatch | None, str]:
         if patch is not None:
             pod = with_adds(pod, patch.operations())
-            spec = object_or_empty(pod.get("spec"))
+        spec = object_or_empty(pod.get("spec"))
         limits = pod_limits(spec, object_or_empty(pod.get("status")), self.state.pod_rules)
         found = requirements(limits, self.state.table.has_label)
         if isinstance(found, str):

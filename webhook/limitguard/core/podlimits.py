@@ -149,7 +149,7 @@ def _status_key(status: Any) -> dict[str | None, tuple[Any, ...]]:
     return found
 
 
-def _resources_key(spec: Any, status: Any, rules: PodRules) -> tuple[Any, ...] | None:
+def resources_key(spec: Any, status: Any, rules: PodRules) -> tuple[Any, ...] | None:
     """A hashable key of everything the views read; None for shapes not worth memoising."""
     if type(spec) is not dict:
         return None
@@ -185,7 +185,7 @@ def _resources_key(spec: Any, status: Any, rules: PodRules) -> tuple[Any, ...] |
 def pod_amounts(spec: Mapping[str, Any], status: Mapping[str, Any] | None, rules: PodRules) -> PodAmounts:
     """Every view the cluster state keeps for a pod, from one parse (memoised), under *rules*: those
     of the release that applies, handed down by whoever resolved it (the state keeps them)."""
-    key = _resources_key(spec, status, rules)
+    key = resources_key(spec, status, rules)
     if key is not None:
         try:
             cached = _AMOUNTS.get(key)

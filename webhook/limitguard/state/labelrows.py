@@ -19,10 +19,11 @@ _MASK_CACHE_SIZE = 256
 class LabelRows:
     """Which rows carry which labels, over a table of `size` rows."""
 
-    __slots__ = ("_labels", "_masks", "_row_labels", "size")
+    __slots__ = ("_labels", "_masks", "_row_labels", "keys_version", "size")
 
     def __init__(self) -> None:
         self.size = 0
+        self.keys_version = 0  # counts the label keys' first appearances and last departures
         self._labels: dict[str, dict[str, set[int]]] = {}
         self._row_labels: dict[int, Mapping[str, str]] = {}
         # Policy: per label pair, _MASK_CACHE_SIZE masks, 8 MiB, each forgotten when a node with the
@@ -38,7 +39,11 @@ class LabelRows:
     def index(self, row: int, labels: Mapping[str, str]) -> None:
         self._row_labels[row] = labels
         for key, value in labels.items():
-            self._labels.setdefault(key, {}).setdefault(value, set()).add(row)
+            values = self._labels.get(key)
+            if values is None:
+                values = self._labels[key] = {}
+                self.keys_version += 1
+            values.setdefault(value, set()).add(row)
             self._forget(key, value)
 
     def unindex(self, row: int) -> None:
@@ -49,6 +54,7 @@ class LabelRows:
                 del values[value]
                 if not values:
                     del self._labels[key]
+                    self.keys_version += 1
             self._forget(key, value)
 
     def _forget(self, key: str, value: str) -> None:

@@ -292,6 +292,11 @@ class NodeTable:
         """Whether some node carries the label *key* (whatever its value)."""
         return self._labels.has_key(key)
 
+    @property
+    def label_keys_version(self) -> int:
+        """Changes whenever has_label's answer may have changed for some key."""
+        return self._labels.keys_version
+
     def label_mask(self, key: str, value: str | None) -> np.ndarray:
         """Rows whose label *key* is *value* (None: rows that have the key at all)."""
         return self._labels.label_mask(key, value)
